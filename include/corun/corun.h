@@ -1,0 +1,164 @@
+/*
+ * corun.h — the public interface of libcorun.
+ *
+ * corun lets several programs share one NVIDIA GPU with guarantees: CapSM
+ * reservations and quotas, preemption of running kernels that loses no work,
+ * priorities, and fair shares. A kernel given to corun runs as persistent
+ * workers (see corun_device.cuh) that pull the original thread blocks
+ * ("block-tasks") from a control block, so corun can stop, shrink, grow and
+ * resume it while it runs.
+ *
+ * Conventions: every function returns a corun_status (0 on success, a
+ * negative CORUN_E* code otherwise) unless it says otherwise. Out-parameters
+ * are written only on success. The library never prints.
+ */
+#ifndef CORUN_H
+#define CORUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(CORUN_BUILDING_LIBRARY) && defined(__GNUC__)
+#define CORUN_API __attribute__((visibility("default")))
+#else
+#define CORUN_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* X(name, value, message) */
+#define CORUN_STATUS_MAP(X)                                                 \
+    X(OK, 0, "success")                                                     \
+    X(EINVAL, -1, "invalid argument")                                       \
+    X(ENOMEM, -2, "out of memory")                                          \
+    X(ERANGE, -3, "value out of range")                                     \
+    X(ENOTSUP, -4, "operation not supported by this backend")               \
+    X(EBUSY, -5, "resource busy")                                           \
+    X(ENODEV, -6, "no usable GPU")                                          \
+    X(ECUDA, -7, "CUDA driver call failed")                                 \
+    X(ELAUNCH, -8, "kernel launch failed")                                  \
+    X(EPARSE, -9, "malformed input")                                        \
+    X(EIO, -10, "input/output error")                                       \
+    X(ESTATE, -11, "operation not valid in the current state")              \
+    X(ENOENT, -12, "no such item")                                          \
+    X(ETIMEDOUT, -13, "timed out")                                          \
+    X(EFAULT, -14, "injected fault")
+
+typedef enum corun_status {
+#define CORUN__STATUS_ENUM(name, value, msg) CORUN_##name = (value),
+    CORUN_STATUS_MAP(CORUN__STATUS_ENUM)
+#undef CORUN__STATUS_ENUM
+} corun_status;
+
+/* A static, human-readable message for a status ("invalid argument"). */
+CORUN_API const char *corun_strerror(int status);
+/* The symbolic name of a status ("CORUN_EINVAL"). */
+CORUN_API const char *corun_status_name(int status);
+
+/* ------------------------------------------------------------------------ */
+/* GPU description and occupancy                                            */
+/* ------------------------------------------------------------------------ */
+
+/* What corun needs to know of a GPU to reason about capacity. The limits and
+ * allocation granularities follow CUDA's occupancy calculator
+ * (cuda_occupancy.h) for compute capability 9.0. */
+typedef struct corun_gpu_desc {
+    uint32_t sm_count;                /* multiprocessors (H100 SXM: 132) */
+    uint32_t max_threads_per_sm;      /* 2048 */
+    uint32_t max_blocks_per_sm;       /* 32 */
+    uint32_t regs_per_sm;             /* 65536 */
+    uint32_t smem_per_sm;             /* bytes usable as shared memory: 233472 */
+    uint32_t max_threads_per_block;   /* 1024 */
+    uint32_t regs_per_block;          /* 65536 */
+    uint32_t smem_per_block;          /* default per-block limit: 49152 */
+    uint32_t smem_per_block_optin;    /* opt-in per-block limit: 232448 */
+    uint32_t smem_reserved_per_block; /* driver-reserved per block: 1024 */
+    uint32_t warp_size;               /* 32 */
+    uint32_t reg_alloc_unit;          /* registers per warp are rounded up to this: 256 */
+    uint32_t smem_alloc_unit;         /* shared memory per block rounded up to this: 128 */
+    uint32_t max_regs_per_thread;     /* 255 */
+    uint32_t reg_sub_partitions;      /* register file partitions per SM: 4 */
+} corun_gpu_desc;
+
+/* Fill *d with an H100 SXM (132 SMs, compute capability 9.0). */
+CORUN_API void corun_gpu_desc_h100(corun_gpu_desc *d);
+
+/* Check a description for impossible values. On failure returns CORUN_EINVAL
+ * and, if why is not NULL, writes a sentence naming the bad field. */
+CORUN_API int corun_gpu_desc_check(const corun_gpu_desc *d, char *why, size_t why_len);
+
+/* The per-block resource use of a kernel launch. */
+typedef struct corun_kernel_shape {
+    uint32_t threads_per_block;  /* blockDim.x * blockDim.y * blockDim.z */
+    uint32_t regs_per_thread;    /* as reported by ptxas / cuFuncGetAttribute */
+    uint32_t smem_static;        /* bytes of __shared__ declared in the kernel */
+    uint32_t smem_dynamic;       /* bytes passed at launch */
+    bool smem_optin;             /* kernel opted in to more than smem_per_block */
+} corun_kernel_shape;
+
+typedef enum corun_occ_limit {
+    CORUN_OCC_LIMIT_WARPS,
+    CORUN_OCC_LIMIT_REGS,
+    CORUN_OCC_LIMIT_SMEM,
+    CORUN_OCC_LIMIT_BLOCKS
+} corun_occ_limit;
+
+typedef struct corun_occupancy {
+    uint32_t blocks_per_sm;      /* the answer: min of the four limits below */
+    corun_occ_limit limiter;     /* which limit decided it (first in enum order on ties) */
+    uint32_t by_warps, by_regs, by_smem, by_blocks;
+    uint32_t warps_per_block;
+    uint32_t regs_per_block;     /* registers allocated per block */
+    uint32_t smem_per_block;     /* shared memory allocated per block, reserve included */
+} corun_occupancy;
+
+/* Max active blocks per SM for a kernel shape, by the rules of CUDA's
+ * occupancy calculator. Returns CORUN_ERANGE when a block cannot run at all
+ * (too many threads, registers or shared memory), with the reason in why. */
+CORUN_API int corun_occupancy_calc(const corun_gpu_desc *d, const corun_kernel_shape *shape,
+                                   corun_occupancy *out, char *why, size_t why_len);
+
+/* ------------------------------------------------------------------------ */
+/* Kernels as the scheduler sees them                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct corun_dim3 {
+    uint32_t x, y, z;
+} corun_dim3;
+
+/* Latency-sensitive kernels ask for a reservation of CapSMs; batch kernels
+ * run under a quota (SMGuard §5.1). */
+typedef enum corun_class {
+    CORUN_CLASS_BATCH = 0,
+    CORUN_CLASS_LS = 1
+} corun_class;
+
+/* Scheduling attributes of one kernel launch. */
+typedef struct corun_launch_attr {
+    corun_class cls;
+    uint32_t capsm;     /* reservation (LS) or quota (batch) in CapSMs; 0 = policy default */
+    int32_t priority;   /* larger is more urgent; 0 is the default */
+    uint32_t weight;    /* fair-share weight, >= 1; 0 means 1 */
+    double size_hint;   /* input size, for duration models; 0 if unknown */
+} corun_launch_attr;
+
+/* Progress of a kernel, counted in block-tasks by its workers. */
+typedef struct corun_progress {
+    uint64_t tasks;      /* total block-tasks (grid size) */
+    uint64_t claimed;    /* next-task counter (may overshoot tasks) */
+    uint64_t done;       /* block-tasks completed */
+    uint32_t live;       /* workers currently running */
+} corun_progress;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORUN_H */

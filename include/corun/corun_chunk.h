@@ -1,0 +1,74 @@
+/*
+ * corun_chunk.h — how many block-tasks a worker claims at once.
+ *
+ * Compiled both for the host (the simulator runs this exact policy) and for
+ * the device (the worker loop). No per-kernel tuning: the size comes from the
+ * latency budget and the task duration the worker has measured so far.
+ *
+ *  - First claim: one task, to measure.
+ *  - Then: as many tasks as fit in the budget, so a signal is seen at most one
+ *    budget (or one task, if a task is longer) after it lands.
+ *  - Near the end: no more than remaining / (2 * workers), so the last chunks
+ *    are small and workers finish together (guided self-scheduling).
+ */
+#ifndef CORUN_CHUNK_H
+#define CORUN_CHUNK_H
+
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define CORUN_HD __host__ __device__ __forceinline__
+#else
+#define CORUN_HD static inline
+#endif
+
+/* task_ns: measured mean task duration (0 = nothing measured yet);
+ * remaining: tasks not yet claimed; nworkers: workers sharing them.
+ * All arithmetic is 32-bit on purpose: 64-bit division on the GPU expands to
+ * a routine whose registers would be added to every worker kernel and could
+ * cost it an occupancy slot. */
+CORUN_HD uint32_t corun_chunk_size(uint32_t task_ns, uint32_t budget_ns, uint32_t remaining,
+                                   uint32_t nworkers, uint32_t chunk_max)
+{
+    uint32_t c = 1;
+    uint32_t tail;
+
+    if (task_ns > 0) {
+        c = budget_ns / task_ns;
+    }
+    if (nworkers == 0) {
+        nworkers = 1;
+    }
+    tail = remaining / (nworkers > 0x7fffffffu ? 0xffffffffu : 2u * nworkers);
+    if (c > tail) {
+        c = tail;
+    }
+    if (c > chunk_max) {
+        c = chunk_max;
+    }
+    if (c < 1) {
+        c = 1;
+    }
+    return c;
+}
+
+/* Exponentially weighted mean of the task duration, weight 1/4 on the new
+ * sample; the first sample is taken as is. Saturates at 2^32-1 ns. */
+CORUN_HD uint32_t corun_chunk_ewma(uint32_t mean_ns, uint64_t sample_ns)
+{
+    uint64_t m;
+
+    if (sample_ns > 0xffffffffull) {
+        sample_ns = 0xffffffffull;
+    }
+    if (mean_ns == 0) {
+        return sample_ns > 0 ? (uint32_t)sample_ns : 1u;
+    }
+    m = (3ull * mean_ns + sample_ns + 2) / 4;
+    return (uint32_t)m;
+}
+
+/* The largest task space a corun kernel may have: task indices are 32-bit. */
+#define CORUN_MAX_TASKS 0xffffffffull
+
+#endif /* CORUN_CHUNK_H */

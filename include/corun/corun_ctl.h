@@ -1,0 +1,75 @@
+/*
+ * corun_ctl.h — the control block of one corun kernel, shared by the host
+ * (which signals) and the device workers (which obey and count). Plain C,
+ * no CUDA header: the CUDA backend, the device header and the simulator all
+ * read this one definition.
+ *
+ * Protocol, in one place:
+ *  - Workers claim block-tasks in chunks with atomicAdd(&next, c); a chunk
+ *    is claimed only while none of the signals below tells the worker to
+ *    leave, and every claimed task below task_limit is run to the end.
+ *  - Between chunks a worker leaves if its launch generation < halt_gen
+ *    (temporal preemption), if its CapSM id < evict_below (SMGuard eviction),
+ *    if its SM is outside [sm_lo, sm_hi] (spatial binding), or if the next
+ *    claim starts at or beyond task_limit (epoch quota).
+ *  - So the tasks run form a prefix [0, done) of the task space once every
+ *    worker has left, provided task_limit is only ever lowered while workers
+ *    run. A resumed kernel therefore continues from next = done.
+ *  - Signals are 32-bit words written by the host on a high-priority stream
+ *    (cuStreamWriteValue32); task_limit and next are 64-bit and are written
+ *    by the host only while no worker runs.
+ */
+#ifndef CORUN_CTL_H
+#define CORUN_CTL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CORUN_CTL_LINE 128
+
+typedef struct corun_ctl {
+    /* --- signals: host writes, workers read between chunks --------------- */
+    uint32_t halt_gen;          /* workers with gen < halt_gen leave */
+    uint32_t evict_below;       /* workers whose CapSM id < evict_below leave */
+    uint32_t sm_lo;             /* workers on an SM outside [sm_lo, sm_hi] leave */
+    uint32_t sm_hi;
+    uint64_t task_limit;        /* no task at or beyond this is claimed */
+    uint32_t budget_ns;         /* chunk latency budget */
+    uint32_t nworkers;          /* workers asked to run (tail-shrink hint) */
+    uint32_t chunk_max;         /* upper bound on tasks per claim */
+    uint32_t workers_per_capsm; /* max active workers per SM (SMGuard's M) */
+    uint32_t grid_x, grid_y, grid_z; /* the virtual grid (original gridDim) */
+    uint32_t pad0_;
+    uint64_t tasks;             /* grid_x * grid_y * grid_z */
+    uint64_t task_hits;         /* device address of a uint32 per task, or 0;
+                                   counted only in builds with CORUN_TASK_HITS */
+    uint8_t pad1_[CORUN_CTL_LINE - 72];
+
+    /* --- the next-task counter, alone on its line ----------------------- */
+    uint64_t next;
+    uint8_t pad2_[CORUN_CTL_LINE - 8];
+
+    /* --- progress: workers write, host reads ----------------------------- */
+    uint64_t done;              /* tasks completed (counted after a barrier) */
+    uint32_t live;              /* workers running now */
+    uint32_t started;           /* workers that ever started */
+    uint32_t exited;            /* workers that have left */
+    uint32_t pad3_;
+    uint8_t pad4_[CORUN_CTL_LINE - 24];
+} corun_ctl;
+
+/* What every worker launch receives before the kernel's own parameters. */
+typedef struct corun_worker_arg {
+    corun_ctl *ctl;     /* device address of the control block */
+    uint32_t base;      /* worker id of this launch's blockIdx.x == 0 */
+    uint32_t gen;       /* launch generation, compared with halt_gen */
+} corun_worker_arg;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CORUN_CTL_H */

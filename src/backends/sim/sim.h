@@ -1,0 +1,86 @@
+/*
+ * sim.h — a discrete-event GPU behind the backend interface.
+ *
+ * What it models (and nothing more):
+ *  - SMs with the resources CUDA's occupancy calculator counts: warp slots,
+ *    registers per register-file partition, shared memory, block slots. A
+ *    thread block (plain block or corun worker) is placed on one SM if it
+ *    fits there, by the same allocation rules as core/gpu.c.
+ *  - The hardware block dispatcher, with two orders: "fifo" (MPS: grids in
+ *    arrival order, leftover policy — a grid's blocks are dispatched only
+ *    once every earlier grid has dispatched all of its blocks) and
+ *    "priority" (grids of higher stream priority first, then arrival order;
+ *    running blocks are never preempted). Blocks go to SMs round-robin.
+ *  - Block-tasks whose solo duration is drawn from the kernel's distribution,
+ *    and a shared DRAM: when the bandwidth demanded by all running blocks
+ *    exceeds the peak, the memory-bound share of every task slows down by
+ *    demand/peak.
+ *  - Persistent workers that run the real chunk policy (corun_chunk.h) and
+ *    obey every control-block signal of corun_ctl.h at chunk boundaries,
+ *    after a signal delay; launches start after a launch delay; the host
+ *    learns that a launch finished after a notify delay.
+ * Deterministic for a given seed: events at equal times are ordered by
+ * insertion.
+ */
+#ifndef CORUN_BACKENDS_SIM_H
+#define CORUN_BACKENDS_SIM_H
+
+#include <stdint.h>
+
+#include "core/backend.h"
+
+typedef enum corun__sim_dispatch {
+    CORUN_SIM_DISPATCH_FIFO,     /* MPS-like leftover policy */
+    CORUN_SIM_DISPATCH_PRIORITY  /* stream priorities, no preemption */
+} corun__sim_dispatch;
+
+/* Fault injection, for tests. */
+typedef struct corun__sim_faults {
+    uint32_t fail_launch_n;        /* the Nth launch call (1-based, plain or
+                                      workers) fails with CORUN_EFAULT; 0 = never */
+    /* When kernel named signal_kernel has completed signal_at_task tasks,
+     * apply signal signal_kind = signal_value to it on the device at once, as
+     * if the host had written it. Empty name = never. */
+    char signal_kernel[64];
+    uint64_t signal_at_task;
+    corun__signal signal_kind;
+    uint64_t signal_value;
+} corun__sim_faults;
+
+typedef struct corun__sim_opts {
+    corun_gpu_desc desc;
+    uint64_t seed;
+    corun__sim_dispatch dispatch;
+    double signal_ns;    /* host signal write -> visible to workers */
+    double launch_ns;    /* launch call -> grid at the dispatcher */
+    double notify_ns;    /* last block of a launch leaves -> poll reports it */
+    double claim_ns;     /* one chunk claim (atomic + barrier) */
+    uint32_t budget_ns;  /* chunk latency budget (corun_chunk.h) */
+    uint32_t chunk_max;  /* most tasks per claim */
+    corun__sim_faults faults;
+} corun__sim_opts;
+
+/* Defaults measured on or fitted to the H100 (see DESIGN.md). */
+void corun__sim_opts_default(corun__sim_opts *o);
+
+/* Creates a sim backend; *out is destroyed with (*out)->ops->destroy. */
+int corun__sim_create(const corun__sim_opts *o, corun__backend **out);
+
+/* Counters for tests and reports. */
+typedef struct corun__sim_stats {
+    uint64_t events;           /* discrete events processed */
+    uint64_t tasks_run;        /* block-tasks executed, all kernels */
+    uint64_t launches;         /* launch calls accepted */
+    uint64_t workers_started;
+    uint64_t workers_exited_signal; /* left because of a signal */
+    double busy_slot_ns;       /* integral of occupied block slots over time */
+} corun__sim_stats;
+
+void corun__sim_get_stats(corun__backend *be, corun__sim_stats *out);
+
+/* Per-task execution counts of a kernel (length = its task count), for
+ * exactly-once checks; NULL if the kernel is unknown. Owned by the backend,
+ * valid until kernel_close. */
+const uint32_t *corun__sim_task_hits(corun__backend *be, corun__bkernel *k);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * backend.h — the one interface through which the scheduler drives a GPU.
+ *
+ * Two implementations sit behind it: `cuda` (a real GPU, driver API) and
+ * `sim` (a discrete-event GPU). The scheduler never knows which one it has.
+ *
+ * Model. A backend kernel (corun__bkernel) is one launch of a kernel as the
+ * user wrote it: a virtual grid of block-tasks plus, for corun-managed
+ * kernels, a control block (corun_ctl.h). The scheduler may then
+ *  - launch_workers: start `nworkers` persistent workers on it (any number
+ *    of times: that is how a kernel grows or resumes),
+ *  - launch_plain:   run it the ordinary way, one thread block per task, for
+ *    the baselines (`mps`, `priority`),
+ *  - signal:         write one control-block word (stop, evict, SM range,
+ *    task limit, workers hint); it reaches the workers a little later,
+ *  - progress:       read the counters,
+ *  - poll:           wait for launches to finish.
+ * Each launch carries a cookie chosen by the scheduler; poll reports the
+ * cookie once every worker (or block) of that launch has left the GPU.
+ *
+ * Time. now_ns() is the backend's clock: virtual for sim, CLOCK_MONOTONIC for
+ * cuda. poll(deadline) returns when at least one launch finished or when the
+ * clock reached the deadline; sim advances its clock to exactly the event or
+ * the deadline, cuda sleeps (never spins) until then.
+ *
+ * Ownership. Specs are copied by kernel_open; the backend owns the bkernel
+ * until kernel_close, which the scheduler calls only once no launch of the
+ * kernel is in flight.
+ */
+#ifndef CORUN_CORE_BACKEND_H
+#define CORUN_CORE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "corun/corun.h"
+
+/* How long one block-task of a synthetic kernel takes alone on the GPU. */
+typedef enum corun__dist_kind {
+    CORUN_DIST_CONST,   /* a */
+    CORUN_DIST_UNIFORM, /* uniform in [a, b) */
+    CORUN_DIST_NORMAL,  /* mean a, sd b, truncated at 0.05 a */
+    CORUN_DIST_EXP      /* exponential, mean a */
+} corun__dist_kind;
+
+typedef struct corun__dist {
+    corun__dist_kind kind;
+    double a, b; /* nanoseconds */
+} corun__dist;
+
+/* Where a kernel's code comes from. */
+typedef enum corun__code_kind {
+    CORUN_CODE_SYNTHETIC, /* described by duration and memory behaviour */
+    CORUN_CODE_USER       /* registered CUDA functions (cuda backend only) */
+} corun__code_kind;
+
+typedef struct corun__kspec {
+    char name[64];
+    corun_dim3 grid;
+    corun_dim3 block;
+    uint32_t smem_dynamic;
+    corun_kernel_shape shape;   /* per-block resources (sim: as given; cuda: measured) */
+    corun__code_kind code;
+    /* synthetic behaviour */
+    corun__dist task_ns;        /* duration of one block-task alone on the GPU */
+    double mem_frac;            /* share of a task's solo time bound by DRAM, 0..1 */
+    double mem_bw;              /* share of peak DRAM bandwidth the kernel uses alone,
+                                   at full occupancy, 0..1 */
+    /* user code (cuda) */
+    const void *user;           /* backend-defined: registered kernel */
+    const void *args;           /* packed parameter buffer, copied */
+    size_t args_size;
+} corun__kspec;
+
+typedef enum corun__signal {
+    CORUN_SIG_HALT_GEN,    /* workers with launch generation < value leave */
+    CORUN_SIG_EVICT_BELOW, /* workers with CapSM id < value leave */
+    CORUN_SIG_SM_RANGE,    /* value = lo | hi << 32: workers outside leave */
+    CORUN_SIG_TASK_LIMIT,  /* claim nothing at or beyond value; only lowers while running */
+    CORUN_SIG_NWORKERS     /* hint: workers asked to run (tail shrink) */
+} corun__signal;
+
+typedef struct corun__launch_req {
+    uint32_t nworkers;      /* thread blocks to launch */
+    uint32_t base;          /* worker id of the first (CapSM id = worker id / per_sm) */
+    uint32_t gen;           /* launch generation (see CORUN_SIG_HALT_GEN) */
+    int32_t priority;       /* > 0: high-priority stream */
+    uint64_t cookie;        /* reported by poll when the launch is over */
+} corun__launch_req;
+
+typedef struct corun__bevent {
+    uint64_t cookie;        /* the launch that finished */
+    uint64_t time_ns;       /* when the backend saw it finish */
+    int status;             /* CORUN_OK, or the launch failed on the device */
+} corun__bevent;
+
+typedef struct corun__bkernel corun__bkernel;
+typedef struct corun__backend corun__backend;
+
+typedef struct corun__backend_ops {
+    const char *name;
+    /* Prepare a kernel. *per_sm receives the max active workers per SM of its
+     * worker form (SMGuard's MaxActivePBlock); for plain-only use it is the
+     * plain kernel's occupancy. Returns CORUN_ERANGE for shapes that cannot
+     * run, with a reason in why. */
+    int (*kernel_open)(corun__backend *be, const corun__kspec *spec, corun__bkernel **out,
+                       uint32_t *per_sm, char *why, size_t why_len);
+    void (*kernel_close)(corun__backend *be, corun__bkernel *k);
+    int (*launch_workers)(corun__backend *be, corun__bkernel *k, const corun__launch_req *req);
+    /* Plain launch: grid as in the spec, on a stream of the given priority. */
+    int (*launch_plain)(corun__backend *be, corun__bkernel *k, int32_t priority, uint64_t cookie);
+    int (*signal)(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value);
+    /* Only while no worker of k runs: set the task counter and the limit. */
+    int (*rewind)(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit);
+    int (*progress)(corun__backend *be, corun__bkernel *k, corun_progress *out);
+    uint64_t (*now_ns)(corun__backend *be);
+    /* Wait until a launch finishes or the clock reaches deadline_ns. Fills up
+     * to cap events; *n = 0 means the deadline passed with nothing finished. */
+    int (*poll)(corun__backend *be, uint64_t deadline_ns, corun__bevent *ev, size_t cap,
+                size_t *n);
+    void (*destroy)(corun__backend *be);
+} corun__backend_ops;
+
+struct corun__backend {
+    const corun__backend_ops *ops;
+    corun_gpu_desc desc;
+};
+
+#endif
