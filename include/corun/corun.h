@@ -147,6 +147,9 @@ typedef struct corun_launch_attr {
     int32_t priority;   /* larger is more urgent; 0 is the default */
     uint32_t weight;    /* fair-share weight, >= 1; 0 means 1 */
     double size_hint;   /* input size, for duration models; 0 if unknown */
+    uint64_t task_hits; /* testing: device address of one uint32 per block-task;
+                           workers built with CORUN_TASK_HITS count there each
+                           task they run. 0 = off */
 } corun_launch_attr;
 
 /* Progress of a kernel, counted in block-tasks by its workers. */
@@ -156,6 +159,84 @@ typedef struct corun_progress {
     uint64_t done;       /* block-tasks completed */
     uint32_t live;       /* workers currently running */
 } corun_progress;
+
+/* ------------------------------------------------------------------------ */
+/* In-process host API                                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A context owns a scheduler and a backend. With the cuda backend a
+ * scheduler thread reacts to completions while the program runs; with the
+ * sim backend the simulated clock advances only inside corun_job_wait.
+ * All functions are thread-safe. On failure, corun_last_error() tells why in
+ * a sentence (thread-local, valid until the next corun call of the thread).
+ */
+typedef struct corun_ctx corun_ctx;
+typedef struct corun_kernel corun_kernel;
+typedef struct corun_job corun_job;
+
+typedef struct corun_ctx_opts {
+    const char *backend; /* "auto", "cuda", "sim"; NULL: CORUN_BACKEND */
+    const char *policy;  /* a policy name (corun policies); NULL: CORUN_POLICY */
+} corun_ctx_opts;
+
+CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out);
+/* Halts whatever still runs, waits for it to leave the GPU, frees all. */
+CORUN_API void corun_ctx_destroy(corun_ctx *ctx);
+/* "cuda" or "sim". */
+CORUN_API const char *corun_ctx_backend(const corun_ctx *ctx);
+CORUN_API const char *corun_last_error(void);
+
+/* The worker form may use fewer SM slots than the plain one (see below). */
+#define CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS 1u
+
+typedef struct corun_kernel_desc {
+    const char *name;
+    void *plain;         /* CUfunction of the plain kernel (cudaGetFuncBySymbol,
+                            cuModuleGetFunction) */
+    void *worker;        /* CUfunction of its worker form, NAME__corun */
+    uint32_t flags;
+    /* sim backend only: how a block-task behaves */
+    double sim_task_us;  /* mean duration of one block-task alone on the GPU */
+    uint32_t sim_regs;   /* registers per thread (occupancy); 0 = 32 */
+} corun_kernel_desc;
+
+/* Registers a kernel. With the cuda backend, registration fails unless the
+ * worker form keeps the plain kernel's occupancy (checked per launch shape
+ * at launch time) or CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS is set. */
+CORUN_API int corun_kernel_register(corun_ctx *ctx, const corun_kernel_desc *d,
+                                    corun_kernel **out);
+
+/* Submits one launch of a registered kernel. args holds one pointer per
+ * kernel parameter, as for cuLaunchKernel; the values are copied. The
+ * scheduler's policy decides when and on how many CapSMs it runs. Invalid
+ * shapes (empty grid, more than 1024 threads per block, too much shared
+ * memory, more CapSMs than SMs) and null kernels are refused: nothing is
+ * launched. */
+CORUN_API int corun_launch(corun_ctx *ctx, corun_kernel *k, corun_dim3 grid, corun_dim3 block,
+                           uint32_t smem, void **args, const corun_launch_attr *attr,
+                           corun_job **out);
+
+/* Temporal preemption: all workers leave after their current chunk; no work
+ * is lost. Under the `manual` policy the job then stays paused until
+ * corun_job_resume; other policies may resume it themselves. Preempt, resize
+ * and resume return CORUN_ESTATE once the job has finished. */
+CORUN_API int corun_job_preempt(corun_job *j);
+/* Runs the job on `capsm` CapSMs: grows it with new workers or evicts its
+ * lowest CapSMs. A paused job is resumed. */
+CORUN_API int corun_job_resize(corun_job *j, uint32_t capsm);
+/* Resumes a preempted job on `capsm` CapSMs (0: what it asked for at
+ * launch), continuing from its task counter. */
+CORUN_API int corun_job_resume(corun_job *j, uint32_t capsm);
+/* Waits until the job has finished: CORUN_OK, the job's failure, or
+ * CORUN_ETIMEDOUT after timeout_ms (< 0: no limit). A paused job under the
+ * sim backend cannot finish: CORUN_ESTATE. */
+CORUN_API int corun_job_wait(corun_job *j, int64_t timeout_ms);
+CORUN_API int corun_job_progress(corun_job *j, corun_progress *out);
+/* CapSMs the job holds now. */
+CORUN_API uint32_t corun_job_capsm(corun_job *j);
+/* Forgets the job (it keeps running if it has not finished). */
+CORUN_API void corun_job_release(corun_job *j);
 
 #ifdef __cplusplus
 }

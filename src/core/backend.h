@@ -24,8 +24,9 @@
  * the deadline, cuda sleeps (never spins) until then.
  *
  * Ownership. Specs are copied by kernel_open; the backend owns the bkernel
- * until kernel_close, which the scheduler calls only once no launch of the
- * kernel is in flight.
+ * until kernel_close. The scheduler closes a kernel once no launch of it is
+ * in flight, except when it is destroyed: then the backend must wait for
+ * (cuda) or cancel (sim) what is still in flight before freeing.
  */
 #ifndef CORUN_CORE_BACKEND_H
 #define CORUN_CORE_BACKEND_H
@@ -68,8 +69,10 @@ typedef struct corun__kspec {
                                    at full occupancy, 0..1 */
     /* user code (cuda) */
     const void *user;           /* backend-defined: registered kernel */
-    const void *args;           /* packed parameter buffer, copied */
-    size_t args_size;
+    const void *args;           /* cuda: one pointer per parameter value, as for
+                                   cuLaunchKernel; the values are copied */
+    uint64_t task_hits;         /* device address of a uint32 per task counted by
+                                   CORUN_TASK_HITS builds; 0 = none */
 } corun__kspec;
 
 typedef enum corun__signal {
@@ -110,7 +113,11 @@ typedef struct corun__backend_ops {
     /* Plain launch: grid as in the spec, on a stream of the given priority. */
     int (*launch_plain)(corun__backend *be, corun__bkernel *k, int32_t priority, uint64_t cookie);
     int (*signal)(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value);
-    /* Only while no worker of k runs: set the task counter and the limit. */
+    /* Only while no launch of k is in flight (else CORUN_EBUSY): set the
+     * task counter and the limit at once; the done counter is kept. This is
+     * the only way to raise the limit (CORUN_SIG_TASK_LIMIT only lowers it
+     * while launches are in flight, and tasks between an old limit and
+     * `next` would otherwise never run). */
     int (*rewind)(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit);
     int (*progress)(corun__backend *be, corun__bkernel *k, corun_progress *out);
     uint64_t (*now_ns)(corun__backend *be);
@@ -118,6 +125,8 @@ typedef struct corun__backend_ops {
      * to cap events; *n = 0 means the deadline passed with nothing finished. */
     int (*poll)(corun__backend *be, uint64_t deadline_ns, corun__bevent *ev, size_t cap,
                 size_t *n);
+    /* Optional: make a poll() in progress on another thread return. */
+    void (*wake)(corun__backend *be);
     void (*destroy)(corun__backend *be);
 } corun__backend_ops;
 

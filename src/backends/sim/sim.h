@@ -83,4 +83,24 @@ void corun__sim_get_stats(corun__backend *be, corun__sim_stats *out);
  * valid until kernel_close. */
 const uint32_t *corun__sim_task_hits(corun__backend *be, corun__bkernel *k);
 
+/* One chunk claim of a simulated worker, as the device loop makes it. */
+typedef struct corun__sim_claim {
+    uint64_t time_ns;   /* when the worker read its signals and claimed */
+    uint32_t worker;    /* worker id (CapSM id = worker / per_sm) */
+    uint32_t size;      /* tasks corun_chunk_size asked for */
+    uint64_t first;     /* the task counter before the claim */
+    uint32_t count;     /* tasks of the claim below the limit, all of which the
+                           worker runs; 0 = the worker leaves */
+} corun__sim_claim;
+
+typedef void (*corun__sim_claim_fn)(void *ctx, corun__bkernel *k, const corun__sim_claim *c);
+
+/* Calls fn(ctx, ...) at every claim from now on (fn NULL: no more calls), for
+ * tests of the chunk policy and for traces. fn must not call the backend. */
+void corun__sim_set_claim_hook(corun__backend *be, corun__sim_claim_fn fn, void *ctx);
+
+/* Thread blocks resident on SM sm now (plain blocks and workers), for tests
+ * of the dispatcher; 0 for an SM that does not exist. */
+uint32_t corun__sim_sm_resident(corun__backend *be, uint32_t sm);
+
 #endif

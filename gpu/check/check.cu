@@ -1,0 +1,838 @@
+/*
+ * check.cu — gpu-check: correctness and benchmarks of corun's worker loop
+ * and CUDA backend on a real GPU. Built twice: corun-gpucheck (as shipped)
+ * and corun-gpucheck-hits (with CORUN_TASK_HITS, counting every block-task
+ * each worker runs). scripts/gpu-check.sh runs the modes and collects JSON.
+ *
+ *   occupancy    registers and blocks/SM of plain vs worker form
+ *   correctness  (hits build) worker == plain output, every task exactly once,
+ *                under >= 1000 random stop / evict / grow / resume events
+ *   overhead     worker vs plain kernel time alone on the GPU, per budget
+ *   latency      signal -> all workers gone, vs a flag-polling baseline
+ *   resume       preempted half way and resumed vs uninterrupted
+ *   spatial      evict k CapSMs, launch an LS kernel into them
+ *   sanitize     small sizes, for compute-sanitizer
+ */
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <random>
+#include <string>
+#include <thread>
+
+#include <cuda.h>
+
+#include "cases.cuh"
+#include "corun/corun.h"
+
+#define CR(call)                                                                            \
+    do {                                                                                    \
+        int r_ = (call);                                                                    \
+        if (r_ != CORUN_OK) {                                                               \
+            fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call,               \
+                    corun_status_name(r_), corun_last_error());                             \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+#define CU(call)                                                                            \
+    do {                                                                                    \
+        CUresult r_ = (call);                                                               \
+        if (r_ != CUDA_SUCCESS) {                                                           \
+            const char *n_ = "?";                                                           \
+            cuGetErrorName(r_, &n_);                                                        \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, n_);              \
+            exit(1);                                                                        \
+        }                                                                                   \
+    } while (0)
+
+static FILE *json;
+static int json_first;
+
+static double now_us()
+{
+    using namespace std::chrono;
+    return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+static void sleep_us(double us)
+{
+    std::this_thread::sleep_for(std::chrono::nanoseconds((long long)(us * 1e3)));
+}
+
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+static double pct(std::vector<double> v, double p)
+{
+    std::sort(v.begin(), v.end());
+    if (v.empty()) {
+        return 0;
+    }
+    size_t i = (size_t)std::min((double)v.size() - 1, p / 100.0 * (double)(v.size() - 1) + 0.5);
+    return v[i];
+}
+
+__attribute__((format(printf, 1, 2))) static void jrec(const char *fmt, ...)
+{
+    va_list ap;
+    if (!json) {
+        return;
+    }
+    fprintf(json, "%s\n  ", json_first ? "" : ",");
+    json_first = 0;
+    va_start(ap, fmt);
+    vfprintf(json, fmt, ap);
+    va_end(ap);
+    fflush(json);
+}
+
+static int sm_count()
+{
+    int v;
+    CK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, 0));
+    return v;
+}
+
+static int per_sm_of(const void *fn, unsigned threads, size_t smem)
+{
+    int v = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, fn, (int)threads, smem));
+    return v;
+}
+
+/* A worker launch driven directly through its control block (no scheduler),
+ * to measure the mechanism itself. */
+struct Direct {
+    corun_ctl *ctl = nullptr;
+    corun_ctl host;
+    int per_sm = 0;
+
+    Direct() { CK(cudaMalloc(&ctl, sizeof(corun_ctl))); }
+    ~Direct() { cudaFree(ctl); }
+    void init(const Case &c, double budget_us, int nworkers)
+    {
+        memset(&host, 0, sizeof(host));
+        host.sm_hi = (uint32_t)sm_count() - 1;
+        host.task_limit = c.tasks();
+        host.budget_ns = (uint32_t)(budget_us * 1e3);
+        host.chunk_max = 1024;
+        host.nworkers = (uint32_t)nworkers;
+        host.workers_per_capsm = (uint32_t)per_sm;
+        host.grid_x = c.grid.x;
+        host.grid_y = c.grid.y;
+        host.grid_z = c.grid.z;
+        host.tasks = c.tasks();
+        CK(cudaMemcpy(ctl, &host, sizeof(host), cudaMemcpyHostToDevice));
+    }
+    void launch(const Case &c, cudaStream_t s, int nworkers, uint32_t base, uint32_t gen)
+    {
+        corun_worker_arg wa = {ctl, base, gen};
+        std::vector<void *> args;
+        args.push_back(&wa);
+        for (void *p : c.argv) {
+            args.push_back(p);
+        }
+        CK(cudaLaunchKernel(c.worker, dim3(nworkers), c.block, args.data(), c.smem, s));
+        CK(cudaGetLastError());
+    }
+    corun_ctl read()
+    {
+        corun_ctl h;
+        CK(cudaMemcpy(&h, ctl, sizeof(h), cudaMemcpyDeviceToHost));
+        return h;
+    }
+    CUdeviceptr field(size_t off) const { return (CUdeviceptr)ctl + off; }
+};
+
+/* ---- occupancy -------------------------------------------------------------- */
+
+static int mode_occupancy(std::vector<Case *> &cases)
+{
+    int bad = 0;
+    printf("%-13s %-24s %6s %6s %8s %8s %6s\n", "kernel", "shape", "regs_p", "regs_w", "occ_p",
+           "occ_w", "same");
+    for (Case *c : cases) {
+        cudaFuncAttributes ap, aw;
+        CK(cudaFuncGetAttributes(&ap, c->plain));
+        CK(cudaFuncGetAttributes(&aw, c->worker));
+        int op = per_sm_of(c->plain, c->threads(), c->smem);
+        int ow = per_sm_of(c->worker, c->threads(), c->smem);
+        printf("%-13s %-24s %6d %6d %8d %8d %6s\n", c->name, c->shape, ap.numRegs, aw.numRegs, op,
+               ow, op == ow ? "yes" : "NO");
+        bad += op != ow;
+        jrec("{\"mode\":\"occupancy\",\"kernel\":\"%s\",\"regs_plain\":%d,\"regs_worker\":%d,"
+             "\"smem_plain\":%zu,\"smem_worker\":%zu,\"blocks_per_sm_plain\":%d,"
+             "\"blocks_per_sm_worker\":%d}",
+             c->name, ap.numRegs, aw.numRegs, ap.sharedSizeBytes, aw.sharedSizeBytes, op, ow);
+    }
+    return bad;
+}
+
+/* ---- correctness ------------------------------------------------------------ */
+
+/* A job action's result: false if the job had already finished. */
+static bool job_ok(int rc)
+{
+    if (rc == CORUN_ESTATE) {
+        return false;
+    }
+    CR(rc);
+    return true;
+}
+
+static std::vector<uint8_t> run_plain(Case *c, cudaStream_t s)
+{
+    c->poison(s);
+    CK(cudaLaunchKernel(c->plain, c->grid, c->block, c->argv.data(), c->smem, s));
+    CK(cudaGetLastError());
+    CK(cudaStreamSynchronize(s));
+    return c->fetch();
+}
+
+static corun_kernel *register_case(corun_ctx *ctx, Case *c)
+{
+    corun_kernel_desc d;
+    corun_kernel *k;
+    cudaFunction_t fp, fw;
+
+    memset(&d, 0, sizeof(d));
+    CK(cudaGetFuncBySymbol(&fp, c->plain));
+    CK(cudaGetFuncBySymbol(&fw, c->worker));
+    d.name = c->name;
+    d.plain = (void *)fp;
+    d.worker = (void *)fw;
+    CR(corun_kernel_register(ctx, &d, &k));
+    return k;
+}
+
+/* Counts tasks whose hit count is not exactly 1. */
+static __attribute__((unused)) size_t bad_hits(const unsigned *dhits, uint64_t n, unsigned *worst)
+{
+    std::vector<unsigned> h(n);
+    size_t bad = 0;
+    CK(cudaMemcpy(h.data(), dhits, n * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    *worst = 1;
+    for (uint64_t i = 0; i < n; i++) {
+        if (h[i] != 1) {
+            bad++;
+            if (h[i] != 1 && (*worst == 1 || h[i] > *worst || h[i] == 0)) {
+                *worst = h[i];
+            }
+        }
+    }
+    return bad;
+}
+
+static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uint64_t seed,
+                            bool quick)
+{
+#ifndef CORUN_TASK_HITS
+    (void)cases;
+    (void)min_events;
+    (void)seed;
+    (void)quick;
+    (void)bad_hits;
+    fprintf(stderr, "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits)\n");
+    return 1;
+#else
+    corun_ctx_opts o = {"cuda", "manual"};
+    corun_ctx *ctx;
+    cudaStream_t s;
+    std::mt19937_64 rng(seed);
+    int nsm = sm_count(), failures = 0;
+
+    CR(corun_ctx_create(&o, &ctx));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    printf("%-13s %7s %6s %6s %6s %6s %8s %9s %10s %s\n", "kernel", "events", "stops", "evicts",
+           "grows", "runs", "bad_out", "bad_hits", "max_rel", "result");
+    for (Case *c : cases) {
+        corun_kernel *k = register_case(ctx, c);
+        std::vector<uint8_t> ref = run_plain(c, s);
+        unsigned *hits = nullptr;
+        uint64_t n = c->tasks();
+        unsigned events = 0, stops = 0, evicts = 0, grows = 0, runs = 0, worst = 1;
+        size_t bad_out = 0, bad_hit = 0;
+        double max_rel = 0;
+
+        CK(cudaMalloc(&hits, n * sizeof(unsigned)));
+        while (events < min_events || runs < 2) {
+            corun_launch_attr a;
+            corun_job *j;
+            uint32_t cap = 1 + (uint32_t)(rng() % nsm);
+            int rc;
+            double rel;
+
+            memset(&a, 0, sizeof(a));
+            a.capsm = cap;
+            a.task_hits = (uint64_t)(uintptr_t)hits;
+            c->poison(s);
+            CK(cudaMemsetAsync(hits, 0, n * sizeof(unsigned), s));
+            CK(cudaStreamSynchronize(s));
+            CR(corun_launch(ctx, k, {c->grid.x, c->grid.y, c->grid.z},
+                            {c->block.x, c->block.y, c->block.z}, (uint32_t)c->smem,
+                            c->argv.data(), &a, &j));
+            runs++;
+            /* The first run is left alone: worker == plain, uninterrupted. */
+            while (runs > 1 && (rc = corun_job_wait(j, 0)) == CORUN_ETIMEDOUT) {
+                unsigned r = (unsigned)(rng() % 100);
+                sleep_us((double)(rng() % (quick ? 50 : 150)));
+                if (r < 30) {
+                    if (!job_ok(corun_job_preempt(j))) {
+                        break; /* finished meanwhile */
+                    }
+                    stops++;
+                    events++;
+                    sleep_us((double)(rng() % 100));
+                    if (!job_ok(corun_job_resume(j, 1 + (uint32_t)(rng() % nsm)))) {
+                        break;
+                    }
+                    events++;
+                } else if (r < 65) {
+                    uint32_t held = corun_job_capsm(j);
+                    uint32_t to = 1 + (uint32_t)(rng() % nsm);
+                    if (held > 0 && to != held) {
+                        if (!job_ok(corun_job_resize(j, to))) {
+                            break;
+                        }
+                        (to < held ? evicts : grows)++;
+                        events++;
+                    }
+                } else {
+                    /* evict down to very few CapSMs: stresses the tail */
+                    uint32_t held = corun_job_capsm(j);
+                    if (held > 2) {
+                        if (!job_ok(corun_job_resize(j, 1 + (uint32_t)(rng() % 2)))) {
+                            break;
+                        }
+                        evicts++;
+                        events++;
+                    }
+                }
+            }
+            (void)rc;
+            CR(corun_job_wait(j, -1));
+            corun_job_release(j);
+            std::vector<uint8_t> got = c->fetch();
+            bad_out += c->compare(got, ref, 1e-6, &rel);
+            max_rel = std::max(max_rel, rel);
+            unsigned w;
+            size_t bh = bad_hits(hits, n, &w);
+            if (bh) {
+                worst = w;
+            }
+            bad_hit += bh;
+            if (quick && runs >= 3) {
+                break;
+            }
+        }
+        bool ok = bad_out == 0 && bad_hit == 0;
+        failures += !ok;
+        printf("%-13s %7u %6u %6u %6u %6u %8zu %9zu %10.2e %s\n", c->name, events, stops, evicts,
+               grows, runs, bad_out, bad_hit, max_rel, ok ? "ok" : "FAIL");
+        jrec("{\"mode\":\"correctness\",\"kernel\":\"%s\",\"tasks\":%llu,\"events\":%u,"
+             "\"stops\":%u,\"evicts\":%u,\"grows\":%u,\"runs\":%u,\"bad_outputs\":%zu,"
+             "\"bad_task_hits\":%zu,\"worst_hit_count\":%u,\"max_rel_err\":%.3e,\"ok\":%s}",
+             c->name, (unsigned long long)n, events, stops, evicts, grows, runs, bad_out, bad_hit,
+             worst, max_rel, ok ? "true" : "false");
+        CK(cudaFree(hits));
+    }
+    CK(cudaStreamDestroy(s));
+    corun_ctx_destroy(ctx);
+    return failures;
+#endif
+}
+
+/* ---- overhead ----------------------------------------------------------------- */
+
+static float time_plain(Case *c, cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1)
+{
+    float ms;
+    CK(cudaEventRecord(e0, s));
+    CK(cudaLaunchKernel(c->plain, c->grid, c->block, c->argv.data(), c->smem, s));
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms;
+}
+
+static float time_worker(Case *c, Direct &d, double budget_us, cudaStream_t s, cudaEvent_t e0,
+                         cudaEvent_t e1)
+{
+    float ms;
+    int nw = d.per_sm * sm_count();
+    d.init(*c, budget_us, nw);
+    CK(cudaEventRecord(e0, s));
+    d.launch(*c, s, nw, 0, 0);
+    CK(cudaEventRecord(e1, s));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms;
+}
+
+static int mode_overhead(std::vector<Case *> &cases, int reps)
+{
+    const double budgets[] = {5, 10, 20, 50};
+    cudaStream_t s;
+    cudaEvent_t e0, e1;
+
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    printf("%-13s %10s", "kernel", "plain_ms");
+    for (double b : budgets) {
+        printf("  w%-3.0fus_ms ovh%%", b);
+    }
+    printf("\n");
+    for (Case *c : cases) {
+        Direct d;
+        d.per_sm = per_sm_of(c->worker, c->threads(), c->smem);
+        std::vector<double> tp;
+        std::vector<std::vector<double>> tw(4);
+        for (int w = 0; w < 2; w++) { /* warm-up */
+            time_plain(c, s, e0, e1);
+            time_worker(c, d, 10, s, e0, e1);
+        }
+        for (int r = 0; r < reps; r++) {
+            tp.push_back(time_plain(c, s, e0, e1));
+            for (int b = 0; b < 4; b++) {
+                tw[b].push_back(time_worker(c, d, budgets[b], s, e0, e1));
+            }
+        }
+        double mp = median(tp);
+        printf("%-13s %10.4f", c->name, mp);
+        for (int b = 0; b < 4; b++) {
+            double mw = median(tw[b]);
+            printf("  %9.4f %+5.1f", mw, 100.0 * (mw / mp - 1));
+            jrec("{\"mode\":\"overhead\",\"kernel\":\"%s\",\"budget_us\":%.0f,\"reps\":%d,"
+                 "\"plain_ms_median\":%.5f,\"worker_ms_median\":%.5f,\"overhead_pct\":%.3f,"
+                 "\"plain_ms_min\":%.5f,\"worker_ms_min\":%.5f}",
+                 c->name, budgets[b], reps, mp, mw, 100.0 * (mw / mp - 1), pct(tp, 0),
+                 pct(tw[b], 0));
+        }
+        printf("\n");
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    CK(cudaStreamDestroy(s));
+    return 0;
+}
+
+/* ---- latency ------------------------------------------------------------------ */
+
+/* A spin kernel as a case: tasks of task_ns each, long enough to be stopped. */
+struct SpinCase : Case {
+    unsigned long long task_ns;
+    unsigned *sink;
+    SpinCase(unsigned long long ns, uint64_t ntasks)
+    {
+        name = "spin";
+        plain = (const void *)spin;
+        worker = (const void *)spin__corun;
+        task_ns = ns;
+        sink = (unsigned *)alloc(4);
+        block = dim3(256);
+        grid = dim3((unsigned)ntasks);
+        argv = {&task_ns, &sink};
+    }
+    void setup(int) override {}
+};
+
+static int mode_latency(int trials)
+{
+    const unsigned long long task_us[] = {2, 20, 1000};
+    cudaStream_t ks, hs, ws;
+    int lo, hi, nsm = sm_count();
+    unsigned *flag;
+
+    CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CK(cudaStreamCreateWithPriority(&ks, cudaStreamNonBlocking, lo));
+    CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
+    CK(cudaStreamCreateWithPriority(&ws, cudaStreamNonBlocking, hi));
+    CK(cudaMalloc(&flag, 4));
+    printf("%-28s %9s %9s %9s %7s\n", "what", "median_us", "p90_us", "max_us", "trials");
+
+    /* Baseline: 8 blocks per SM poll a flag continuously (DESIGN.md). */
+    {
+        std::vector<double> t;
+        for (int i = 0; i < trials; i++) {
+            CK(cudaMemset(flag, 0, 4));
+            flagspin<<<8 * nsm, 256, 0, ks>>>(flag);
+            CK(cudaGetLastError());
+            sleep_us(1000);
+            double t0 = now_us();
+            CU(cuStreamWriteValue32((CUstream)hs, (CUdeviceptr)flag, 1, 0));
+            CK(cudaStreamSynchronize(ks));
+            t.push_back(now_us() - t0);
+        }
+        printf("%-28s %9.1f %9.1f %9.1f %7d\n", "baseline flag-poll grid", median(t), pct(t, 90),
+               pct(t, 100), trials);
+        jrec("{\"mode\":\"latency\",\"what\":\"baseline_flag_poll\",\"median_us\":%.2f,"
+             "\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%d}",
+             median(t), pct(t, 90), pct(t, 100), trials);
+    }
+    for (unsigned long long tu : task_us) {
+        /* ~30 ms of work on the whole GPU, stopped after 2 ms. */
+        int per_sm;
+        uint64_t ntasks;
+        {
+            per_sm = per_sm_of((const void *)spin__corun, 256, 0);
+            ntasks = (uint64_t)per_sm * nsm * std::max<uint64_t>(2, 30000 / tu);
+        }
+        SpinCase c(tu * 1000ull, ntasks);
+        Direct d;
+        d.per_sm = per_sm;
+        std::vector<double> halt, evict, chunk_task;
+        int nw = per_sm * nsm;
+        for (int i = 0; i < trials; i++) {
+            /* temporal: halt everything */
+            d.init(c, 10, nw);
+            d.launch(c, ks, nw, 0, 0);
+            sleep_us(2000 + 1.5 * tu);
+            double t0 = now_us();
+            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+            CK(cudaStreamSynchronize(ks));
+            halt.push_back(now_us() - t0);
+            corun_ctl h = d.read();
+            if (h.exited != h.started || h.live != 0) {
+                fprintf(stderr, "latency: workers still live after halt\n");
+                return 1;
+            }
+            /* spatial: evict 8 CapSMs, wait until their workers are gone */
+            d.init(c, 10, nw);
+            d.launch(c, ks, nw, 0, 0);
+            sleep_us(2000 + 1.5 * tu);
+            t0 = now_us();
+            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, evict_below)), 8, 0));
+            CU(cuStreamWaitValue32((CUstream)ws, d.field(offsetof(corun_ctl, exited)),
+                                   (cuuint32_t)(8 * per_sm), CU_STREAM_WAIT_VALUE_GEQ));
+            CK(cudaStreamSynchronize(ws));
+            evict.push_back(now_us() - t0);
+            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+            CK(cudaStreamSynchronize(ks));
+            h = d.read();
+            if (h.exited != h.started) {
+                fprintf(stderr, "latency: workers still live after evict+halt\n");
+                return 1;
+            }
+        }
+        char what[64];
+        snprintf(what, sizeof(what), "halt, %llu us tasks", tu);
+        printf("%-28s %9.1f %9.1f %9.1f %7d\n", what, median(halt), pct(halt, 90), pct(halt, 100),
+               trials);
+        jrec("{\"mode\":\"latency\",\"what\":\"halt\",\"task_us\":%llu,\"budget_us\":10,"
+             "\"median_us\":%.2f,\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%d}",
+             tu, median(halt), pct(halt, 90), pct(halt, 100), trials);
+        snprintf(what, sizeof(what), "evict 8 CapSMs, %llu us tasks", tu);
+        printf("%-28s %9.1f %9.1f %9.1f %7d\n", what, median(evict), pct(evict, 90),
+               pct(evict, 100), trials);
+        jrec("{\"mode\":\"latency\",\"what\":\"evict8\",\"task_us\":%llu,\"budget_us\":10,"
+             "\"median_us\":%.2f,\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%d}",
+             tu, median(evict), pct(evict, 90), pct(evict, 100), trials);
+    }
+    CK(cudaFree(flag));
+    return 0;
+}
+
+/* ---- resume ------------------------------------------------------------------- */
+
+static int mode_resume(std::vector<Case *> &cases, int trials)
+{
+    cudaStream_t ks, hs;
+    cudaEvent_t e0, e1, e2, e3;
+    int lo, hi, nsm = sm_count();
+    int failures = 0;
+
+    CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CK(cudaStreamCreateWithPriority(&ks, cudaStreamNonBlocking, lo));
+    CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    CK(cudaEventCreate(&e2));
+    CK(cudaEventCreate(&e3));
+    int spin_per_sm = per_sm_of((const void *)spin__corun, 256, 0);
+    SpinCase spin50(50000, (uint64_t)spin_per_sm * nsm * 400); /* ~20 ms */
+    std::vector<Case *> list = {&spin50};
+    for (Case *c : cases) {
+        if (!strcmp(c->name, "matmul") || !strcmp(c->name, "longtask") ||
+            !strcmp(c->name, "blackscholes")) {
+            list.push_back(c);
+        }
+    }
+    printf("%-13s %12s %12s %7s %s\n", "kernel", "whole_ms", "halved_ms", "ratio", "outputs");
+    for (Case *c : list) {
+        Direct d;
+        d.per_sm = per_sm_of(c->worker, c->threads(), c->smem);
+        int nw = d.per_sm * nsm;
+        std::vector<double> whole, split;
+        std::vector<uint8_t> ref;
+        size_t bad = 0;
+        for (int i = 0; i < trials + 1; i++) {
+            float a, b;
+            /* uninterrupted */
+            c->poison(ks);
+            d.init(*c, 10, nw);
+            CK(cudaEventRecord(e0, ks));
+            d.launch(*c, ks, nw, 0, 0);
+            CK(cudaEventRecord(e1, ks));
+            CK(cudaEventSynchronize(e1));
+            CK(cudaEventElapsedTime(&a, e0, e1));
+            if (i == 0) {
+                ref = c->fetch();
+            }
+            /* preempted half way, then resumed from the counter */
+            c->poison(ks);
+            d.init(*c, 10, nw);
+            CK(cudaStreamSynchronize(ks));
+            CK(cudaEventRecord(e0, ks));
+            d.launch(*c, ks, nw, 0, 0);
+            CK(cudaEventRecord(e1, ks));
+            for (;;) {
+                corun_ctl h;
+                CK(cudaMemcpyAsync(&h.done, &d.ctl->done, 8, cudaMemcpyDeviceToHost, hs));
+                CK(cudaStreamSynchronize(hs));
+                if (h.done * 2 >= c->tasks()) {
+                    break;
+                }
+                sleep_us(20);
+            }
+            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+            CK(cudaEventSynchronize(e1));
+            corun_ctl mid = d.read();
+            CK(cudaEventRecord(e2, ks));
+            d.launch(*c, ks, nw, 0, 1);
+            CK(cudaEventRecord(e3, ks));
+            CK(cudaEventSynchronize(e3));
+            CK(cudaEventElapsedTime(&b, e0, e1));
+            float b2;
+            CK(cudaEventElapsedTime(&b2, e2, e3));
+            corun_ctl end = d.read();
+            if (end.done != c->tasks() || mid.done >= c->tasks()) {
+                fprintf(stderr, "resume %s: done %llu of %llu (mid %llu)\n", c->name,
+                        (unsigned long long)end.done, (unsigned long long)c->tasks(),
+                        (unsigned long long)mid.done);
+                failures++;
+            }
+            if (strcmp(c->name, "spin") != 0) {
+                double rel;
+                bad += c->compare(c->fetch(), ref, 1e-6, &rel);
+            }
+            if (i > 0) { /* the first pair is a warm-up */
+                whole.push_back(a);
+                split.push_back((double)b + b2);
+            }
+        }
+        double mw = median(whole), ms = median(split);
+        printf("%-13s %12.3f %12.3f %7.3f %s\n", c->name, mw, ms, ms / mw, bad ? "DIFFER" : "same");
+        failures += bad != 0;
+        jrec("{\"mode\":\"resume\",\"kernel\":\"%s\",\"trials\":%d,\"whole_ms_median\":%.4f,"
+             "\"halved_ms_median\":%.4f,\"ratio\":%.4f,\"outputs_equal\":%s}",
+             c->name, trials, mw, ms, ms / mw, bad ? "false" : "true");
+    }
+    return failures;
+}
+
+/* ---- spatial -------------------------------------------------------------------- */
+
+static int mode_spatial(int trials)
+{
+    cudaStream_t ks, ls, hs, ws;
+    int lo, hi, nsm = sm_count();
+    unsigned long long *first;
+    const int k = 8;
+    const unsigned long long ls_task_ns = 100000; /* LS: one wave of 100 us blocks */
+
+    CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CK(cudaStreamCreateWithPriority(&ks, cudaStreamNonBlocking, lo));
+    CK(cudaStreamCreateWithPriority(&ls, cudaStreamNonBlocking, hi));
+    CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
+    CK(cudaStreamCreateWithPriority(&ws, cudaStreamNonBlocking, hi));
+    CK(cudaMalloc(&first, 8));
+    int per_sm = per_sm_of((const void *)spin__corun, 256, 0);
+    int ls_blocks = k * per_sm_of((const void *)ls_probe, 256, 0);
+    SpinCase batch(200000, (uint64_t)per_sm * nsm * 100); /* 200 us tasks, ~20 ms */
+    Direct d;
+    d.per_sm = per_sm;
+    int nw = per_sm * nsm;
+    std::vector<double> solo, with_evict, without, batch_progress;
+
+    for (int i = 0; i < trials; i++) {
+        double t0;
+        /* LS alone */
+        CK(cudaMemset(first, 0xff, 8));
+        t0 = now_us();
+        ls_probe<<<ls_blocks, 256, 0, ls>>>(first, ls_task_ns);
+        CK(cudaStreamSynchronize(ls));
+        solo.push_back(now_us() - t0);
+
+        /* LS into k evicted CapSMs of a running batch kernel */
+        d.init(batch, 10, nw);
+        d.launch(batch, ks, nw, 0, 0);
+        sleep_us(3000);
+        corun_ctl before = d.read();
+        t0 = now_us();
+        CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, evict_below)),
+                                (cuuint32_t)k, 0));
+        ls_probe<<<ls_blocks, 256, 0, ls>>>(first, ls_task_ns);
+        CK(cudaStreamSynchronize(ls));
+        with_evict.push_back(now_us() - t0);
+        corun_ctl after = d.read();
+        batch_progress.push_back((double)(after.done - before.done));
+        CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+        CK(cudaStreamSynchronize(ks));
+
+        /* baseline: the same LS kernel with no eviction waits for slots */
+        d.init(batch, 10, nw);
+        d.launch(batch, ks, nw, 0, 0);
+        sleep_us(3000);
+        t0 = now_us();
+        ls_probe<<<ls_blocks, 256, 0, ls>>>(first, ls_task_ns);
+        sleep_us(5000); /* let the LS wait a while behind the batch kernel */
+        CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+        CK(cudaStreamSynchronize(ls));
+        without.push_back(now_us() - t0);
+        CK(cudaStreamSynchronize(ks));
+    }
+    double ms = median(solo), me = median(with_evict), mo = median(without);
+    printf("%-36s %10s\n", "what", "median_us");
+    printf("%-36s %10.1f\n", "LS alone", ms);
+    printf("%-36s %10.1f\n", "LS into 8 evicted CapSMs", me);
+    printf("%-36s %10.1f\n", "  start delay (minus LS alone)", me - ms);
+    printf("%-36s %10.1f\n", "LS behind batch, no eviction (>=)", mo);
+    printf("%-36s %10.0f\n", "batch tasks done while LS ran", median(batch_progress));
+    jrec("{\"mode\":\"spatial\",\"evicted_capsm\":%d,\"trials\":%d,\"ls_alone_us\":%.2f,"
+         "\"ls_with_evict_us\":%.2f,\"ls_start_delay_us\":%.2f,\"ls_no_evict_us_at_least\":%.2f,"
+         "\"batch_tasks_during_ls\":%.0f,\"batch_task_us\":200}",
+         k, trials, ms, me, me - ms, mo, median(batch_progress));
+    CK(cudaFree(first));
+    return median(batch_progress) > 0 ? 0 : 1;
+}
+
+/* ---- sanitize ------------------------------------------------------------------- */
+
+static int mode_sanitize(std::vector<Case *> &cases)
+{
+    corun_ctx_opts o = {"cuda", "manual"};
+    corun_ctx *ctx;
+    cudaStream_t s;
+    int failures = 0;
+
+    CR(corun_ctx_create(&o, &ctx));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (Case *c : cases) {
+        corun_kernel *k = register_case(ctx, c);
+        std::vector<uint8_t> ref = run_plain(c, s);
+        corun_launch_attr a;
+        corun_job *j;
+        double rel;
+        memset(&a, 0, sizeof(a));
+        a.capsm = 4;
+        c->poison(s);
+        CK(cudaStreamSynchronize(s));
+        CR(corun_launch(ctx, k, {c->grid.x, c->grid.y, c->grid.z},
+                        {c->block.x, c->block.y, c->block.z}, (uint32_t)c->smem, c->argv.data(),
+                        &a, &j));
+        if (job_ok(corun_job_preempt(j)) && job_ok(corun_job_resume(j, 2))) {
+            (void)job_ok(corun_job_resize(j, 6));
+        }
+        CR(corun_job_wait(j, -1));
+        corun_job_release(j);
+        size_t bad = c->compare(c->fetch(), ref, 1e-6, &rel);
+        printf("%-13s %s\n", c->name, bad ? "FAIL" : "ok");
+        failures += bad != 0;
+    }
+    corun_ctx_destroy(ctx);
+    return failures;
+}
+
+static void usage()
+{
+    printf("usage: corun-gpucheck MODE [--json FILE] [--events N] [--reps N] [--trials N]\n"
+           "                      [--seed N] [--quick]\n"
+           "modes: occupancy correctness overhead latency resume spatial sanitize\n"
+           "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    const char *json_path = nullptr;
+    unsigned events = 1000;
+    int reps = 15, trials = 30, rc = 0;
+    uint64_t seed = 1;
+    bool quick = false;
+
+    for (int i = 2; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--json" && i + 1 < argc) {
+            json_path = argv[++i];
+        } else if (a == "--events" && i + 1 < argc) {
+            events = (unsigned)atoi(argv[++i]);
+        } else if (a == "--reps" && i + 1 < argc) {
+            reps = atoi(argv[++i]);
+        } else if (a == "--trials" && i + 1 < argc) {
+            trials = atoi(argv[++i]);
+        } else if (a == "--seed" && i + 1 < argc) {
+            seed = strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--quick") {
+            quick = true;
+        } else {
+            usage();
+            return 2;
+        }
+    }
+    if (!strcmp(mode, "-h") || !strcmp(mode, "--help") || mode[0] == '\0') {
+        usage();
+        return mode[0] ? 0 : 2;
+    }
+    if (json_path) {
+        json = fopen(json_path, "w");
+        if (!json) {
+            perror(json_path);
+            return 2;
+        }
+        fprintf(json, "[");
+        json_first = 1;
+    }
+    CK(cudaFree(0));
+    bool sanitize = !strcmp(mode, "sanitize");
+    std::vector<Case *> cases;
+    if (strcmp(mode, "latency") && strcmp(mode, "spatial")) {
+        /* sizes: tiny for sanitizers and --quick, medium for correctness
+         * (outputs are fetched and compared after every run), large for
+         * the benchmarks */
+        int scale = sanitize || quick ? 0 : !strcmp(mode, "correctness") ? 1 : 2;
+        cases = make_cases(scale);
+    }
+    if (!strcmp(mode, "occupancy")) {
+        rc = mode_occupancy(cases);
+    } else if (!strcmp(mode, "correctness")) {
+        rc = mode_correctness(cases, quick ? 10 : events, seed, quick);
+    } else if (!strcmp(mode, "overhead")) {
+        rc = mode_overhead(cases, reps);
+    } else if (!strcmp(mode, "latency")) {
+        rc = mode_latency(trials);
+    } else if (!strcmp(mode, "resume")) {
+        rc = mode_resume(cases, quick ? 2 : 10);
+    } else if (!strcmp(mode, "spatial")) {
+        rc = mode_spatial(quick ? 3 : trials);
+    } else if (sanitize) {
+        rc = mode_sanitize(cases);
+    } else {
+        usage();
+        rc = 2;
+    }
+    for (Case *c : cases) {
+        delete c;
+    }
+    if (json) {
+        fprintf(json, "\n]\n");
+        fclose(json);
+    }
+    CK(cudaDeviceSynchronize());
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,910 @@
+/*
+ * cuda_backend.c — the backend interface on a real GPU. See cuda_backend.h.
+ */
+#define _GNU_SOURCE /* ppoll */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/cuda/cuda_api.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/synth.h"
+#include "core/gpu.h"
+#include "corun/corun_chunk.h"
+#include "corun/corun_ctl.h"
+
+#define NSTREAMS 32            /* per priority level */
+#define CTL_SLOTS 1024         /* control blocks in the slab */
+#define MAX_PARAMS 64
+#define SYNTH_CAL_ITERS 20000
+#define SYNTH_CAL_CACHE 32
+
+_Static_assert(sizeof(corun_ctl) == 3 * CORUN_CTL_LINE, "control block layout");
+_Static_assert(offsetof(corun_ctl, next) == CORUN_CTL_LINE, "control block layout");
+
+/* ---- process-wide device state: context, module, calibration ------------- */
+
+extern const unsigned char *corun__synth_fatbin(size_t *len);
+
+typedef struct synth_cal {
+    uint32_t threads, smem;
+    double it_per_ns;          /* iterations per ns of one block at full occupancy */
+} synth_cal;
+
+typedef struct device_state {
+    const corun__cu *cu;
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule synth_mod;
+    CUfunction synth_plain, synth_worker;
+    corun_gpu_desc desc;
+    char name[128];
+    int prio_lo, prio_hi;       /* least and greatest stream priority */
+    pthread_mutex_t cal_mu;
+    synth_cal cal[SYNTH_CAL_CACHE];
+    size_t ncal;
+    char error[256];
+    int ok;
+} device_state;
+
+static device_state dstate = {.cal_mu = PTHREAD_MUTEX_INITIALIZER};
+static atomic_uint synth_seed = 1; /* task durations differ per kernel, repeat per process */
+static pthread_once_t dstate_once = PTHREAD_ONCE_INIT;
+
+/* True if r is success; otherwise writes "CALL failed: NAME: text" to why. */
+static bool cu_ok(const corun__cu *cu, CUresult r, const char *call, char *why, size_t why_len)
+{
+    if (r != CUDA_SUCCESS) {
+        char buf[160];
+        snprintf(why, why_len, "%s failed: %s", call, corun__cu_describe(cu, r, buf, sizeof(buf)));
+        return false;
+    }
+    return true;
+}
+
+#define CU_OK(cu, call, why, why_len) cu_ok((cu), (call), #call, (why), (why_len))
+
+static void device_init(void)
+{
+    device_state *d = &dstate;
+    const corun__cu *cu = corun__cu_load(d->error, sizeof(d->error));
+    int count = 0, v;
+    size_t fat_len;
+    const unsigned char *fat = corun__synth_fatbin(&fat_len);
+
+    if (cu == NULL) {
+        return;
+    }
+    d->cu = cu;
+    if (!CU_OK(cu, cu->cuDeviceGetCount(&count), d->error, sizeof(d->error))) {
+        return;
+    }
+    if (count == 0) {
+        snprintf(d->error, sizeof(d->error), "the NVIDIA driver sees no GPU");
+        return;
+    }
+    if (!CU_OK(cu, cu->cuDeviceGet(&d->dev, 0), d->error, sizeof(d->error)) ||
+        !CU_OK(cu, cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev), d->error, sizeof(d->error)) ||
+        !CU_OK(cu, cu->cuCtxSetCurrent(d->ctx), d->error, sizeof(d->error))) {
+        return;
+    }
+    (void)cu->cuDeviceGetName(d->name, sizeof(d->name), d->dev);
+    (void)cu->cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev);
+    if (v < 7) {
+        snprintf(d->error, sizeof(d->error), "%.100s has compute capability %d.x; corun needs 7.0+",
+                 d->name, v);
+        return;
+    }
+    corun_gpu_desc_h100(&d->desc);
+#define ATTR(field, attr) \
+    if (cu->cuDeviceGetAttribute(&v, attr, d->dev) == CUDA_SUCCESS) d->desc.field = (uint32_t)v
+    ATTR(sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    ATTR(max_threads_per_sm, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+    ATTR(max_blocks_per_sm, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+    ATTR(regs_per_sm, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR);
+    ATTR(smem_per_sm, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    ATTR(max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    ATTR(regs_per_block, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK);
+    ATTR(smem_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    ATTR(smem_per_block_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    ATTR(smem_reserved_per_block, CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
+#undef ATTR
+    (void)cu->cuCtxGetStreamPriorityRange(&d->prio_lo, &d->prio_hi);
+    if (!CU_OK(cu, cu->cuModuleLoadData(&d->synth_mod, fat), d->error, sizeof(d->error)) ||
+        !CU_OK(cu, cu->cuModuleGetFunction(&d->synth_plain, d->synth_mod, "corun_synth"), d->error,
+               sizeof(d->error)) ||
+        !CU_OK(cu, cu->cuModuleGetFunction(&d->synth_worker, d->synth_mod, "corun_synth__corun"),
+               d->error, sizeof(d->error))) {
+        return;
+    }
+    (void)fat_len;
+    d->ok = 1;
+}
+
+/* ---- the backend ---------------------------------------------------------- */
+
+typedef struct launch_rec {
+    struct cuda_backend *b;
+    corun__bkernel *k;
+    uint64_t cookie;
+    int stream;                 /* index into streams[] */
+    struct launch_rec *next;    /* in the finished queue */
+} launch_rec;
+
+typedef struct cuda_backend {
+    corun__backend be;
+    device_state *d;
+    corun__settings set;
+    CUstream ctl;                       /* signals, highest priority */
+    CUstream streams[2 * NSTREAMS];     /* [0, NSTREAMS) normal, then high priority */
+    uint32_t load[2 * NSTREAMS];        /* launches in flight per stream */
+    CUdeviceptr slab;                   /* CTL_SLOTS control blocks */
+    corun_ctl *staging;                 /* pinned, one per slot */
+    uint8_t slot_used[CTL_SLOTS];
+    corun_ctl *readback;                /* pinned, for progress reads */
+    pthread_mutex_t mu;                 /* finished queue, loads, inflight counts */
+    launch_rec *done_head, *done_tail;
+    int efd;
+} cuda_backend;
+
+struct corun__bkernel {
+    corun__kspec spec;
+    const corun__cuda_code *code;
+    CUfunction plain, worker;
+    uint32_t slot;
+    CUdeviceptr ctl;
+    CUevent ready;                      /* control block written; launches wait on it */
+    uint64_t tasks;
+    uint64_t limit;                     /* task limit in force on the device */
+    uint32_t per_sm;
+    uint32_t inflight;                  /* under b->mu */
+    void *args;                         /* packed parameter values */
+    size_t nparams;
+    size_t offset[MAX_PARAMS];
+    void *params[MAX_PARAMS + 1];       /* [0] = &wa for the worker, then user params */
+    corun_worker_arg wa;
+};
+
+static cuda_backend *cb(corun__backend *be)
+{
+    return (cuda_backend *)be;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cuda_now(corun__backend *be)
+{
+    return mono_ns();
+}
+
+static int set_current(cuda_backend *b)
+{
+    return b->d->cu->cuCtxSetCurrent(b->d->ctx) == CUDA_SUCCESS ? CORUN_OK : CORUN_ECUDA;
+}
+
+/* Iterations per ns of one synthetic block at full occupancy, measured once
+ * per (threads, smem) for the process. */
+static int synth_calibrate(cuda_backend *b, uint32_t threads, uint32_t smem, double *out,
+                           char *why, size_t why_len)
+{
+    device_state *d = b->d;
+    const corun__cu *cu = d->cu;
+    corun_synth_args a;
+    CUevent e0 = NULL, e1 = NULL;
+    CUstream s = b->streams[0];
+    CUdeviceptr sink = 0;
+    int per_sm = 0, rc = CORUN_ECUDA;
+    unsigned waves = 4;
+    float ms = 0, best = 0;
+    void *params[1] = {&a};
+    size_t i;
+    int rep;
+
+    pthread_mutex_lock(&d->cal_mu);
+    for (i = 0; i < d->ncal; i++) {
+        if (d->cal[i].threads == threads && d->cal[i].smem == smem) {
+            *out = d->cal[i].it_per_ns;
+            pthread_mutex_unlock(&d->cal_mu);
+            return CORUN_OK;
+        }
+    }
+    if (!CU_OK(cu, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, d->synth_plain,
+                                                                    (int)threads, smem),
+               why, why_len) ||
+        !CU_OK(cu, cu->cuMemAlloc(&sink, 4096), why, why_len) ||
+        !CU_OK(cu, cu->cuEventCreate(&e0, CU_EVENT_DEFAULT), why, why_len) ||
+        !CU_OK(cu, cu->cuEventCreate(&e1, CU_EVENT_DEFAULT), why, why_len)) {
+        goto out_unlock;
+    }
+    memset(&a, 0, sizeof(a));
+    a.a_it = SYNTH_CAL_ITERS;
+    a.sink = (float *)(uintptr_t)sink;
+    /* Best of three after a warm-up: the clock ramps up on the first. */
+    for (rep = 0; rep < 4; rep++) {
+        unsigned grid = waves * (unsigned)per_sm * d->desc.sm_count;
+        if (!CU_OK(cu, cu->cuEventRecord(e0, s), why, why_len) ||
+            !CU_OK(cu, cu->cuLaunchKernel(d->synth_plain, grid, 1, 1, threads, 1, 1, smem, s, params,
+                                          NULL),
+                   why, why_len) ||
+            !CU_OK(cu, cu->cuEventRecord(e1, s), why, why_len) ||
+            !CU_OK(cu, cu->cuEventSynchronize(e1), why, why_len) ||
+            !CU_OK(cu, cu->cuEventElapsedTime(&ms, e0, e1), why, why_len)) {
+            goto out_unlock;
+        }
+        if (rep > 0 && (best == 0 || ms < best)) {
+            best = ms;
+        }
+    }
+    *out = (double)SYNTH_CAL_ITERS * waves / ((double)best * 1e6);
+    if (d->ncal < SYNTH_CAL_CACHE) {
+        d->cal[d->ncal++] = (synth_cal){threads, smem, *out};
+    }
+    rc = CORUN_OK;
+out_unlock:
+    if (e0) {
+        (void)cu->cuEventDestroy(e0);
+    }
+    if (e1) {
+        (void)cu->cuEventDestroy(e1);
+    }
+    if (sink) {
+        (void)cu->cuMemFree(sink);
+    }
+    pthread_mutex_unlock(&d->cal_mu);
+    return rc;
+}
+
+static int take_slot(cuda_backend *b, uint32_t *slot)
+{
+    uint32_t i;
+
+    for (i = 0; i < CTL_SLOTS; i++) {
+        if (!b->slot_used[i]) {
+            b->slot_used[i] = 1;
+            *slot = i;
+            return CORUN_OK;
+        }
+    }
+    return CORUN_EBUSY;
+}
+
+/* Packs the parameter values of a user kernel (one pointer per parameter,
+ * as cuLaunchKernel takes them) using the plain function's layout. */
+static int pack_user_args(cuda_backend *b, corun__bkernel *k, char *why, size_t why_len)
+{
+    const corun__cu *cu = b->d->cu;
+    void *const *user = (void *const *)k->spec.args;
+    size_t i, total = 0, off, size;
+
+    for (i = 0; i < MAX_PARAMS; i++) {
+        if (cu->cuFuncGetParamInfo(k->plain, i, &off, &size) != CUDA_SUCCESS) {
+            break;
+        }
+        k->offset[i] = off;
+        total = off + size;
+    }
+    k->nparams = i;
+    if (k->nparams > 0 && user == NULL) {
+        snprintf(why, why_len, "kernel '%s' takes %zu parameters but no arguments were given",
+                 k->spec.name, k->nparams);
+        return CORUN_EINVAL;
+    }
+    k->args = calloc(1, total ? total : 1);
+    if (k->args == NULL) {
+        return CORUN_ENOMEM;
+    }
+    for (i = 0; i < k->nparams; i++) {
+        size_t end = i + 1 < k->nparams ? k->offset[i + 1] : total;
+        (void)cu->cuFuncGetParamInfo(k->plain, i, &off, &size);
+        if (user[i] == NULL) {
+            snprintf(why, why_len, "kernel '%s': argument %zu is NULL", k->spec.name, i);
+            return CORUN_EINVAL;
+        }
+        memcpy((char *)k->args + off, user[i], size);
+        (void)end;
+    }
+    return CORUN_OK;
+}
+
+static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun__bkernel **out,
+                            uint32_t *per_sm, char *why, size_t why_len)
+{
+    cuda_backend *b = cb(be);
+    const corun__cu *cu = b->d->cu;
+    const corun_gpu_desc *g = &b->d->desc;
+    corun__bkernel *k;
+    uint64_t tasks = (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z;
+    uint32_t threads = spec->block.x * spec->block.y * spec->block.z;
+    uint32_t smem = spec->smem_dynamic;
+    int occ_plain = 0, occ_worker = 0, rc;
+    corun_ctl *st;
+    size_t i;
+
+    if (tasks == 0 || threads == 0) {
+        snprintf(why, why_len, "kernel '%s': empty grid or block", spec->name);
+        return CORUN_EINVAL;
+    }
+    if (tasks > CORUN_MAX_TASKS) {
+        snprintf(why, why_len, "kernel '%s': %llu block-tasks; corun supports up to %llu",
+                 spec->name, (unsigned long long)tasks, (unsigned long long)CORUN_MAX_TASKS);
+        return CORUN_ERANGE;
+    }
+    if (threads > g->max_threads_per_block || spec->block.z > 64) {
+        snprintf(why, why_len, "kernel '%s': %u threads per block exceeds the limit of %u",
+                 spec->name, threads, g->max_threads_per_block);
+        return CORUN_ERANGE;
+    }
+    if (spec->grid.y > 65535 || spec->grid.z > 65535) {
+        snprintf(why, why_len, "kernel '%s': grid y and z must be at most 65535", spec->name);
+        return CORUN_ERANGE;
+    }
+    if (set_current(b) != CORUN_OK) {
+        return CORUN_ECUDA;
+    }
+    k = calloc(1, sizeof(*k));
+    if (k == NULL) {
+        return CORUN_ENOMEM;
+    }
+    k->spec = *spec;
+    k->tasks = tasks;
+    k->limit = tasks;
+    if (spec->code == CORUN_CODE_USER) {
+        k->code = spec->user;
+        if (k->code == NULL || k->code->plain == NULL || k->code->worker == NULL) {
+            snprintf(why, why_len, "kernel '%s': null kernel function", spec->name);
+            rc = CORUN_EINVAL;
+            goto out_free_k;
+        }
+        k->plain = (CUfunction)k->code->plain;
+        k->worker = (CUfunction)k->code->worker;
+        rc = pack_user_args(b, k, why, why_len);
+        if (rc != CORUN_OK) {
+            goto out_free_args;
+        }
+    } else {
+        corun_synth_args *a = calloc(1, sizeof(*a));
+        double it_per_ns;
+        if (a == NULL) {
+            rc = CORUN_ENOMEM;
+            goto out_free_k;
+        }
+        k->args = a;
+        k->plain = b->d->synth_plain;
+        k->worker = b->d->synth_worker;
+        smem += spec->shape.smem_static; /* reproduce the scenario's shared memory */
+        rc = synth_calibrate(b, threads, smem, &it_per_ns, why, why_len);
+        if (rc != CORUN_OK) {
+            goto out_free_args;
+        }
+        a->dist = (uint32_t)spec->task_ns.kind;
+        a->a_it = (float)(spec->task_ns.a * it_per_ns);
+        a->b_it = (float)(spec->task_ns.b * (spec->task_ns.kind == CORUN_DIST_UNIFORM ||
+                                                     spec->task_ns.kind == CORUN_DIST_NORMAL
+                                                 ? it_per_ns
+                                                 : 0));
+        a->seed = atomic_fetch_add(&synth_seed, 0x9e3779b9u);
+        k->nparams = 1;
+        k->offset[0] = 0;
+    }
+    k->spec.smem_dynamic = smem;
+    if (smem > g->smem_per_block) {
+        if (smem > g->smem_per_block_optin) {
+            snprintf(why, why_len, "kernel '%s': %u bytes of shared memory exceeds the limit of %u",
+                     spec->name, smem, g->smem_per_block_optin);
+            rc = CORUN_ERANGE;
+            goto out_free_args;
+        }
+        (void)cu->cuFuncSetAttribute(k->plain, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     (int)smem);
+        (void)cu->cuFuncSetAttribute(k->worker, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     (int)smem);
+    }
+    if (!CU_OK(cu, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ_plain, k->plain,
+                                                                    (int)threads, smem),
+               why, why_len) ||
+        !CU_OK(cu, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ_worker, k->worker,
+                                                                    (int)threads, smem),
+               why, why_len)) {
+        rc = CORUN_ECUDA;
+        goto out_free_args;
+    }
+    if (occ_plain == 0 || occ_worker == 0) {
+        snprintf(why, why_len, "kernel '%s': a block of %u threads with %u bytes of shared memory "
+                 "does not fit on an SM", spec->name, threads, smem);
+        rc = CORUN_ERANGE;
+        goto out_free_args;
+    }
+    if (occ_worker < occ_plain && !(k->code != NULL && k->code->allow_occupancy_loss)) {
+        int regs_p = 0, regs_w = 0;
+        (void)cu->cuFuncGetAttribute(&regs_p, CU_FUNC_ATTRIBUTE_NUM_REGS, k->plain);
+        (void)cu->cuFuncGetAttribute(&regs_w, CU_FUNC_ATTRIBUTE_NUM_REGS, k->worker);
+        snprintf(why, why_len,
+                 "kernel '%s': the worker form fits %d blocks per SM where the plain kernel fits "
+                 "%d (%d vs %d registers); pin it with __maxnreg__(%d) or __launch_bounds__",
+                 spec->name, occ_worker, occ_plain, regs_w, regs_p, regs_p);
+        rc = CORUN_ERANGE;
+        goto out_free_args;
+    }
+    k->per_sm = (uint32_t)occ_worker;
+    rc = take_slot(b, &k->slot);
+    if (rc != CORUN_OK) {
+        snprintf(why, why_len, "more than %d corun kernels at once", CTL_SLOTS);
+        goto out_free_args;
+    }
+    k->ctl = b->slab + (CUdeviceptr)k->slot * sizeof(corun_ctl);
+    st = &b->staging[k->slot];
+    memset(st, 0, sizeof(*st));
+    st->sm_lo = 0;
+    st->sm_hi = g->sm_count - 1;
+    st->task_limit = tasks;
+    st->budget_ns = (uint32_t)(b->set.chunk_budget_us * 1e3);
+    st->chunk_max = (uint32_t)b->set.chunk_max;
+    st->workers_per_capsm = k->per_sm;
+    st->grid_x = spec->grid.x;
+    st->grid_y = spec->grid.y;
+    st->grid_z = spec->grid.z;
+    st->tasks = tasks;
+    st->task_hits = spec->task_hits;
+    if (!CU_OK(cu, cu->cuEventCreate(&k->ready, CU_EVENT_DISABLE_TIMING), why, why_len) ||
+        !CU_OK(cu, cu->cuMemcpyHtoDAsync(k->ctl, st, sizeof(*st), b->ctl), why, why_len) ||
+        !CU_OK(cu, cu->cuEventRecord(k->ready, b->ctl), why, why_len)) {
+        rc = CORUN_ECUDA;
+        goto out_free_slot;
+    }
+    k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
+    k->params[0] = &k->wa;
+    for (i = 0; i < k->nparams; i++) {
+        k->params[i + 1] = (char *)k->args + k->offset[i];
+    }
+    *per_sm = k->per_sm;
+    *out = k;
+    return CORUN_OK;
+
+out_free_slot:
+    if (k->ready) {
+        (void)cu->cuEventDestroy(k->ready);
+    }
+    b->slot_used[k->slot] = 0;
+out_free_args:
+    free(k->args);
+out_free_k:
+    free(k);
+    return rc;
+}
+
+static void cuda_kernel_close(corun__backend *be, corun__bkernel *k)
+{
+    cuda_backend *b = cb(be);
+
+    if (k == NULL) {
+        return;
+    }
+    (void)set_current(b);
+    pthread_mutex_lock(&b->mu);
+    if (k->inflight > 0) {
+        /* Only when the scheduler is torn down with work on the GPU: wait
+         * for it, then drop its finished-launch records. */
+        launch_rec **pp = &b->done_head, *r;
+        pthread_mutex_unlock(&b->mu);
+        (void)b->d->cu->cuCtxSynchronize();
+        pthread_mutex_lock(&b->mu);
+        b->done_tail = NULL;
+        while ((r = *pp) != NULL) {
+            if (r->k == k) {
+                *pp = r->next;
+                b->load[r->stream]--;
+                free(r);
+            } else {
+                b->done_tail = r;
+                pp = &r->next;
+            }
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+    /* The staging slot may still be read by a queued copy: let it finish. */
+    (void)b->d->cu->cuEventSynchronize(k->ready);
+    (void)b->d->cu->cuEventDestroy(k->ready);
+    b->slot_used[k->slot] = 0;
+    free(k->args);
+    free(k);
+}
+
+static void CUDA_CB launch_done(void *p)
+{
+    launch_rec *r = p;
+    cuda_backend *b = r->b;
+    uint64_t one = 1;
+
+    pthread_mutex_lock(&b->mu);
+    r->next = NULL;
+    if (b->done_tail) {
+        b->done_tail->next = r;
+    } else {
+        b->done_head = r;
+    }
+    b->done_tail = r;
+    pthread_mutex_unlock(&b->mu);
+    if (write(b->efd, &one, sizeof(one)) < 0) {
+        /* The counter cannot overflow in practice; nothing else to do here. */
+    }
+}
+
+/* Picks the least loaded stream of the wanted priority. Under b->mu. */
+static int pick_stream(cuda_backend *b, int high)
+{
+    int base = high ? NSTREAMS : 0, best = base, i;
+
+    for (i = base; i < base + NSTREAMS; i++) {
+        if (b->load[i] < b->load[best]) {
+            best = i;
+        }
+    }
+    return best;
+}
+
+static int launch(cuda_backend *b, corun__bkernel *k, int worker, unsigned nblocks_x, int32_t prio,
+                  uint64_t cookie)
+{
+    const corun__cu *cu = b->d->cu;
+    launch_rec *r;
+    CUstream s;
+    CUresult res;
+    int si;
+
+    if (set_current(b) != CORUN_OK) {
+        return CORUN_ECUDA;
+    }
+    r = malloc(sizeof(*r));
+    if (r == NULL) {
+        return CORUN_ENOMEM;
+    }
+    pthread_mutex_lock(&b->mu);
+    si = pick_stream(b, prio > 0);
+    b->load[si]++;
+    k->inflight++;
+    pthread_mutex_unlock(&b->mu);
+    s = b->streams[si];
+    r->b = b;
+    r->k = k;
+    r->cookie = cookie;
+    r->stream = si;
+    res = cu->cuStreamWaitEvent(s, k->ready, 0);
+    if (res == CUDA_SUCCESS) {
+        const corun__kspec *sp = &k->spec;
+        if (worker) {
+            res = cu->cuLaunchKernel(k->worker, nblocks_x, 1, 1, sp->block.x, sp->block.y,
+                                     sp->block.z, sp->smem_dynamic, s, k->params, NULL);
+        } else {
+            res = cu->cuLaunchKernel(k->plain, sp->grid.x, sp->grid.y, sp->grid.z, sp->block.x,
+                                     sp->block.y, sp->block.z, sp->smem_dynamic, s,
+                                     k->params + 1, NULL);
+        }
+    }
+    if (res == CUDA_SUCCESS) {
+        res = cu->cuLaunchHostFunc(s, launch_done, r);
+    }
+    if (res != CUDA_SUCCESS) {
+        pthread_mutex_lock(&b->mu);
+        b->load[si]--;
+        k->inflight--;
+        pthread_mutex_unlock(&b->mu);
+        free(r);
+        return CORUN_ELAUNCH;
+    }
+    return CORUN_OK;
+}
+
+static int cuda_launch_workers(corun__backend *be, corun__bkernel *k, const corun__launch_req *req)
+{
+    if (req->nworkers == 0) {
+        return CORUN_EINVAL;
+    }
+    /* Parameters are copied by cuLaunchKernel, so k->wa may be reused. */
+    k->wa.base = req->base;
+    k->wa.gen = req->gen;
+    return launch(cb(be), k, 1, req->nworkers, req->priority, req->cookie);
+}
+
+static int cuda_launch_plain(corun__backend *be, corun__bkernel *k, int32_t priority,
+                             uint64_t cookie)
+{
+    return launch(cb(be), k, 0, 0, priority, cookie);
+}
+
+static int write32(cuda_backend *b, corun__bkernel *k, size_t off, uint32_t v)
+{
+    return b->d->cu->cuStreamWriteValue32(b->ctl, k->ctl + off, v, 0) == CUDA_SUCCESS
+               ? CORUN_OK
+               : CORUN_ECUDA;
+}
+
+static int write64(cuda_backend *b, corun__bkernel *k, size_t off, uint64_t v)
+{
+    return b->d->cu->cuStreamWriteValue64(b->ctl, k->ctl + off, v, 0) == CUDA_SUCCESS
+               ? CORUN_OK
+               : CORUN_ECUDA;
+}
+
+static int cuda_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value)
+{
+    cuda_backend *b = cb(be);
+    uint32_t inflight;
+    int rc;
+
+    if (set_current(b) != CORUN_OK) {
+        return CORUN_ECUDA;
+    }
+    switch (sig) {
+    case CORUN_SIG_HALT_GEN:
+        return write32(b, k, offsetof(corun_ctl, halt_gen), (uint32_t)value);
+    case CORUN_SIG_EVICT_BELOW:
+        return write32(b, k, offsetof(corun_ctl, evict_below), (uint32_t)value);
+    case CORUN_SIG_NWORKERS:
+        return write32(b, k, offsetof(corun_ctl, nworkers), (uint32_t)value);
+    case CORUN_SIG_SM_RANGE: {
+        uint32_t lo = (uint32_t)value, hi = (uint32_t)(value >> 32);
+        if (lo > hi || hi >= b->d->desc.sm_count) {
+            return CORUN_ERANGE;
+        }
+        /* Widen first, then narrow, so no worker in both ranges leaves. */
+        rc = write32(b, k, offsetof(corun_ctl, sm_hi), hi);
+        return rc == CORUN_OK ? write32(b, k, offsetof(corun_ctl, sm_lo), lo) : rc;
+    }
+    case CORUN_SIG_TASK_LIMIT:
+        pthread_mutex_lock(&b->mu);
+        inflight = k->inflight;
+        pthread_mutex_unlock(&b->mu);
+        if (value > k->limit && inflight > 0) {
+            return CORUN_EBUSY;
+        }
+        rc = write64(b, k, offsetof(corun_ctl, task_limit), value);
+        if (rc == CORUN_OK) {
+            k->limit = value;
+        }
+        return rc;
+    }
+    return CORUN_EINVAL;
+}
+
+static int cuda_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit)
+{
+    cuda_backend *b = cb(be);
+    const corun__cu *cu = b->d->cu;
+    uint32_t inflight;
+
+    pthread_mutex_lock(&b->mu);
+    inflight = k->inflight;
+    pthread_mutex_unlock(&b->mu);
+    if (inflight > 0) {
+        return CORUN_EBUSY;
+    }
+    if (set_current(b) != CORUN_OK ||
+        write64(b, k, offsetof(corun_ctl, next), next) != CORUN_OK ||
+        write64(b, k, offsetof(corun_ctl, task_limit), limit) != CORUN_OK ||
+        cu->cuEventRecord(k->ready, b->ctl) != CUDA_SUCCESS) {
+        return CORUN_ECUDA;
+    }
+    k->limit = limit;
+    return CORUN_OK;
+}
+
+static int cuda_progress(corun__backend *be, corun__bkernel *k, corun_progress *out)
+{
+    cuda_backend *b = cb(be);
+    const corun__cu *cu = b->d->cu;
+    corun_ctl *rb = b->readback;
+
+    if (set_current(b) != CORUN_OK ||
+        cu->cuMemcpyDtoHAsync(&rb->next, k->ctl + offsetof(corun_ctl, next),
+                              sizeof(*rb) - offsetof(corun_ctl, next), b->ctl) != CUDA_SUCCESS ||
+        cu->cuStreamSynchronize(b->ctl) != CUDA_SUCCESS) {
+        return CORUN_ECUDA;
+    }
+    out->tasks = k->tasks;
+    out->claimed = rb->next;
+    out->done = rb->done;
+    out->live = rb->live;
+    return CORUN_OK;
+}
+
+static int cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, size_t cap,
+                     size_t *n)
+{
+    cuda_backend *b = cb(be);
+
+    *n = 0;
+    for (;;) {
+        struct pollfd pfd = {b->efd, POLLIN, 0};
+        struct timespec ts;
+        uint64_t now, wait, cnt;
+
+        pthread_mutex_lock(&b->mu);
+        while (b->done_head != NULL && *n < cap) {
+            launch_rec *r = b->done_head;
+            b->done_head = r->next;
+            if (b->done_head == NULL) {
+                b->done_tail = NULL;
+            }
+            b->load[r->stream]--;
+            r->k->inflight--;
+            ev[*n].cookie = r->cookie;
+            ev[*n].time_ns = mono_ns();
+            ev[*n].status = CORUN_OK;
+            (*n)++;
+            free(r);
+        }
+        pthread_mutex_unlock(&b->mu);
+        if (*n > 0) {
+            return CORUN_OK;
+        }
+        now = mono_ns();
+        if (now >= deadline) {
+            return CORUN_OK;
+        }
+        /* Sleep at most a second at a time, so a lost wake-up costs little. */
+        wait = deadline - now;
+        if (wait > 1000000000ull) {
+            wait = 1000000000ull;
+        }
+        ts.tv_sec = (time_t)(wait / 1000000000ull);
+        ts.tv_nsec = (long)(wait % 1000000000ull);
+        if (ppoll(&pfd, 1, &ts, NULL) > 0) {
+            if (read(b->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN) {
+                return CORUN_EIO;
+            }
+        }
+    }
+}
+
+void corun__cuda_wake(corun__backend *be)
+{
+    uint64_t one = 1;
+    if (write(cb(be)->efd, &one, sizeof(one)) < 0) {
+        /* see launch_done */
+    }
+}
+
+static void cuda_destroy(corun__backend *be)
+{
+    cuda_backend *b = cb(be);
+    const corun__cu *cu = b->d->cu;
+    int i;
+
+    (void)set_current(b);
+    (void)cu->cuCtxSynchronize();
+    for (i = 0; i < 2 * NSTREAMS; i++) {
+        if (b->streams[i]) {
+            (void)cu->cuStreamDestroy(b->streams[i]);
+        }
+    }
+    if (b->ctl) {
+        (void)cu->cuStreamDestroy(b->ctl);
+    }
+    if (b->slab) {
+        (void)cu->cuMemFree(b->slab);
+    }
+    if (b->staging) {
+        (void)cu->cuMemFreeHost(b->staging);
+    }
+    if (b->readback) {
+        (void)cu->cuMemFreeHost(b->readback);
+    }
+    while (b->done_head) {
+        launch_rec *r = b->done_head;
+        b->done_head = r->next;
+        free(r);
+    }
+    if (b->efd >= 0) {
+        close(b->efd);
+    }
+    pthread_mutex_destroy(&b->mu);
+    free(b);
+}
+
+static const corun__backend_ops cuda_ops = {
+    .name = "cuda",
+    .kernel_open = cuda_kernel_open,
+    .kernel_close = cuda_kernel_close,
+    .launch_workers = cuda_launch_workers,
+    .launch_plain = cuda_launch_plain,
+    .signal = cuda_signal,
+    .rewind = cuda_rewind,
+    .progress = cuda_progress,
+    .now_ns = cuda_now,
+    .poll = cuda_poll,
+    .wake = corun__cuda_wake,
+    .destroy = cuda_destroy,
+};
+
+int corun__cuda_create(const corun__settings *set, corun__backend **out, char *why,
+                       size_t why_len)
+{
+    device_state *d = &dstate;
+    const corun__cu *cu;
+    cuda_backend *b;
+    int i;
+
+    pthread_once(&dstate_once, device_init);
+    if (!d->ok) {
+        snprintf(why, why_len, "%s", d->error);
+        return CORUN_ENODEV;
+    }
+    cu = d->cu;
+    b = calloc(1, sizeof(*b));
+    if (b == NULL) {
+        return CORUN_ENOMEM;
+    }
+    b->be.ops = &cuda_ops;
+    b->be.desc = d->desc;
+    b->d = d;
+    b->set = *set;
+    b->efd = -1;
+    pthread_mutex_init(&b->mu, NULL);
+    if (!CU_OK(cu, cu->cuCtxSetCurrent(d->ctx), why, why_len) ||
+        !CU_OK(cu, cu->cuStreamCreateWithPriority(&b->ctl, CU_STREAM_NON_BLOCKING, d->prio_hi), why,
+               why_len)) {
+        goto out_destroy;
+    }
+    for (i = 0; i < 2 * NSTREAMS; i++) {
+        int prio = i < NSTREAMS ? d->prio_lo : d->prio_hi;
+        if (!CU_OK(cu, cu->cuStreamCreateWithPriority(&b->streams[i], CU_STREAM_NON_BLOCKING, prio),
+                   why, why_len)) {
+            goto out_destroy;
+        }
+    }
+    if (!CU_OK(cu, cu->cuMemAlloc(&b->slab, CTL_SLOTS * sizeof(corun_ctl)), why, why_len) ||
+        !CU_OK(cu, cu->cuMemAllocHost((void **)&b->staging, CTL_SLOTS * sizeof(corun_ctl)), why,
+               why_len) ||
+        !CU_OK(cu, cu->cuMemAllocHost((void **)&b->readback, sizeof(corun_ctl)), why, why_len)) {
+        goto out_destroy;
+    }
+    b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (b->efd < 0) {
+        snprintf(why, why_len, "eventfd: %s", strerror(errno));
+        goto out_destroy;
+    }
+    *out = &b->be;
+    return CORUN_OK;
+
+out_destroy:
+    cuda_destroy(&b->be);
+    return CORUN_ECUDA;
+}
+
+unsigned long long corun__cuda_ctl_addr(corun__backend *be, corun__bkernel *k)
+{
+    return (unsigned long long)k->ctl;
+}
+
+int corun__cuda_set_task_hits(corun__backend *be, corun__bkernel *k, unsigned long long dptr)
+{
+    cuda_backend *b = cb(be);
+    const corun__cu *cu = b->d->cu;
+
+    if (set_current(b) != CORUN_OK ||
+        write64(b, k, offsetof(corun_ctl, task_hits), dptr) != CORUN_OK ||
+        cu->cuEventRecord(k->ready, b->ctl) != CUDA_SUCCESS) {
+        return CORUN_ECUDA;
+    }
+    return CORUN_OK;
+}
+
+void corun__cuda_describe(corun__backend *be, char *name, size_t len, int *driver_version)
+{
+    snprintf(name, len, "%s", cb(be)->d->name);
+    *driver_version = cb(be)->d->cu->driver_version;
+}

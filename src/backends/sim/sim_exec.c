@@ -1,0 +1,377 @@
+/*
+ * sim_exec.c — block-tasks, the shared-DRAM model, plain blocks and the
+ * persistent-worker loop.
+ *
+ * DRAM. A resident block of kernel k demands bw_k = mem_bw_k / (per_sm_k * SMs)
+ * of peak bandwidth (the kernel's mem_bw spread over its full occupancy).
+ * With D the demand of all resident blocks, the slowdown is s = max(1, D) and
+ * a task of k progresses at r_k = 1 / ((1 - mem_frac_k) + mem_frac_k * s)
+ * of its solo speed. Every kernel keeps a virtual clock V_k that advances at
+ * r_k, and its running tasks in a min-heap of end times on that clock; the
+ * global event heap holds one valid wake-up per kernel, for its earliest end
+ * (wake-ups it replaces stay in the heap and are skipped by version). A
+ * change of s therefore touches O(kernels) state, and nothing at all while
+ * the GPU is not bandwidth-bound (s stays 1).
+ *
+ * Demand is counted per resident block, not per running task: a worker that
+ * is claiming (claim_ns, a fraction of a chunk) still counts. Counting it out
+ * would change every rate twice per chunk of every worker; counted this way,
+ * D changes only when blocks arrive or leave. Changes within one instant are
+ * applied together, just before the clock moves (corun__sim_update_rates).
+ *
+ * Workers follow corun_worker_loop (corun_device.cuh) step by step: check
+ * the signals, claim a chunk with corun_chunk_size (claim_ns, during which
+ * the worker holds its SM but runs nothing), run the chunk's tasks one after
+ * the other, then count them in `done` and feed the chunk's time per task to
+ * corun_chunk_ewma. As on the device, the claim of chunk k+1 happens before
+ * chunk k is counted, so the time measured for a chunk includes one claim.
+ * One simplification: a worker told to leave by a signal leaves at once,
+ * without the final barrier.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "backends/sim/sim_int.h"
+#include "corun/corun_chunk.h"
+
+/* Virtual-clock slack when deciding that a task has ended: the clock is a
+ * double of up to ~1e10 ns, whose rounding error is far below a picosecond. */
+#define VCLOCK_EPS 1e-3
+
+int corun__sim_kernel_exec_init(corun__sim *s, corun__bkernel *k)
+{
+    k->run = malloc((size_t)k->per_sm * s->nsm * sizeof(*k->run));
+    if (k->run == NULL) {
+        return CORUN_ENOMEM;
+    }
+    k->nrun = 0;
+    k->vclock = 0;
+    k->vtime = s->now;
+    k->rate = 1;
+    k->task_seq = 0;
+    k->version = 0;
+    k->wake_set = false;
+    k->bw = k->spec.mem_bw / ((double)k->per_sm * s->nsm);
+    return CORUN_OK;
+}
+
+void corun__sim_kernel_exec_free(corun__bkernel *k)
+{
+    free(k->run);
+    k->run = NULL;
+}
+
+/* --- durations --------------------------------------------------------- */
+
+/* A solo task duration in whole nanoseconds. */
+static double draw_ns(corun__sim *s, const corun__dist *d)
+{
+    double x = d->a;
+    int i;
+
+    switch (d->kind) {
+    case CORUN_DIST_CONST:
+        break;
+    case CORUN_DIST_UNIFORM:
+        x = corun__rng_uniform(&s->rng, d->a, d->b);
+        break;
+    case CORUN_DIST_NORMAL:
+        /* Truncated, not clamped: redraw below the floor. Each draw is above
+         * it with probability > 1/2, so the bound is never reached in
+         * practice; it only keeps the loop finite. */
+        for (i = 0; i < 64; i++) {
+            x = corun__rng_normal(&s->rng, d->a, d->b);
+            if (x >= 0.05 * d->a) {
+                break;
+            }
+        }
+        if (x < 0.05 * d->a) {
+            x = 0.05 * d->a;
+        }
+        break;
+    case CORUN_DIST_EXP:
+        x = corun__rng_exp(&s->rng, d->a);
+        break;
+    }
+    return x > 0 ? floor(x + 0.5) : 0;
+}
+
+/* --- the DRAM model ---------------------------------------------------- */
+
+static double rate_of(const corun__bkernel *k, double slow)
+{
+    return 1.0 / ((1.0 - k->spec.mem_frac) + k->spec.mem_frac * slow);
+}
+
+static void advance(const corun__sim *s, corun__bkernel *k)
+{
+    if (k->vtime != s->now) {
+        k->vclock += k->rate * (double)(s->now - k->vtime);
+        k->vtime = s->now;
+    }
+}
+
+static bool task_before(const corun__sim_task *a, const corun__sim_task *b)
+{
+    return a->vend < b->vend || (a->vend == b->vend && a->seq < b->seq);
+}
+
+static void run_push(corun__bkernel *k, corun__sim_task t)
+{
+    uint32_t i = k->nrun++;
+
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (!task_before(&t, &k->run[parent])) {
+            break;
+        }
+        k->run[i] = k->run[parent];
+        i = parent;
+    }
+    k->run[i] = t;
+}
+
+static corun__sim_task run_pop(corun__bkernel *k)
+{
+    corun__sim_task top = k->run[0];
+    corun__sim_task last = k->run[--k->nrun];
+    uint32_t i = 0;
+
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m;
+        if (l >= k->nrun) {
+            break;
+        }
+        m = r < k->nrun && task_before(&k->run[r], &k->run[l]) ? r : l;
+        if (!task_before(&k->run[m], &last)) {
+            break;
+        }
+        k->run[i] = k->run[m];
+        i = m;
+    }
+    if (k->nrun > 0) {
+        k->run[i] = last;
+    }
+    return top;
+}
+
+/* Makes sure the one valid TASK event of k is at the time its earliest task
+ * ends (or that there is none when nothing runs). Cheap when unchanged. */
+static void wake(corun__sim *s, corun__bkernel *k)
+{
+    double dt;
+    uint64_t t;
+
+    if (k->nrun == 0) {
+        if (k->wake_set) {
+            k->version++;
+            k->wake_set = false;
+        }
+        return;
+    }
+    dt = (k->run[0].vend - k->vclock) / k->rate;
+    t = k->vtime;
+    if (dt > VCLOCK_EPS) {
+        t += (uint64_t)ceil(dt - VCLOCK_EPS);
+    }
+    if (t < s->now) {
+        t = s->now;
+    }
+    if (k->wake_set && k->wake_time == t) {
+        return;
+    }
+    k->version++;
+    k->wake_set = true;
+    k->wake_time = t;
+    corun__sim_push(s, t, CORUN_SIM_EV_TASK, 0, k->version, k);
+}
+
+void corun__sim_update_rates(corun__sim *s)
+{
+    corun__bkernel *k;
+    double demand = 0, slow;
+
+    if (!s->demand_dirty) {
+        return;
+    }
+    s->demand_dirty = false;
+    for (k = s->kernels; k != NULL; k = k->next) {
+        demand += k->nres * k->bw;
+    }
+    slow = demand > 1 ? demand : 1;
+    if (slow == s->slow) {
+        return;
+    }
+    s->slow = slow;
+    for (k = s->kernels; k != NULL; k = k->next) {
+        if (k->spec.mem_frac > 0 && k->nrun > 0) {
+            advance(s, k);
+            k->rate = rate_of(k, slow);
+            wake(s, k);
+        }
+    }
+}
+
+/* --- blocks ------------------------------------------------------------ */
+
+static void task_start(corun__sim *s, uint32_t b)
+{
+    corun__sim_block *blk = &s->blocks[b];
+    corun__bkernel *k = blk->l->k;
+    corun__sim_task t;
+
+    advance(s, k);
+    if (k->nrun == 0) {
+        k->rate = rate_of(k, s->slow);
+    }
+    t.vend = k->vclock + draw_ns(s, &k->spec.task_ns);
+    t.seq = k->task_seq++;
+    t.block = b;
+    run_push(k, t);
+    wake(s, k);
+}
+
+static void block_leave(corun__sim *s, uint32_t b)
+{
+    corun__sim_launch *l = s->blocks[b].l;
+
+    if (l->k->bw > 0) {
+        l->k->nres--;
+        s->demand_dirty = true;
+    }
+    corun__sim_block_release(s, b);
+    corun__sim_launch_block_gone(s, l);
+}
+
+static void worker_leave(corun__sim *s, uint32_t b)
+{
+    corun_ctl *ctl = &s->blocks[b].l->k->ctl;
+
+    ctl->live--;
+    ctl->exited++;
+    block_leave(s, b);
+}
+
+/* done += n, and the "signal at task k" fault once done reaches k. The
+ * fault acts as a host write, so a task limit it sets is also the host's:
+ * raising it again while workers run is refused as for any host write. */
+static void count_done(corun__sim *s, corun__bkernel *k, uint32_t n)
+{
+    const corun__sim_faults *f = &s->opts.faults;
+
+    k->ctl.done += n;
+    if (k->fault_armed && k->ctl.done >= f->signal_at_task) {
+        k->fault_armed = false;
+        corun__sim_apply_signal(s, k, f->signal_kind, f->signal_value);
+        if (f->signal_kind == CORUN_SIG_TASK_LIMIT) {
+            k->host_limit = k->ctl.task_limit;
+        }
+    }
+}
+
+/* A chunk boundary (or the worker's start): obey the signals, else claim. */
+static void worker_boundary(corun__sim *s, uint32_t b)
+{
+    corun__sim_block *blk = &s->blocks[b];
+    corun__bkernel *k = blk->l->k;
+    corun_ctl *ctl = &k->ctl;
+    const uint32_t capsm = blk->worker / k->per_sm;
+    uint64_t limit, first;
+    uint32_t remaining, c;
+
+    if (blk->l->gen < ctl->halt_gen || capsm < ctl->evict_below || blk->sm < ctl->sm_lo ||
+        blk->sm > ctl->sm_hi) {
+        if (blk->count > 0) {
+            count_done(s, k, blk->count);
+        }
+        s->stats.workers_exited_signal++;
+        worker_leave(s, b);
+        return;
+    }
+    limit = ctl->task_limit;
+    remaining = limit > blk->next_hint
+                    ? (limit - blk->next_hint > UINT32_MAX ? UINT32_MAX
+                                                           : (uint32_t)(limit - blk->next_hint))
+                    : 0;
+    c = corun_chunk_size(blk->mean_ns, ctl->budget_ns, remaining, ctl->nworkers, ctl->chunk_max);
+    first = ctl->next;
+    ctl->next += c;
+    blk->next_hint = first + c;
+    blk->claim_first = first;
+    blk->claim_count = first < limit ? (uint32_t)(limit - first < c ? limit - first : c) : 0;
+    if (s->claim_fn != NULL) {
+        corun__sim_claim cl = {s->now, blk->worker, c, first, blk->claim_count};
+        s->claim_fn(s->claim_ctx, k, &cl);
+    }
+    corun__sim_push(s, s->now + s->claim_ns, CORUN_SIM_EV_CLAIM, b, 0, NULL);
+}
+
+void corun__sim_on_claim_event(corun__sim *s, uint32_t b)
+{
+    corun__sim_block *blk = &s->blocks[b];
+    corun__bkernel *k = blk->l->k;
+
+    s->stats.events++;
+    if (blk->count > 0) {
+        count_done(s, k, blk->count);
+        blk->mean_ns = corun_chunk_ewma(blk->mean_ns, (s->now - blk->t_chunk) / blk->count);
+    }
+    blk->t_chunk = s->now;
+    blk->first = blk->claim_first;
+    blk->count = blk->claim_count;
+    blk->cur = 0;
+    if (blk->count == 0) {
+        worker_leave(s, b);
+        return;
+    }
+    task_start(s, b);
+}
+
+void corun__sim_block_start(corun__sim *s, uint32_t b)
+{
+    corun__sim_block *blk = &s->blocks[b];
+    corun__bkernel *k = blk->l->k;
+
+    if (k->bw > 0) {
+        k->nres++;
+        s->demand_dirty = true;
+    }
+    if (!blk->l->workers) {
+        blk->count = 1;
+        task_start(s, b);
+        return;
+    }
+    k->ctl.live++;
+    k->ctl.started++;
+    s->stats.workers_started++;
+    worker_boundary(s, b);
+}
+
+void corun__sim_on_task_event(corun__sim *s, corun__bkernel *k, uint64_t version)
+{
+    corun__sim_task t;
+    corun__sim_block *blk;
+
+    if (version != k->version) {
+        return; /* superseded by a later wake-up */
+    }
+    k->wake_set = false;
+    advance(s, k);
+    if (k->nrun == 0 || k->run[0].vend > k->vclock + VCLOCK_EPS) {
+        wake(s, k); /* the rate fell since this wake-up was set */
+        return;
+    }
+    t = run_pop(k);
+    s->stats.events++;
+    s->stats.tasks_run++;
+    blk = &s->blocks[t.block];
+    k->hits[blk->first + blk->cur]++;
+    if (!blk->l->workers) {
+        block_leave(s, t.block);
+    } else if (++blk->cur < blk->count) {
+        task_start(s, t.block);
+    } else {
+        worker_boundary(s, t.block);
+    }
+    wake(s, k);
+}

@@ -1,0 +1,210 @@
+/*
+ * sim_int.h — the simulator's internal state, shared by its three files:
+ *
+ *   sim.c           the backend interface, the virtual clock, the event loop,
+ *                   signals and launch bookkeeping;
+ *   sim_dispatch.c  SMs and their resources, the hardware block dispatcher;
+ *   sim_exec.c      block-tasks, the shared-DRAM model, plain blocks and the
+ *                   persistent-worker loop.
+ *
+ * Nothing declared here is visible outside src/backends/sim/.
+ *
+ * Time is integer nanoseconds everywhere except inside the DRAM model, where
+ * each kernel has a virtual clock that runs at its current progress rate
+ * (see sim_exec.c). Block-task durations are rounded to whole nanoseconds, so
+ * a run with no DRAM contention is exact integer arithmetic.
+ *
+ * Memory is never allocated per event: blocks live in a pool that doubles
+ * (rarely) up to the most blocks the GPU can hold, each kernel's running
+ * tasks in a heap sized once for the most blocks of that kernel the GPU can
+ * hold, and launch records are recycled. Should the pool or the global event
+ * heap fail to grow inside an event, the simulator records CORUN_ENOMEM in
+ * `broken` and every later call returns it.
+ */
+#ifndef CORUN_BACKENDS_SIM_INT_H
+#define CORUN_BACKENDS_SIM_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backends/sim/sim.h"
+#include "common/heap.h"
+#include "common/rng.h"
+#include "corun/corun_ctl.h"
+
+/* What an entry of the global event heap means. */
+typedef enum corun__sim_ev {
+    CORUN_SIM_EV_NOP,    /* cancelled (its kernel was closed or rewound) */
+    CORUN_SIM_EV_ARRIVE, /* p: launch whose grid reaches the dispatcher */
+    CORUN_SIM_EV_TASK,   /* p: kernel whose earliest task may end; b: version */
+    CORUN_SIM_EV_CLAIM,  /* a: block whose chunk claim completes */
+    CORUN_SIM_EV_SIGNAL, /* p: kernel; a: corun__signal; b: value */
+    CORUN_SIM_EV_NOTIFY  /* b: cookie; a: status — the host learns a launch ended */
+} corun__sim_ev;
+
+#define CORUN_SIM_NO_BLOCK UINT32_MAX
+
+/* One grid from its launch call until its last block has left. */
+typedef struct corun__sim_launch {
+    struct corun__sim_launch *prev, *next; /* dispatch queue, while blocks wait */
+    struct corun__sim_launch *all;         /* every record, for destroy */
+    corun__bkernel *k;
+    uint64_t cookie;
+    uint64_t blocks;   /* thread blocks in the grid */
+    uint64_t placed;   /* blocks dispatched so far */
+    uint64_t gone;     /* blocks that have left the GPU */
+    uint32_t base;     /* worker id of the first block (workers) */
+    uint32_t gen;      /* launch generation (workers) */
+    int32_t priority;  /* stream priority, larger first */
+    bool workers;      /* persistent workers, else one block per task */
+    bool queued;       /* in the dispatch queue */
+    /* Bit j clear: one more block of this grid is known not to fit on SM j.
+     * Set again whenever SM j releases resources, so a waiting grid only
+     * re-examines SMs that changed (dispatch is O(1) per released block,
+     * not O(SMs)). */
+    uint64_t *may_fit;
+} corun__sim_launch;
+
+/* A thread block resident on an SM. */
+typedef struct corun__sim_block {
+    corun__sim_launch *l; /* NULL while the pool slot is free */
+    uint32_t sm;
+    uint32_t worker;      /* worker id (workers) */
+    uint32_t next_free;   /* pool free list */
+    uint32_t count;       /* tasks in the current chunk (plain: 1) */
+    uint32_t cur;         /* tasks of the chunk already finished */
+    uint32_t claim_count; /* result of the claim in progress */
+    uint32_t mean_ns;     /* the worker's measured task time (corun_chunk_ewma) */
+    uint64_t first;       /* first task of the current chunk (plain: its task) */
+    uint64_t claim_first;
+    uint64_t next_hint;   /* counter value after this worker's last claim */
+    uint64_t t_chunk;     /* when the current chunk started */
+} corun__sim_block;
+
+/* A running block-task in its kernel's heap, ordered by virtual end time. */
+typedef struct corun__sim_task {
+    double vend;   /* end, on the kernel's virtual clock */
+    uint64_t seq;  /* insertion order: equal ends come out first-in first-out */
+    uint32_t block;
+} corun__sim_task;
+
+/* Resources in use on one SM (registers are in sim->part_free). */
+typedef struct corun__sim_sm {
+    uint32_t blocks;
+    uint32_t warps;
+    uint32_t smem;
+} corun__sim_sm;
+
+struct corun__bkernel {
+    corun__bkernel *prev, *next; /* sim->kernels */
+    corun__kspec spec;           /* copy; user code and args are not kept */
+    uint64_t tasks;
+    uint32_t per_sm;             /* occupancy: max resident blocks per SM */
+    uint32_t warps;              /* per block */
+    uint32_t regs_per_warp;
+    uint32_t smem;               /* per block, the driver's reserve included */
+    double bw;                   /* DRAM demand of one running task, share of peak */
+    corun_ctl ctl;               /* the device-visible control block */
+    uint64_t host_limit;         /* task_limit as last written by the host */
+    uint32_t *hits;              /* per-task execution count */
+
+    /* DRAM model: the virtual clock advances at `rate` since `vtime`. */
+    double vclock;
+    double rate;
+    uint64_t vtime;
+    corun__sim_task *run;        /* min-heap of running tasks, capacity per_sm * SMs */
+    uint32_t nrun;
+    uint32_t nres;               /* resident blocks, counted if bw > 0 */
+    uint64_t task_seq;
+    uint64_t version;            /* TASK events carrying another version are stale */
+    uint64_t wake_time;          /* time of the valid TASK event, if wake_set */
+    bool wake_set;
+
+    uint32_t launches;           /* launches not over (all their blocks gone) */
+    uint32_t worker_launches;    /* of which worker launches */
+    bool fault_armed;            /* faults.signal_kernel names this kernel */
+    bool closed;                 /* closed with launches in flight: freed when over */
+};
+
+typedef struct corun__sim {
+    corun__backend base; /* first: the scheduler holds a corun__backend * */
+    corun__sim_opts opts;
+    uint64_t signal_ns, launch_ns, notify_ns, claim_ns;
+    corun__rng rng;
+    corun__heap events;
+    uint64_t now;
+    int broken;          /* sticky error of an allocation inside an event */
+    corun__sim_stats stats;
+    uint64_t launch_calls;
+
+    /* SMs */
+    uint32_t nsm;
+    uint32_t nparts;        /* register-file partitions per SM */
+    uint32_t max_warps;     /* warps per SM */
+    uint32_t words;         /* uint64 words of an SM bitmap */
+    corun__sim_sm *sm;
+    uint32_t *part_free;    /* free registers, [sm * nparts + partition] */
+    uint32_t rr;            /* round-robin cursor of the dispatcher */
+    uint32_t resident;      /* blocks on SMs */
+
+    /* block pool */
+    corun__sim_block *blocks;
+    uint32_t *blk_parts;    /* warps a block holds per partition, [block * nparts + p] */
+    uint32_t nblocks, cap_blocks, max_blocks, free_block;
+
+    /* dispatcher */
+    corun__sim_launch *q_head, *q_tail;
+    corun__sim_launch *free_launches, *all_launches;
+    bool need_dispatch;
+
+    /* kernels and the DRAM model */
+    corun__bkernel *kernels;
+    uint32_t closing;       /* closed kernels waiting for their launches */
+    double slow;            /* current DRAM slowdown, >= 1 */
+    bool demand_dirty;      /* blocks of a kernel with bw > 0 came or went */
+
+    corun__sim_claim_fn claim_fn;
+    void *claim_ctx;
+} corun__sim;
+
+/* --- sim.c ------------------------------------------------------------- */
+
+/* Pushes an event; on failure marks the simulator broken (CORUN_ENOMEM). */
+void corun__sim_push(corun__sim *s, uint64_t time, corun__sim_ev kind, uint32_t a, uint64_t b,
+                     void *p);
+/* Writes signal sig = value into k's device-visible control block now. */
+void corun__sim_apply_signal(corun__sim *s, corun__bkernel *k, corun__signal sig, uint64_t value);
+/* A block of l has left the GPU (its resources are already released); ends
+ * the launch when it was the last. */
+void corun__sim_launch_block_gone(corun__sim *s, corun__sim_launch *l);
+
+/* --- sim_dispatch.c ---------------------------------------------------- */
+
+int corun__sim_sms_init(corun__sim *s);
+void corun__sim_sms_free(corun__sim *s);
+/* A grid reaches the dispatcher (in arrival order, or by priority). */
+void corun__sim_enqueue(corun__sim *s, corun__sim_launch *l);
+/* Places waiting blocks while any fits; starts each placed block through
+ * corun__sim_block_start. Runs only if something changed since the last
+ * time (need_dispatch). */
+void corun__sim_dispatch_run(corun__sim *s);
+/* Frees block b's SM resources and pool slot; marks the dispatcher dirty. */
+void corun__sim_block_release(corun__sim *s, uint32_t b);
+
+/* --- sim_exec.c -------------------------------------------------------- */
+
+/* Prepares k's DRAM-model state; its running-task heap needs per_sm * SMs
+ * entries. Returns CORUN_ENOMEM. */
+int corun__sim_kernel_exec_init(corun__sim *s, corun__bkernel *k);
+void corun__sim_kernel_exec_free(corun__bkernel *k);
+/* A block has just been placed on an SM: a plain block starts its task, a
+ * worker checks its signals and claims. */
+void corun__sim_block_start(corun__sim *s, uint32_t b);
+/* CORUN_SIM_EV_TASK and CORUN_SIM_EV_CLAIM. */
+void corun__sim_on_task_event(corun__sim *s, corun__bkernel *k, uint64_t version);
+void corun__sim_on_claim_event(corun__sim *s, uint32_t b);
+/* Applies a pending change of DRAM demand to every kernel's rate. Must run
+ * before the clock moves past an instant in which blocks came or went. */
+void corun__sim_update_rates(corun__sim *s);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * main.c — `corun`, the command line: subcommands, global options, and the
+ * settings read once from the environment.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/log.h"
+#include "corun/corun.h"
+
+static const corun__command commands[] = {
+    {"demo", "run the LS+batch scenario under mps, priority and smguard, and compare",
+     corun__cmd_demo, corun__usage_demo},
+    {"sim", "run one scenario file under one policy and report per-application results",
+     corun__cmd_sim, corun__usage_sim},
+    {"config", "list every setting with its variable, bounds, default and current value",
+     corun__cmd_config, corun__usage_config},
+    {"policies", "list the scheduling policies", corun__cmd_policies, corun__usage_policies},
+    {"occupancy", "max active blocks per SM of a kernel shape (CUDA's occupancy rules)",
+     corun__cmd_occupancy, corun__usage_occupancy},
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *out)
+{
+    size_t i;
+
+    fprintf(out,
+            "usage: corun [--set NAME=VALUE]... [--log-level LEVEL] COMMAND [ARGS]\n"
+            "\n"
+            "corun shares one NVIDIA GPU between programs with guarantees: CapSM\n"
+            "reservations and quotas, preemption that loses no work, priorities.\n"
+            "\n"
+            "commands:\n");
+    for (i = 0; i < NCOMMANDS; i++) {
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    }
+    fprintf(out,
+            "\n"
+            "options:\n"
+            "  --set NAME=VALUE   change a setting for this run (corun config lists them;\n"
+            "                     each is also read from CORUN_<NAME>)\n"
+            "  --log-level LEVEL  error, warn (default), info or debug\n"
+            "  --version          print the version\n"
+            "  -h, --help         this help; `corun COMMAND --help` for a command's\n");
+}
+
+int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *out)
+{
+    char *end = NULL;
+    unsigned long long v;
+
+    if (s == NULL || *s == '\0' || *s == '-') {
+        return -1;
+    }
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v > max) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int corun__cli_set(corun__cli *cli, const char *assignment)
+{
+    char name[128], why[256];
+    const char *eq = strchr(assignment, '=');
+    size_t n;
+
+    if (eq == NULL || eq == assignment || (n = (size_t)(eq - assignment)) >= sizeof(name)) {
+        fprintf(stderr, "corun: --set needs NAME=VALUE, got '%s'\n", assignment);
+        return -1;
+    }
+    memcpy(name, assignment, n);
+    name[n] = '\0';
+    if (corun__settings_set(&cli->settings, name, eq + 1, why, sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "corun: %s\n", why);
+        return -1;
+    }
+    if (strcmp(name, "reserve_capsm") == 0 || strcmp(name, "CORUN_RESERVE_CAPSM") == 0) {
+        cli->reserve_set = 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    corun__cli cli;
+    char why[256];
+    int i, level;
+    size_t c;
+
+    memset(&cli, 0, sizeof(cli));
+    corun__settings_default(&cli.settings);
+    if (corun__settings_load_env(&cli.settings, why, sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "corun: %s\n", why);
+        return CORUN_EXIT_USAGE;
+    }
+    cli.reserve_set = getenv("CORUN_RESERVE_CAPSM") != NULL;
+
+    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return CORUN_EXIT_OK;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("corun 0.1.0\n");
+            return CORUN_EXIT_OK;
+        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
+            if (corun__cli_set(&cli, argv[++i]) != 0) {
+                return CORUN_EXIT_USAGE;
+            }
+        } else if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc) {
+            if (corun__settings_set(&cli.settings, "log_level", argv[++i], why, sizeof(why)) !=
+                CORUN_OK) {
+                fprintf(stderr, "corun: %s\n", why);
+                return CORUN_EXIT_USAGE;
+            }
+        } else {
+            fprintf(stderr, "corun: unknown option '%s' (corun --help lists them)\n", argv[i]);
+            return CORUN_EXIT_USAGE;
+        }
+    }
+    level = corun__log_parse_level(cli.settings.log_level);
+    corun__log_threshold = level < 0 ? CORUN_LOG_WARN : (corun__log_level)level;
+
+    if (i >= argc) {
+        usage(stderr);
+        return CORUN_EXIT_USAGE;
+    }
+    if (strcmp(argv[i], "help") == 0) {
+        if (i + 1 < argc) {
+            for (c = 0; c < NCOMMANDS; c++) {
+                if (strcmp(argv[i + 1], commands[c].name) == 0) {
+                    commands[c].usage(stdout);
+                    return CORUN_EXIT_OK;
+                }
+            }
+            fprintf(stderr, "corun: unknown command '%s'\n", argv[i + 1]);
+            return CORUN_EXIT_USAGE;
+        }
+        usage(stdout);
+        return CORUN_EXIT_OK;
+    }
+    for (c = 0; c < NCOMMANDS; c++) {
+        if (strcmp(argv[i], commands[c].name) == 0) {
+            int j;
+            for (j = i + 1; j < argc; j++) {
+                if (strcmp(argv[j], "-h") == 0 || strcmp(argv[j], "--help") == 0) {
+                    commands[c].usage(stdout);
+                    return CORUN_EXIT_OK;
+                }
+            }
+            return commands[c].run(&cli, argc - i - 1, argv + i + 1);
+        }
+    }
+    fprintf(stderr, "corun: unknown command '%s' (corun --help lists them)\n", argv[i]);
+    return CORUN_EXIT_USAGE;
+}

@@ -1,0 +1,41 @@
+/*
+ * policy.h — a scheduling policy: the decisions, separate from the
+ * mechanism (sched.h). A policy reacts to four events and answers with
+ * scheduler actions; it never talks to the backend itself.
+ *
+ * Callbacks run on the scheduler's thread, one at a time, and may call any
+ * corun__sched_* action. `complete` is called for DONE and FAILED kernels,
+ * before the kernel's owner hears of it.
+ */
+#ifndef CORUN_CORE_POLICY_H
+#define CORUN_CORE_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/sched.h"
+
+struct corun__policy_ops {
+    const char *name;
+    const char *help;
+    int (*create)(corun__sched *s, void **state);
+    void (*destroy)(void *state);
+    void (*arrive)(corun__sched *s, void *state, corun__kernel *k);
+    void (*paused)(corun__sched *s, void *state, corun__kernel *k);
+    void (*complete)(corun__sched *s, void *state, corun__kernel *k);
+    void (*timer)(corun__sched *s, void *state, uint64_t now);
+    /* Optional: the scheduler is destroyed while k (with pdata) is live. */
+    void (*forget)(corun__sched *s, void *state, corun__kernel *k);
+};
+
+/* The policy of that name, or NULL. */
+const corun__policy_ops *corun__policy_find(const char *name);
+size_t corun__policy_count(void);
+const corun__policy_ops *corun__policy_at(size_t i);
+
+extern const corun__policy_ops corun__policy_mps;
+extern const corun__policy_ops corun__policy_priority;
+extern const corun__policy_ops corun__policy_smguard;
+extern const corun__policy_ops corun__policy_manual;
+
+#endif

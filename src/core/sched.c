@@ -1,0 +1,656 @@
+/*
+ * sched.c — the scheduler's mechanism: kernel records, CapSM accounting,
+ * launches, signals, and the event loop. Decisions live in policies.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/policy.h"
+#include "core/sched.h"
+
+#define CORUN_SCHED_EVBUF 64
+
+struct corun__sched {
+    corun__backend *be;
+    const corun__policy_ops *pol;
+    void *pst;
+    corun__settings set;
+    corun__kernel *head, *tail;     /* live kernels, submission order */
+    corun__kernel **deferred;       /* kernels whose completion is not yet announced */
+    size_t ndeferred, capdeferred;
+    uint32_t next_id;
+    uint32_t held;                  /* CapSMs held by all kernels */
+    uint64_t timer;                 /* policy timer, UINT64_MAX = none */
+    corun__kernel *free_list;       /* released records, reused */
+    corun__bevent ev[CORUN_SCHED_EVBUF];
+};
+
+/* Per-kernel state the scheduler keeps beside the public record. */
+typedef struct kernel_ext {
+    corun__kernel k;
+    uint64_t limit;          /* task limit now in force on the device */
+    uint64_t limit_pending;  /* limit to apply at the next resume (raise) */
+    bool announced;          /* complete/on_done already called */
+} kernel_ext;
+
+static kernel_ext *ext(corun__kernel *k)
+{
+    return (kernel_ext *)k;
+}
+
+uint64_t corun__sched_now(const corun__sched *s)
+{
+    return s->be->ops->now_ns(s->be);
+}
+
+const corun_gpu_desc *corun__sched_gpu(const corun__sched *s)
+{
+    return &s->be->desc;
+}
+
+const corun__settings *corun__sched_settings(const corun__sched *s)
+{
+    return &s->set;
+}
+
+uint32_t corun__sched_free_capsm(const corun__sched *s)
+{
+    uint32_t total = s->be->desc.sm_count;
+    return s->held >= total ? 0 : total - s->held;
+}
+
+corun__kernel *corun__sched_first(const corun__sched *s)
+{
+    return s->head;
+}
+
+int corun__sched_create(const corun__sched_opts *o, corun__sched **out)
+{
+    corun__sched *s;
+    int rc;
+
+    if (o == NULL || o->backend == NULL || o->policy == NULL || out == NULL) {
+        return CORUN_EINVAL;
+    }
+    s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        return CORUN_ENOMEM;
+    }
+    s->be = o->backend;
+    s->pol = o->policy;
+    s->set = o->settings;
+    s->timer = UINT64_MAX;
+    s->next_id = 1;
+    if (s->pol->create != NULL) {
+        rc = s->pol->create(s, &s->pst);
+        if (rc != CORUN_OK) {
+            free(s);
+            return rc;
+        }
+    }
+    *out = s;
+    return CORUN_OK;
+}
+
+static void unlink_kernel(corun__sched *s, corun__kernel *k)
+{
+    if (k->prev) {
+        k->prev->next = k->next;
+    } else {
+        s->head = k->next;
+    }
+    if (k->next) {
+        k->next->prev = k->prev;
+    } else {
+        s->tail = k->prev;
+    }
+    k->prev = k->next = NULL;
+}
+
+static void free_kernel(corun__sched *s, corun__kernel *k)
+{
+    if (k->bk != NULL) {
+        s->be->ops->kernel_close(s->be, k->bk);
+        k->bk = NULL;
+    }
+    k->next = s->free_list;
+    s->free_list = k;
+}
+
+void corun__sched_destroy(corun__sched *s)
+{
+    corun__kernel *k, *n;
+    uint64_t give_up;
+
+    if (s == NULL) {
+        return;
+    }
+    /* Halt what still runs and wait for its launches, so no worker touches a
+     * control block after it is freed. */
+    for (k = s->head; k != NULL; k = k->next) {
+        if (corun__kernel_active(k) && !k->plain && k->inflight > 0) {
+            (void)s->be->ops->signal(s->be, k->bk, CORUN_SIG_HALT_GEN, (uint64_t)k->gen + 1);
+        }
+    }
+    give_up = corun__sched_now(s) + 1000000000ull;
+    for (;;) {
+        uint32_t inflight = 0;
+        size_t n_ev = 0, i;
+        for (k = s->head; k != NULL; k = k->next) {
+            inflight += k->inflight;
+        }
+        if (inflight == 0 || corun__sched_now(s) >= give_up) {
+            break;
+        }
+        if (s->be->ops->poll(s->be, give_up, s->ev, CORUN_SCHED_EVBUF, &n_ev) != CORUN_OK) {
+            break;
+        }
+        for (i = 0; i < n_ev; i++) {
+            corun__kernel *ek = (corun__kernel *)(uintptr_t)s->ev[i].cookie;
+            if (ek->inflight > 0) {
+                ek->inflight--;
+            }
+        }
+    }
+    for (k = s->head; k != NULL; k = n) {
+        n = k->next;
+        if (k->pdata != NULL && s->pol->forget != NULL) {
+            s->pol->forget(s, s->pst, k);
+        }
+        if (k->bk != NULL) {
+            /* Backends wait for, or outlive, launches still in flight. */
+            s->be->ops->kernel_close(s->be, k->bk);
+        }
+        free(ext(k));
+    }
+    for (k = s->free_list; k != NULL; k = n) {
+        n = k->next;
+        free(ext(k));
+    }
+    if (s->pol->destroy != NULL) {
+        s->pol->destroy(s->pst);
+    }
+    free(s->deferred);
+    free(s);
+}
+
+static int defer(corun__sched *s, corun__kernel *k)
+{
+    if (s->ndeferred == s->capdeferred) {
+        size_t cap = s->capdeferred ? s->capdeferred * 2 : 16;
+        corun__kernel **v = realloc(s->deferred, cap * sizeof(*v));
+        if (v == NULL) {
+            return CORUN_ENOMEM;
+        }
+        s->deferred = v;
+        s->capdeferred = cap;
+    }
+    s->deferred[s->ndeferred++] = k;
+    return CORUN_OK;
+}
+
+/* Gives back whatever CapSMs k holds. */
+static void drop_capsm(corun__sched *s, corun__kernel *k)
+{
+    uint32_t n = corun__kernel_capsm(k);
+
+    s->held -= n;
+    k->capsm_lo = k->capsm_hi;
+}
+
+static void stop_running_clock(corun__sched *s, corun__kernel *k)
+{
+    if (k->t_run_since != 0) {
+        k->run_ns += corun__sched_now(s) - k->t_run_since;
+        k->t_run_since = 0;
+    }
+}
+
+/* Marks k finished (DONE or FAILED) and queues the announcement. */
+static void finish(corun__sched *s, corun__kernel *k, corun__kstate state, int status)
+{
+    drop_capsm(s, k);
+    stop_running_clock(s, k);
+    k->state = state;
+    k->status = status;
+    k->t_end = corun__sched_now(s);
+    if (state == CORUN_KS_DONE) {
+        k->done_tasks = k->tasks;
+    }
+    if (defer(s, k) != CORUN_OK) {
+        /* Out of memory for the queue: announce now rather than never. */
+        ext(k)->announced = true;
+        if (s->pol->complete) {
+            s->pol->complete(s, s->pst, k);
+        }
+        if (k->on_done) {
+            k->on_done(s, k, k->user);
+        }
+    }
+}
+
+static void announce_deferred(corun__sched *s)
+{
+    /* Announcements may finish more kernels (a policy's action fails), so
+     * take them one at a time from the front. */
+    while (s->ndeferred > 0) {
+        corun__kernel *k = s->deferred[0];
+        memmove(s->deferred, s->deferred + 1, (s->ndeferred - 1) * sizeof(*s->deferred));
+        s->ndeferred--;
+        if (ext(k)->announced) {
+            continue;
+        }
+        ext(k)->announced = true;
+        if (s->pol->complete) {
+            s->pol->complete(s, s->pst, k);
+        }
+        if (k->on_done) {
+            k->on_done(s, k, k->user);
+        }
+    }
+}
+
+int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
+                        corun__kernel_done_fn on_done, void *user, corun__kernel **out, char *why,
+                        size_t why_len)
+{
+    kernel_ext *e;
+    corun__kernel *k;
+    uint32_t per_sm = 0;
+    uint64_t tasks;
+    int rc;
+
+    if (spec == NULL || attr == NULL) {
+        return CORUN_EINVAL;
+    }
+    tasks = (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z;
+    if (attr->capsm > s->be->desc.sm_count) {
+        if (why != NULL && why_len > 0) {
+            snprintf(why, why_len, "kernel '%s' asks for %u CapSMs but the GPU has %u", spec->name,
+                     attr->capsm, s->be->desc.sm_count);
+        }
+        return CORUN_ERANGE;
+    }
+    if (s->free_list != NULL) {
+        k = s->free_list;
+        s->free_list = k->next;
+        e = ext(k);
+        memset(e, 0, sizeof(*e));
+    } else {
+        e = calloc(1, sizeof(*e));
+        if (e == NULL) {
+            return CORUN_ENOMEM;
+        }
+        k = &e->k;
+    }
+    rc = s->be->ops->kernel_open(s->be, spec, &k->bk, &per_sm, why, why_len);
+    if (rc != CORUN_OK) {
+        k->bk = NULL;
+        k->next = s->free_list;
+        s->free_list = k;
+        return rc;
+    }
+    k->id = s->next_id++;
+    snprintf(k->name, sizeof(k->name), "%s", spec->name);
+    k->attr = *attr;
+    if (k->attr.weight == 0) {
+        k->attr.weight = 1;
+    }
+    k->tasks = tasks;
+    k->per_sm = per_sm;
+    k->state = CORUN_KS_WAITING;
+    k->status = CORUN_OK;
+    k->t_submit = corun__sched_now(s);
+    k->on_done = on_done;
+    k->user = user;
+    e->limit = tasks;
+    e->limit_pending = tasks;
+    k->prev = s->tail;
+    if (s->tail) {
+        s->tail->next = k;
+    } else {
+        s->head = k;
+    }
+    s->tail = k;
+    if (out != NULL) {
+        *out = k;
+    }
+    if (s->pol->arrive) {
+        s->pol->arrive(s, s->pst, k);
+    }
+    return CORUN_OK;
+}
+
+void corun__sched_release(corun__sched *s, corun__kernel *k)
+{
+    if (k == NULL || (k->state != CORUN_KS_DONE && k->state != CORUN_KS_FAILED) ||
+        k->inflight > 0) {
+        return;
+    }
+    unlink_kernel(s, k);
+    free_kernel(s, k);
+}
+
+static void set_nworkers(corun__sched *s, corun__kernel *k)
+{
+    (void)s->be->ops->signal(s->be, k->bk, CORUN_SIG_NWORKERS,
+                             (uint64_t)corun__kernel_capsm(k) * k->per_sm);
+}
+
+/* Launches workers for CapSM ids [first, first + n) of k. */
+static int launch_workers(corun__sched *s, corun__kernel *k, uint32_t first, uint32_t n)
+{
+    corun__launch_req req;
+    uint64_t nworkers = (uint64_t)n * k->per_sm;
+    uint64_t base = (uint64_t)first * k->per_sm;
+    int rc;
+
+    if (nworkers == 0 || nworkers > UINT32_MAX || base + nworkers > UINT32_MAX) {
+        return CORUN_ERANGE;
+    }
+    req.nworkers = (uint32_t)nworkers;
+    req.base = (uint32_t)base;
+    req.gen = k->gen;
+    req.priority = (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) ? 1 : 0;
+    req.cookie = (uint64_t)(uintptr_t)k;
+    rc = s->be->ops->launch_workers(s->be, k->bk, &req);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    k->inflight++;
+    k->launches++;
+    if (k->t_start == 0) {
+        k->t_start = corun__sched_now(s);
+    }
+    return CORUN_OK;
+}
+
+/* A launch failed: if nothing of k is on the GPU any more, k has failed. */
+static int launch_failed(corun__sched *s, corun__kernel *k, int rc)
+{
+    k->status = rc;
+    if (k->inflight == 0) {
+        finish(s, k, CORUN_KS_FAILED, rc);
+    }
+    return rc;
+}
+
+int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n)
+{
+    kernel_ext *e = ext(k);
+    int rc;
+
+    if (n == 0) {
+        return CORUN_EINVAL;
+    }
+    if (k->plain) {
+        return CORUN_ESTATE;
+    }
+    if (k->state == CORUN_KS_RUNNING) {
+        return corun__sched_grow(s, k, n);
+    }
+    if (k->state != CORUN_KS_WAITING && k->state != CORUN_KS_PAUSED) {
+        return CORUN_ESTATE;
+    }
+    if (k->state == CORUN_KS_PAUSED) {
+        /* Every worker has left, so the tasks run are exactly [0, done):
+         * continue from there, with any raised limit now in force. */
+        corun_progress p;
+        rc = s->be->ops->progress(s->be, k->bk, &p);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        rc = s->be->ops->rewind(s->be, k->bk, p.done, e->limit_pending);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        e->limit = e->limit_pending;
+        k->done_tasks = p.done;
+    }
+    k->capsm_lo = k->capsm_hi;
+    rc = launch_workers(s, k, k->capsm_hi, n);
+    if (rc != CORUN_OK) {
+        return launch_failed(s, k, rc);
+    }
+    k->capsm_hi += n;
+    s->held += n;
+    k->state = CORUN_KS_RUNNING;
+    k->t_run_since = corun__sched_now(s);
+    set_nworkers(s, k);
+    return CORUN_OK;
+}
+
+int corun__sched_run_plain(corun__sched *s, corun__kernel *k, int32_t priority)
+{
+    int rc;
+
+    if (k->state != CORUN_KS_WAITING) {
+        return CORUN_ESTATE;
+    }
+    k->plain = true;
+    rc = s->be->ops->launch_plain(s->be, k->bk, priority, (uint64_t)(uintptr_t)k);
+    if (rc != CORUN_OK) {
+        return launch_failed(s, k, rc);
+    }
+    k->inflight++;
+    k->launches++;
+    k->t_start = corun__sched_now(s);
+    k->t_run_since = k->t_start;
+    k->state = CORUN_KS_RUNNING;
+    return CORUN_OK;
+}
+
+int corun__sched_grow(corun__sched *s, corun__kernel *k, uint32_t n)
+{
+    int rc;
+
+    if (n == 0) {
+        return CORUN_OK;
+    }
+    if (k->state == CORUN_KS_PAUSED || k->state == CORUN_KS_WAITING) {
+        return corun__sched_run(s, k, n);
+    }
+    if (k->state != CORUN_KS_RUNNING || k->plain) {
+        return CORUN_ESTATE;
+    }
+    rc = launch_workers(s, k, k->capsm_hi, n);
+    if (rc != CORUN_OK) {
+        return launch_failed(s, k, rc);
+    }
+    k->capsm_hi += n;
+    s->held += n;
+    set_nworkers(s, k);
+    return CORUN_OK;
+}
+
+int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n)
+{
+    int rc;
+
+    if (k->state != CORUN_KS_RUNNING || k->plain) {
+        return CORUN_ESTATE;
+    }
+    if (n > corun__kernel_capsm(k)) {
+        return CORUN_ERANGE;
+    }
+    if (n == 0) {
+        return CORUN_OK;
+    }
+    k->capsm_lo += n;
+    s->held -= n;
+    rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_EVICT_BELOW, k->capsm_lo);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    set_nworkers(s, k);
+    return CORUN_OK;
+}
+
+int corun__sched_stop(corun__sched *s, corun__kernel *k)
+{
+    int rc;
+
+    if (k->plain) {
+        return CORUN_ENOTSUP;
+    }
+    if (k->state != CORUN_KS_RUNNING) {
+        return CORUN_ESTATE;
+    }
+    k->gen++;
+    rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_HALT_GEN, k->gen);
+    if (rc != CORUN_OK) {
+        k->gen--;
+        return rc;
+    }
+    drop_capsm(s, k);
+    k->preemptions++;
+    k->state = CORUN_KS_STOPPING;
+    return CORUN_OK;
+}
+
+int corun__sched_bind(corun__sched *s, corun__kernel *k, uint32_t sm_lo, uint32_t sm_hi)
+{
+    if (k->plain) {
+        return CORUN_ENOTSUP;
+    }
+    if (sm_lo > sm_hi || sm_hi >= s->be->desc.sm_count) {
+        return CORUN_ERANGE;
+    }
+    return s->be->ops->signal(s->be, k->bk, CORUN_SIG_SM_RANGE,
+                              (uint64_t)sm_lo | ((uint64_t)sm_hi << 32));
+}
+
+int corun__sched_limit(corun__sched *s, corun__kernel *k, uint64_t limit)
+{
+    kernel_ext *e = ext(k);
+    int rc;
+
+    if (k->plain) {
+        return CORUN_ENOTSUP;
+    }
+    if (limit > k->tasks) {
+        limit = k->tasks;
+    }
+    e->limit_pending = limit;
+    if (limit < e->limit) {
+        rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_TASK_LIMIT, limit);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        e->limit = limit;
+    }
+    return CORUN_OK;
+}
+
+void corun__sched_timer(corun__sched *s, uint64_t t)
+{
+    if (t < s->timer) {
+        s->timer = t;
+    }
+}
+
+int corun__sched_progress(corun__sched *s, corun__kernel *k, corun_progress *out)
+{
+    int rc;
+
+    if (k->plain) {
+        return CORUN_ENOTSUP;
+    }
+    rc = s->be->ops->progress(s->be, k->bk, out);
+    if (rc == CORUN_OK) {
+        k->done_tasks = out->done;
+    }
+    return rc;
+}
+
+/* Every launch of k has finished: it is done, paused, or failed. */
+static void quiescent(corun__sched *s, corun__kernel *k)
+{
+    corun_progress p;
+    int rc;
+
+    if (k->status != CORUN_OK) {
+        finish(s, k, CORUN_KS_FAILED, k->status);
+        return;
+    }
+    if (k->plain) {
+        finish(s, k, CORUN_KS_DONE, CORUN_OK);
+        return;
+    }
+    rc = s->be->ops->progress(s->be, k->bk, &p);
+    if (rc != CORUN_OK) {
+        finish(s, k, CORUN_KS_FAILED, rc);
+        return;
+    }
+    k->done_tasks = p.done;
+    if (p.done >= k->tasks) {
+        finish(s, k, CORUN_KS_DONE, CORUN_OK);
+        return;
+    }
+    drop_capsm(s, k);
+    stop_running_clock(s, k);
+    k->state = CORUN_KS_PAUSED;
+    if (s->pol->paused) {
+        s->pol->paused(s, s->pst, k);
+    }
+}
+
+static void launch_finished(corun__sched *s, const corun__bevent *ev)
+{
+    corun__kernel *k = (corun__kernel *)(uintptr_t)ev->cookie;
+
+    if (k->inflight == 0) {
+        return;
+    }
+    k->inflight--;
+    if (ev->status != CORUN_OK && k->status == CORUN_OK) {
+        k->status = ev->status;
+    }
+    if (k->inflight == 0) {
+        quiescent(s, k);
+    }
+}
+
+int corun__sched_step(corun__sched *s, uint64_t deadline_ns)
+{
+    return corun__sched_step_unlocked(s, deadline_ns, NULL, NULL, NULL);
+}
+
+int corun__sched_step_unlocked(corun__sched *s, uint64_t deadline_ns, void (*unlock)(void *),
+                               void (*lock)(void *), void *arg)
+{
+    size_t n = 0, i;
+    uint64_t now;
+    int rc;
+
+    announce_deferred(s);
+    now = corun__sched_now(s);
+    if (s->timer <= now) {
+        s->timer = UINT64_MAX;
+        if (s->pol->timer) {
+            s->pol->timer(s, s->pst, now);
+        }
+        announce_deferred(s);
+    }
+    if (s->ndeferred > 0 || s->timer <= now) {
+        deadline_ns = now;
+    } else if (s->timer < deadline_ns) {
+        deadline_ns = s->timer;
+    }
+    if (unlock != NULL) {
+        unlock(arg);
+    }
+    rc = s->be->ops->poll(s->be, deadline_ns, s->ev, CORUN_SCHED_EVBUF, &n);
+    if (lock != NULL) {
+        lock(arg);
+    }
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    for (i = 0; i < n; i++) {
+        launch_finished(s, &s->ev[i]);
+    }
+    announce_deferred(s);
+    return CORUN_OK;
+}

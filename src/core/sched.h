@@ -1,0 +1,152 @@
+/*
+ * sched.h — the event-driven scheduler: it owns the kernels and the
+ * decisions, and drives a GPU only through a backend (backend.h).
+ *
+ * One thread runs a scheduler. Work enters by corun__sched_submit; the
+ * scheduler then calls its policy (policy.h) on four events — a kernel
+ * arrives, a kernel pauses (its workers all left with tasks remaining), a
+ * kernel completes, a policy timer fires — and the policy answers with the
+ * actions below. corun__sched_step waits for the backend once and handles
+ * what it reports.
+ *
+ * CapSMs (SMGuard §4). The GPU has sm_count CapSMs. A kernel running on n
+ * CapSMs has n x per_sm workers; the scheduler numbers a kernel's CapSMs
+ * with ever-growing ids and keeps the live ones as a window [capsm_lo,
+ * capsm_hi): growing launches workers for new ids at the top, shrinking
+ * evicts ids at the bottom (workers with id < capsm_lo leave). The CapSMs a
+ * kernel holds are capsm_hi - capsm_lo; the free ones are sm_count minus the
+ * sum over kernels. CapSMs are capacity, not places: a kernel's workers may
+ * sit on any SMs.
+ */
+#ifndef CORUN_CORE_SCHED_H
+#define CORUN_CORE_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/backend.h"
+#include "core/settings.h"
+
+typedef struct corun__sched corun__sched;
+typedef struct corun__policy_ops corun__policy_ops;
+
+typedef enum corun__kstate {
+    CORUN_KS_WAITING,  /* submitted, never started */
+    CORUN_KS_RUNNING,  /* has (or is launching) workers or a plain grid */
+    CORUN_KS_STOPPING, /* told to halt; workers still leaving */
+    CORUN_KS_PAUSED,   /* no worker left, tasks remain */
+    CORUN_KS_DONE,     /* every task ran */
+    CORUN_KS_FAILED    /* a launch failed; see status */
+} corun__kstate;
+
+typedef struct corun__kernel corun__kernel;
+
+/* Called when a kernel reaches DONE or FAILED. The kernel record stays valid
+ * until corun__sched_release. */
+typedef void (*corun__kernel_done_fn)(corun__sched *s, corun__kernel *k, void *user);
+
+struct corun__kernel {
+    uint32_t id;               /* unique while the record lives */
+    char name[64];
+    corun_launch_attr attr;
+    corun__bkernel *bk;
+    uint64_t tasks;
+    uint32_t per_sm;           /* max active workers per SM (SMGuard's MaxActivePBlock) */
+    corun__kstate state;
+    bool plain;                /* runs as an ordinary grid (baselines) */
+    int status;                /* CORUN_OK, or why it failed */
+
+    uint32_t capsm_lo, capsm_hi; /* live CapSM window, see above */
+    uint32_t gen;              /* generation of new launches */
+    uint32_t inflight;         /* launches not yet reported finished */
+    uint32_t launches;         /* launches made, all kinds */
+    uint32_t preemptions;      /* times halted */
+
+    uint64_t t_submit;         /* ns, backend clock */
+    uint64_t t_start;          /* first launch */
+    uint64_t t_end;            /* DONE or FAILED */
+    uint64_t t_run_since;      /* start of the current running stretch, 0 if not running */
+    uint64_t run_ns;           /* time spent RUNNING/STOPPING, all stretches */
+    uint64_t done_tasks;       /* from the last progress read */
+
+    corun__kernel_done_fn on_done;
+    void *user;
+    void *pdata;               /* policy-private */
+
+    corun__kernel *prev, *next; /* in the scheduler's list of live kernels */
+};
+
+typedef struct corun__sched_opts {
+    corun__backend *backend;          /* not owned */
+    const corun__policy_ops *policy;
+    corun__settings settings;
+} corun__sched_opts;
+
+int corun__sched_create(const corun__sched_opts *o, corun__sched **out);
+/* Frees the scheduler and every kernel record; kernels still on the GPU are
+ * halted first (their launches are waited for, at most a second). */
+void corun__sched_destroy(corun__sched *s);
+
+/* Submits one kernel launch. The spec is copied. Returns CORUN_ERANGE or
+ * CORUN_EINVAL (with why) for shapes that cannot run; nothing is then
+ * launched. *out stays owned by the scheduler (release it after on_done). */
+int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
+                        corun__kernel_done_fn on_done, void *user, corun__kernel **out, char *why,
+                        size_t why_len);
+/* Forgets a DONE or FAILED kernel. */
+void corun__sched_release(corun__sched *s, corun__kernel *k);
+
+/* Waits (or simulates) until the backend reports something or the clock
+ * reaches deadline_ns, and handles it: policy timers whose time has come,
+ * finished launches, completions. Returns CORUN_OK or a backend error. */
+int corun__sched_step(corun__sched *s, uint64_t deadline_ns);
+/* As corun__sched_step, but calls unlock(arg) before waiting on the backend
+ * and lock(arg) after, so other threads holding that lock may act on the
+ * scheduler meanwhile. */
+int corun__sched_step_unlocked(corun__sched *s, uint64_t deadline_ns, void (*unlock)(void *),
+                               void (*lock)(void *), void *arg);
+uint64_t corun__sched_now(const corun__sched *s);
+
+/* ---- actions, for policies (and the host API) ---------------------------- */
+
+/* Start or resume k on n CapSMs (n x per_sm workers). A paused kernel
+ * continues from its counter. */
+int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n);
+/* Launch k as one ordinary grid on a stream of the given priority. */
+int corun__sched_run_plain(corun__sched *s, corun__kernel *k, int32_t priority);
+/* Add n CapSMs to a running kernel (new workers on the same control block). */
+int corun__sched_grow(corun__sched *s, corun__kernel *k, uint32_t n);
+/* Take n CapSMs from a running kernel by evicting its lowest ones; their
+ * workers finish their chunk and leave. The CapSMs count as free at once. */
+int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n);
+/* Temporal preemption: every worker of k leaves after its chunk. k turns
+ * PAUSED (policy->paused is called) once the last one has left, or DONE. */
+int corun__sched_stop(corun__sched *s, corun__kernel *k);
+/* Bind k's workers to SMs [lo, hi] (Slate/FLEP spatial); workers elsewhere leave. */
+int corun__sched_bind(corun__sched *s, corun__kernel *k, uint32_t sm_lo, uint32_t sm_hi);
+/* Epoch quota: k claims no task at or beyond `limit` (absolute task index).
+ * Lowering is immediate; raising waits until k is paused. */
+int corun__sched_limit(corun__sched *s, corun__kernel *k, uint64_t limit);
+/* Ask the policy to be called back at time t (the earliest request wins). */
+void corun__sched_timer(corun__sched *s, uint64_t t);
+/* Reads k's counters from the backend (also refreshes k->done_tasks). */
+int corun__sched_progress(corun__sched *s, corun__kernel *k, corun_progress *out);
+
+/* ---- what policies may read --------------------------------------------- */
+
+const corun_gpu_desc *corun__sched_gpu(const corun__sched *s);
+const corun__settings *corun__sched_settings(const corun__sched *s);
+/* CapSMs not held by any kernel. */
+uint32_t corun__sched_free_capsm(const corun__sched *s);
+/* Live kernels (not yet released), in submission order. */
+corun__kernel *corun__sched_first(const corun__sched *s);
+static inline uint32_t corun__kernel_capsm(const corun__kernel *k)
+{
+    return k->capsm_hi - k->capsm_lo;
+}
+static inline bool corun__kernel_active(const corun__kernel *k)
+{
+    return k->state == CORUN_KS_RUNNING || k->state == CORUN_KS_STOPPING;
+}
+
+#endif

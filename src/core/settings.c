@@ -1,0 +1,170 @@
+/* settings.c — parsing and checking of the settings table. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/settings.h"
+#include "corun/corun.h"
+
+static const corun__setting_info table[] = {
+#define CORUN__SET_INFO(N, f, T, d, lo, hi, allowed, help) \
+    {"CORUN_" #N, #f, CORUN_SETTING_##T, d, lo, hi, allowed, help, offsetof(corun__settings, f)},
+    CORUN_SETTINGS(CORUN__SET_INFO)
+#undef CORUN__SET_INFO
+};
+
+#define NSETTINGS (sizeof(table) / sizeof(table[0]))
+
+size_t corun__settings_count(void)
+{
+    return NSETTINGS;
+}
+
+const corun__setting_info *corun__settings_info(size_t i)
+{
+    return i < NSETTINGS ? &table[i] : NULL;
+}
+
+static int in_list(const char *list, const char *v)
+{
+    size_t n = strlen(v);
+    const char *p = list;
+
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, v, n) == 0) {
+            return 1;
+        }
+        if (!e) {
+            break;
+        }
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* Parses text into setting i of *s. */
+static int parse_one(corun__settings *s, const corun__setting_info *in, const char *text, char *why,
+                     size_t why_len)
+{
+    char *end = NULL;
+    void *field = (char *)s + in->offset;
+
+    switch (in->type) {
+    case CORUN_SETTING_STR:
+        if (in->allowed[0] != '\0' && !in_list(in->allowed, text)) {
+            snprintf(why, why_len, "%s: '%s' is not one of %s", in->env, text, in->allowed);
+            return CORUN_EINVAL;
+        }
+        if (strlen(text) >= 64) {
+            snprintf(why, why_len, "%s: value longer than 63 characters", in->env);
+            return CORUN_EINVAL;
+        }
+        snprintf((char *)field, 64, "%s", text);
+        return CORUN_OK;
+    case CORUN_SETTING_UINT: {
+        unsigned long long v;
+        errno = 0;
+        if (text[0] == '-' || text[0] == '\0') {
+            goto bad_number;
+        }
+        v = strtoull(text, &end, 10);
+        if (errno != 0 || *end != '\0') {
+            goto bad_number;
+        }
+        if ((double)v < in->min || (double)v > in->max) {
+            snprintf(why, why_len, "%s: %llu is outside [%.0f, %.0f]", in->env, v, in->min, in->max);
+            return CORUN_EINVAL;
+        }
+        *(uint64_t *)field = v;
+        return CORUN_OK;
+    }
+    case CORUN_SETTING_DBL: {
+        double v;
+        errno = 0;
+        v = strtod(text, &end);
+        if (errno != 0 || end == text || *end != '\0' || !isfinite(v)) {
+            goto bad_number;
+        }
+        if (v < in->min || v > in->max) {
+            snprintf(why, why_len, "%s: %g is outside [%g, %g]", in->env, v, in->min, in->max);
+            return CORUN_EINVAL;
+        }
+        *(double *)field = v;
+        return CORUN_OK;
+    }
+    }
+bad_number:
+    snprintf(why, why_len, "%s: '%s' is not a valid %s", in->env, text,
+             in->type == CORUN_SETTING_UINT ? "non-negative integer" : "number");
+    return CORUN_EINVAL;
+}
+
+void corun__settings_default(corun__settings *s)
+{
+    char why[128];
+    size_t i;
+
+    memset(s, 0, sizeof(*s));
+    for (i = 0; i < NSETTINGS; i++) {
+        (void)parse_one(s, &table[i], table[i].def, why, sizeof(why));
+    }
+}
+
+int corun__settings_load_env(corun__settings *s, char *why, size_t why_len)
+{
+    corun__settings tmp = *s;
+    size_t i;
+
+    for (i = 0; i < NSETTINGS; i++) {
+        const char *v = getenv(table[i].env);
+        if (v != NULL) {
+            int rc = parse_one(&tmp, &table[i], v, why, why_len);
+            if (rc != CORUN_OK) {
+                return rc;
+            }
+        }
+    }
+    *s = tmp;
+    return CORUN_OK;
+}
+
+int corun__settings_set(corun__settings *s, const char *name, const char *value, char *why,
+                        size_t why_len)
+{
+    size_t i;
+
+    for (i = 0; i < NSETTINGS; i++) {
+        if (strcasecmp(name, table[i].name) == 0 || strcasecmp(name, table[i].env) == 0) {
+            return parse_one(s, &table[i], value, why, why_len);
+        }
+    }
+    snprintf(why, why_len, "unknown setting '%s' (corun config lists them)", name);
+    return CORUN_ENOENT;
+}
+
+void corun__settings_format(const corun__settings *s, size_t i, char *buf, size_t len)
+{
+    const void *field;
+
+    if (i >= NSETTINGS) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    field = (const char *)s + table[i].offset;
+    switch (table[i].type) {
+    case CORUN_SETTING_STR:
+        snprintf(buf, len, "%s", (const char *)field);
+        break;
+    case CORUN_SETTING_UINT:
+        snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)field);
+        break;
+    case CORUN_SETTING_DBL:
+        snprintf(buf, len, "%g", *(const double *)field);
+        break;
+    }
+}

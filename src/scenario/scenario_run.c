@@ -1,0 +1,430 @@
+/*
+ * scenario_run.c — drives a scheduler with a scenario's applications and
+ * measures what each application saw.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rng.h"
+#include "core/metrics.h"
+#include "core/policy.h"
+#include "core/sched.h"
+#include "scenario/scenario.h"
+
+#define NEVER UINT64_MAX
+
+typedef struct app_state {
+    const corun__app *app;
+    corun__app_result *res;
+    size_t cap;
+    uint64_t next_arrival;
+    uint32_t launched;
+    uint32_t inflight;
+    size_t at_idx;
+    uint64_t first_arrival;
+    uint64_t last_completion;
+    corun__rng rng;
+    struct run_ctx *run;
+} app_state;
+
+typedef struct run_ctx {
+    corun__sched *s;
+    app_state apps[CORUN_SCENARIO_MAX_APPS];
+    size_t napps;
+    uint64_t t0;
+    uint64_t stop_arrivals;
+    uint32_t max_launches;
+    int status;
+} run_ctx;
+
+static uint64_t draw_ns(corun__rng *r, const corun__dist *d)
+{
+    double v;
+
+    switch (d->kind) {
+    case CORUN_DIST_UNIFORM:
+        v = corun__rng_uniform(r, d->a, d->b);
+        break;
+    case CORUN_DIST_EXP:
+        v = corun__rng_exp(r, d->a);
+        break;
+    case CORUN_DIST_NORMAL:
+        v = corun__rng_normal(r, d->a, d->b);
+        if (v < 0.05 * d->a) {
+            v = 0.05 * d->a;
+        }
+        break;
+    case CORUN_DIST_CONST:
+    default:
+        v = d->a;
+        break;
+    }
+    return v < 1 ? 1 : (uint64_t)v;
+}
+
+static uint32_t launch_cap(const app_state *a)
+{
+    uint32_t cap = a->app->arrival.count;
+
+    if (a->app->arrival.kind == CORUN_ARRIVAL_AT && (cap == 0 || cap > a->app->arrival.nat)) {
+        cap = (uint32_t)a->app->arrival.nat;
+    }
+    if (a->run->max_launches > 0 && (cap == 0 || cap > a->run->max_launches)) {
+        cap = a->run->max_launches;
+    }
+    return cap;
+}
+
+/* When the next launch of a is due after one at time `now`; NEVER if none. */
+static uint64_t next_after(app_state *a, uint64_t now)
+{
+    const corun__arrival *ar = &a->app->arrival;
+    uint32_t cap = launch_cap(a);
+    uint64_t t;
+
+    if (cap != 0 && a->launched >= cap) {
+        return NEVER;
+    }
+    switch (ar->kind) {
+    case CORUN_ARRIVAL_LOOP:
+        return NEVER; /* decided at completion */
+    case CORUN_ARRIVAL_RANDOM:
+    case CORUN_ARRIVAL_PERIODIC:
+        t = now + draw_ns(&a->rng, &ar->interval);
+        break;
+    case CORUN_ARRIVAL_AT:
+    default:
+        if (a->at_idx >= ar->nat) {
+            return NEVER;
+        }
+        t = a->run->t0 + (uint64_t)ar->at_ns[a->at_idx];
+        break;
+    }
+    return t >= a->run->stop_arrivals ? NEVER : t;
+}
+
+static int push_turnaround(app_state *a, double t)
+{
+    corun__app_result *r = a->res;
+
+    if (r->completed == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 256;
+        double *v = realloc(r->turnaround_ns, cap * sizeof(*v));
+        if (v == NULL) {
+            return CORUN_ENOMEM;
+        }
+        r->turnaround_ns = v;
+        a->cap = cap;
+    }
+    r->turnaround_ns[r->completed++] = t;
+    return CORUN_OK;
+}
+
+static void on_done(corun__sched *s, corun__kernel *k, void *user)
+{
+    app_state *a = user;
+    uint64_t now = k->t_end;
+
+    a->inflight--;
+    a->last_completion = now;
+    a->res->preemptions += k->preemptions;
+    if (k->state == CORUN_KS_DONE) {
+        if (push_turnaround(a, (double)(k->t_end - k->t_submit)) != CORUN_OK &&
+            a->run->status == CORUN_OK) {
+            a->run->status = CORUN_ENOMEM;
+        }
+        a->res->tasks_done += (double)k->tasks;
+    } else {
+        a->res->failed++;
+        if (a->run->status == CORUN_OK) {
+            a->run->status = k->status != CORUN_OK ? k->status : CORUN_ELAUNCH;
+        }
+    }
+    if (a->app->arrival.kind == CORUN_ARRIVAL_LOOP) {
+        uint32_t cap = launch_cap(a);
+        uint64_t t = now + (uint64_t)a->app->arrival.think_ns;
+        a->next_arrival = (t < a->run->stop_arrivals && (cap == 0 || a->launched < cap)) ? t : NEVER;
+    }
+    corun__sched_release(s, k);
+}
+
+static int submit(run_ctx *rc, app_state *a, char *why, size_t why_len)
+{
+    corun__kernel *k = NULL;
+    uint64_t now = corun__sched_now(rc->s);
+    int st;
+
+    a->launched++;
+    a->res->submitted++;
+    a->inflight++;
+    if (a->first_arrival == 0) {
+        a->first_arrival = now;
+    }
+    if (a->app->arrival.kind == CORUN_ARRIVAL_AT) {
+        a->at_idx++;
+    }
+    a->next_arrival = next_after(a, now);
+    st = corun__sched_submit(rc->s, &a->app->kernel, &a->app->attr, on_done, a, &k, why, why_len);
+    if (st != CORUN_OK) {
+        a->inflight--;
+        a->res->submitted--;
+        if (why != NULL && why_len > 0) {
+            char tmp[512];
+            snprintf(tmp, sizeof(tmp), "app '%s': %s", a->app->name, why);
+            snprintf(why, why_len, "%s", tmp);
+        }
+    }
+    return st;
+}
+
+static void summarize(corun__app_result *r, const app_state *a)
+{
+    double *tmp;
+
+    r->span_ns = a->last_completion > a->first_arrival
+                     ? (double)(a->last_completion - a->first_arrival)
+                     : 0;
+    r->rate_per_s = r->span_ns > 0 ? (double)r->completed / (r->span_ns * 1e-9) : 0;
+    if (r->completed == 0) {
+        return;
+    }
+    tmp = malloc(r->completed * sizeof(*tmp));
+    if (tmp == NULL) {
+        return;
+    }
+    memcpy(tmp, r->turnaround_ns, r->completed * sizeof(*tmp));
+    r->mean_ns = corun__mean(tmp, r->completed);
+    r->p50_ns = corun__percentile(tmp, r->completed, 50);
+    r->p99_ns = corun__percentile(tmp, r->completed, 99);
+    r->max_ns = tmp[r->completed - 1];
+    free(tmp);
+}
+
+int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, const char *policy,
+                        int only_app, uint32_t max_launches, corun__run_result *out, char *why,
+                        size_t why_len)
+{
+    const corun__policy_ops *pol = corun__policy_find(policy);
+    corun__sched_opts so;
+    corun__backend *be = NULL;
+    run_ctx *rc;
+    uint64_t seed, drain_until, report_step, next_report;
+    size_t i;
+    int st;
+
+    memset(out, 0, sizeof(*out));
+    if (pol == NULL) {
+        snprintf(why, why_len, "unknown policy '%s' (corun policies lists them)", policy);
+        return CORUN_ENOENT;
+    }
+    if (only_app >= (int)sc->napps) {
+        return CORUN_EINVAL;
+    }
+    rc = calloc(1, sizeof(*rc));
+    if (rc == NULL) {
+        return CORUN_ENOMEM;
+    }
+    seed = sc->has_seed ? sc->seed : env->settings.seed;
+    st = env->make_backend(env->make_ctx, sc, seed, &be, why, why_len);
+    if (st != CORUN_OK) {
+        goto out_free_rc;
+    }
+    memset(&so, 0, sizeof(so));
+    so.backend = be;
+    so.policy = pol;
+    so.settings = env->settings;
+    if (sc->has_reserve) {
+        so.settings.reserve_capsm = sc->reserve_capsm;
+    }
+    st = corun__sched_create(&so, &rc->s);
+    if (st != CORUN_OK) {
+        goto out_destroy_backend;
+    }
+    snprintf(out->policy, sizeof(out->policy), "%s", policy);
+    snprintf(out->backend, sizeof(out->backend), "%s", be->ops->name);
+    rc->t0 = corun__sched_now(rc->s);
+    rc->stop_arrivals = rc->t0 + (uint64_t)sc->duration_ns;
+    rc->max_launches = max_launches;
+    out->napps = sc->napps;
+    for (i = 0; i < sc->napps; i++) {
+        app_state *a = &rc->apps[i];
+        const corun__arrival *ar = &sc->apps[i].arrival;
+        a->app = &sc->apps[i];
+        a->res = &out->apps[i];
+        a->run = rc;
+        snprintf(a->res->name, sizeof(a->res->name), "%s", a->app->name);
+        a->res->cls = a->app->attr.cls;
+        corun__rng_seed(&a->rng, seed * 1000003u + i);
+        if (only_app >= 0 && (int)i != only_app) {
+            a->next_arrival = NEVER;
+        } else if (ar->kind == CORUN_ARRIVAL_AT) {
+            a->next_arrival = next_after(a, rc->t0);
+        } else {
+            a->next_arrival = rc->t0 + (uint64_t)ar->start_ns;
+        }
+    }
+    rc->napps = sc->napps;
+
+    /* Kernels still in flight after the arrivals stop get a long grace
+     * period to finish; past it the run is reported as timed out. */
+    drain_until = rc->stop_arrivals + (uint64_t)fmax(10 * sc->duration_ns, 10e9);
+    report_step = (uint64_t)(sc->duration_ns / 20) + 1;
+    next_report = rc->t0 + report_step;
+    for (;;) {
+        uint64_t now = corun__sched_now(rc->s), deadline = NEVER;
+        uint32_t inflight = 0;
+
+        for (i = 0; i < rc->napps; i++) {
+            app_state *a = &rc->apps[i];
+            while (a->next_arrival <= now && rc->status == CORUN_OK) {
+                st = submit(rc, a, why, why_len);
+                if (st != CORUN_OK) {
+                    rc->status = st;
+                    goto out_stop;
+                }
+            }
+            if (a->next_arrival < deadline) {
+                deadline = a->next_arrival;
+            }
+            inflight += a->inflight;
+        }
+        if (rc->status != CORUN_OK) {
+            break;
+        }
+        if (deadline == NEVER && inflight == 0) {
+            break;
+        }
+        if (now >= drain_until) {
+            snprintf(why, why_len, "kernels still running %.1f s after the last arrival",
+                     (double)(now - rc->stop_arrivals) * 1e-9);
+            rc->status = CORUN_ETIMEDOUT;
+            break;
+        }
+        if (deadline > drain_until) {
+            deadline = drain_until;
+        }
+        st = corun__sched_step(rc->s, deadline);
+        if (st != CORUN_OK) {
+            snprintf(why, why_len, "backend '%s' failed: %s", be->ops->name, corun_strerror(st));
+            rc->status = st;
+            break;
+        }
+        if (env->progress != NULL && now >= next_report) {
+            next_report = now + report_step;
+            env->progress(env->progress_ctx, fmin(1.0, (double)(now - rc->t0) / sc->duration_ns));
+        }
+    }
+out_stop:
+    out->clock_ns = (double)(corun__sched_now(rc->s) - rc->t0);
+    for (i = 0; i < rc->napps; i++) {
+        summarize(&out->apps[i], &rc->apps[i]);
+    }
+    out->status = rc->status;
+    st = rc->status;
+    if (st != CORUN_OK && why[0] == '\0') {
+        snprintf(why, why_len, "run failed: %s", corun_strerror(st));
+    }
+    corun__sched_destroy(rc->s);
+out_destroy_backend:
+    be->ops->destroy(be);
+out_free_rc:
+    free(rc);
+    if (st != CORUN_OK) {
+        corun__run_result_free(out);
+    }
+    return st;
+}
+
+void corun__run_result_free(corun__run_result *r)
+{
+    size_t i;
+
+    for (i = 0; i < CORUN_SCENARIO_MAX_APPS; i++) {
+        free(r->apps[i].turnaround_ns);
+        r->apps[i].turnaround_ns = NULL;
+    }
+}
+
+int corun__scenario_solo(const corun__scenario *sc, const corun__run_env *env, corun__solo *out,
+                         char *why, size_t why_len)
+{
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    for (i = 0; i < sc->napps; i++) {
+        corun__run_result r;
+        int st = corun__scenario_run(sc, env, "mps", (int)i, 0, &r, why, why_len);
+        if (st != CORUN_OK) {
+            return st;
+        }
+        if (r.apps[i].completed == 0) {
+            snprintf(why, why_len, "app '%s' completed no kernel when run alone", sc->apps[i].name);
+            corun__run_result_free(&r);
+            return CORUN_ESTATE;
+        }
+        out->p50_ns[i] = r.apps[i].p50_ns;
+        out->mean_ns[i] = r.apps[i].mean_ns;
+        out->rate_per_s[i] = r.apps[i].rate_per_s;
+        corun__run_result_free(&r);
+    }
+    return CORUN_OK;
+}
+
+int corun__demo_row_calc(const corun__scenario *sc, const corun__solo *solo,
+                         const corun__run_result *r, corun__demo_row *out)
+{
+    corun__app_times times[CORUN_SCENARIO_MAX_APPS];
+    corun__colocation col;
+    double *ls;
+    size_t i, j, nls = 0, nbatch = 0;
+    double batch_sum = 0;
+    int st;
+
+    memset(out, 0, sizeof(*out));
+    snprintf(out->system, sizeof(out->system), "%s", r->policy);
+    for (i = 0; i < r->napps; i++) {
+        if (r->apps[i].completed == 0) {
+            return CORUN_ESTATE;
+        }
+        nls += r->apps[i].cls == CORUN_CLASS_LS ? r->apps[i].completed : 0;
+    }
+    ls = malloc((nls ? nls : 1) * sizeof(*ls));
+    if (ls == NULL) {
+        return CORUN_ENOMEM;
+    }
+    nls = 0;
+    for (i = 0; i < r->napps; i++) {
+        const corun__app_result *a = &r->apps[i];
+        times[i].solo_ns = solo->mean_ns[i];
+        times[i].shared_ns = a->mean_ns;
+        if (a->cls == CORUN_CLASS_LS) {
+            for (j = 0; j < a->completed; j++) {
+                ls[nls++] = a->turnaround_ns[j] / solo->p50_ns[i];
+            }
+        } else if (solo->rate_per_s[i] > 0) {
+            batch_sum += a->rate_per_s / solo->rate_per_s[i];
+            nbatch++;
+            out->batch_count += a->completed;
+        }
+    }
+    if (nls > 0) {
+        out->ls_p50_norm = corun__percentile(ls, nls, 50);
+        out->ls_p99_norm = corun__percentile(ls, nls, 99);
+    } else {
+        out->ls_p50_norm = out->ls_p99_norm = NAN;
+    }
+    out->ls_count = nls;
+    out->batch_norm = nbatch ? batch_sum / (double)nbatch : NAN;
+    free(ls);
+    st = corun__colocation_calc(times, r->napps, &col);
+    if (st != CORUN_OK) {
+        return st;
+    }
+    out->antt = col.antt;
+    out->stp = col.stp;
+    out->fairness = col.fairness;
+    (void)sc;
+    return CORUN_OK;
+}

@@ -1,0 +1,120 @@
+/* test_scenario.c — scenario files: the built-in one, and every kind of bad
+ * input giving a message that names the file and the bad value. */
+#include "support.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "scenario/scenario.h"
+
+static corun__scenario sc;
+
+static void builtin_parses(void **state)
+{
+    char why[512] = "";
+
+    assert_int_equal(corun__scenario_parse(corun__scenario_default_text(), "builtin", &sc, why,
+                                           sizeof(why)),
+                     CORUN_OK);
+    assert_string_equal(sc.name, "ls-batch");
+    assert_int_equal(sc.napps, 2);
+    assert_int_equal(sc.reserve_capsm, 8);
+    assert_true(sc.has_reserve);
+    assert_int_equal(sc.gpu.sm_count, 132);
+    assert_int_equal(sc.apps[0].kernel.grid.x, 2112);
+    assert_int_equal(sc.apps[0].kernel.block.x, 256);
+    assert_int_equal(sc.apps[0].attr.cls, CORUN_CLASS_BATCH);
+    assert_int_equal(sc.apps[0].arrival.kind, CORUN_ARRIVAL_LOOP);
+    assert_int_equal(sc.apps[0].kernel.task_ns.kind, CORUN_DIST_UNIFORM);
+    assert_float_equal(sc.apps[0].kernel.task_ns.a, 1.5e6, 1e-6);
+    assert_int_equal(sc.apps[1].attr.cls, CORUN_CLASS_LS);
+    assert_int_equal(sc.apps[1].arrival.kind, CORUN_ARRIVAL_RANDOM);
+    assert_float_equal(sc.apps[1].arrival.interval.a, 5e6, 1e-6);
+    assert_float_equal(sc.apps[1].kernel.task_ns.a, 1e5, 1e-6);
+    assert_float_equal(sc.duration_ns, 1e9, 1e-3);
+}
+
+static void file_on_disk_matches_builtin(void **state)
+{
+    corun__scenario a;
+    char why[512] = "";
+
+    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/ls-batch.json"), &a, why,
+                                          sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(corun__scenario_parse(corun__scenario_default_text(), "b", &sc, why,
+                                           sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(a.napps, sc.napps);
+    assert_memory_equal(&a.apps[0].kernel, &sc.apps[0].kernel, sizeof(a.apps[0].kernel));
+}
+
+/* Parses text that must fail, and checks the message has every word. */
+static void expect_error(const char *text, int code, const char *w1, const char *w2)
+{
+    char why[512] = "";
+
+    assert_int_equal(corun__scenario_parse(text, "t.json", &sc, why, sizeof(why)), code);
+    if (strstr(why, w1) == NULL || (w2 != NULL && strstr(why, w2) == NULL)) {
+        fail_msg("message '%s' lacks '%s'/'%s'", why, w1, w2 ? w2 : "");
+    }
+}
+
+#define APP_OK "{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},\"kernel\":{\"grid\":4,\"block\":64,\"task_us\":10}}"
+
+static void bad_inputs_are_named(void **state)
+{
+    expect_error("{", CORUN_EPARSE, "t.json:1:", NULL);
+    expect_error("[]", CORUN_EPARSE, "must be an object", NULL);
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[]}", CORUN_EPARSE, "apps", "1 to 16");
+    expect_error("{\"name\":\"x\",\"apps\":[" APP_OK "]}", CORUN_EPARSE, "missing 'duration_ms'", NULL);
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"bogus\":1,\"apps\":[" APP_OK "]}", CORUN_EPARSE,
+                 "unknown key 'bogus'", NULL);
+    expect_error("{\"name\":\"x\",\"duration_ms\":-5,\"apps\":[" APP_OK "]}", CORUN_EPARSE,
+                 "duration_ms", "outside");
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},"
+                 "\"kernel\":{\"grid\":4,\"block\":[64,32],\"task_us\":10}}]}",
+                 CORUN_EPARSE, "apps[0].kernel", "2048 threads");
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},"
+                 "\"kernel\":{\"grid\":0,\"block\":64,\"task_us\":10}}]}",
+                 CORUN_EPARSE, "'grid'[0] = 0", NULL);
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},"
+                 "\"kernel\":{\"grid\":4,\"block\":64,\"gird\":3,\"task_us\":10}}]}",
+                 CORUN_EPARSE, "unknown key 'gird'", "apps[0].kernel");
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\",\"capsm\":500,"
+                 "\"arrival\":{\"kind\":\"loop\"},\"kernel\":{\"grid\":4,\"block\":64,\"task_us\":10}}]}",
+                 CORUN_EPARSE, "'capsm' = 500", "132 SMs");
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"reserve_capsm\":200,\"apps\":[" APP_OK "]}",
+                 CORUN_EPARSE, "reserve_capsm", "outside");
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\",\"arrival\":{\"kind\":\"soon\"},"
+                 "\"kernel\":{\"grid\":4,\"block\":64,\"task_us\":10}}]}",
+                 CORUN_EPARSE, "'kind' = 'soon'", NULL);
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},"
+                 "\"kernel\":{\"grid\":4,\"block\":64,\"task_us\":{\"dist\":\"uniform\",\"min\":5,\"max\":2}}}]}",
+                 CORUN_EPARSE, "below 'min'", NULL);
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[" APP_OK "," APP_OK "]}", CORUN_EPARSE,
+                 "used twice", NULL);
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"gpu\":{\"sm_count\":0},\"apps\":[" APP_OK "]}",
+                 CORUN_EPARSE, "sm_count", NULL);
+    expect_error("{\"name\":\"x\",\"name\":\"y\",\"duration_ms\":1,\"apps\":[" APP_OK "]}", CORUN_EPARSE,
+                 "duplicate", NULL);
+}
+
+static void missing_file(void **state)
+{
+    char why[512] = "";
+
+    assert_int_equal(corun__scenario_load("/nonexistent/x.json", &sc, why, sizeof(why)), CORUN_EIO);
+    assert_non_null(strstr(why, "/nonexistent/x.json"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(builtin_parses),
+        cmocka_unit_test(file_on_disk_matches_builtin),
+        cmocka_unit_test(bad_inputs_are_named),
+        cmocka_unit_test(missing_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

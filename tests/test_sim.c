@@ -1,0 +1,819 @@
+/* test_sim.c — the discrete-event GPU: dispatcher, occupancy, DRAM model,
+ * the worker loop and its signals, fault injection, determinism. Times are
+ * checked to the nanosecond where the model makes them exact. */
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/sim/sim.h"
+#include "corun/corun.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+/* --- helpers -------------------------------------------------------------- */
+
+static corun__backend *make_sim(const corun__sim_opts *o)
+{
+    corun__backend *be = NULL;
+    assert_int_equal(corun__sim_create(o, &be), CORUN_OK);
+    assert_non_null(be);
+    return be;
+}
+
+static corun__backend *default_sim(void)
+{
+    corun__sim_opts o;
+    corun__sim_opts_default(&o);
+    return make_sim(&o);
+}
+
+static corun__kspec spec_of(const char *name, uint32_t tasks, uint32_t threads, uint32_t regs,
+                            uint32_t smem, double task_ns)
+{
+    corun__kspec s;
+    memset(&s, 0, sizeof(s));
+    snprintf(s.name, sizeof(s.name), "%s", name);
+    s.grid = (corun_dim3){tasks, 1, 1};
+    s.block = (corun_dim3){threads, 1, 1};
+    s.shape.regs_per_thread = regs;
+    s.shape.smem_static = smem;
+    s.shape.smem_optin = smem > 48 * 1024;
+    s.code = CORUN_CODE_SYNTHETIC;
+    s.task_ns = (corun__dist){CORUN_DIST_CONST, task_ns, 0};
+    return s;
+}
+
+static corun__bkernel *open_kernel(corun__backend *be, const corun__kspec *s, uint32_t *per_sm)
+{
+    corun__bkernel *k = NULL;
+    uint32_t p = 0;
+    char why[256] = "";
+    int rc = be->ops->kernel_open(be, s, &k, &p, why, sizeof(why));
+    if (rc != CORUN_OK) {
+        fail_msg("kernel_open: %s (%s)", corun_status_name(rc), why);
+    }
+    if (per_sm != NULL) {
+        *per_sm = p;
+    }
+    return k;
+}
+
+static void launch_workers(corun__backend *be, corun__bkernel *k, uint32_t n, uint32_t base,
+                           uint32_t gen, uint64_t cookie)
+{
+    corun__launch_req r = {n, base, gen, 0, cookie};
+    assert_int_equal(be->ops->launch_workers(be, k, &r), CORUN_OK);
+}
+
+/* Polls until nothing is pending; returns the notifications in order. */
+static size_t drain(corun__backend *be, corun__bevent *out, size_t max)
+{
+    size_t total = 0;
+    for (;;) {
+        corun__bevent ev[8];
+        size_t n = 0, i;
+        int rc = be->ops->poll(be, UINT64_MAX, ev, 8, &n);
+        if (rc == CORUN_ESTATE) {
+            assert_int_equal(n, 0);
+            return total;
+        }
+        assert_int_equal(rc, CORUN_OK);
+        assert_true(n > 0);
+        for (i = 0; i < n; i++) {
+            assert_int_equal(ev[i].status, CORUN_OK);
+            assert_int_equal(ev[i].time_ns, be->ops->now_ns(be));
+            if (total < max) {
+                out[total] = ev[i];
+            }
+            total++;
+        }
+    }
+}
+
+/* Polls up to deadline and expects no launch to finish meanwhile. */
+static void run_until(corun__backend *be, uint64_t deadline)
+{
+    corun__bevent ev[4];
+    size_t n = 99;
+    assert_int_equal(be->ops->poll(be, deadline, ev, 4, &n), CORUN_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(be->ops->now_ns(be), deadline);
+}
+
+static corun_progress progress(corun__backend *be, corun__bkernel *k)
+{
+    corun_progress p;
+    assert_int_equal(be->ops->progress(be, k, &p), CORUN_OK);
+    return p;
+}
+
+/* Checks hits[i] == 1 for i < ran and 0 beyond. */
+static void assert_prefix_once(corun__backend *be, corun__bkernel *k, uint64_t tasks, uint64_t ran)
+{
+    const uint32_t *hits = corun__sim_task_hits(be, k);
+    uint64_t i;
+    assert_non_null(hits);
+    for (i = 0; i < tasks; i++) {
+        if (hits[i] != (i < ran ? 1u : 0u)) {
+            fail_msg("task %llu ran %u times (expected %u)", (unsigned long long)i, hits[i],
+                     i < ran ? 1u : 0u);
+        }
+    }
+}
+
+/* --- the dispatcher and occupancy ------------------------------------------ */
+
+static void plain_kernel_runs_in_waves(void **state)
+{
+    corun__backend *be = default_sim();
+    /* 256 threads, 32 registers: 8 blocks per SM, 1056 per wave. */
+    const uint32_t tasks = 3 * 1056 + 5;
+    corun__kspec s = spec_of("waves", tasks, 256, 32, 0, 100 * US);
+    uint32_t per_sm;
+    corun__bkernel *k = open_kernel(be, &s, &per_sm);
+    corun__bevent ev[4];
+    corun__sim_stats st;
+
+    assert_int_equal(per_sm, 8);
+    assert_int_equal(be->ops->launch_plain(be, k, 0, 7), CORUN_OK);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(ev[0].cookie, 7);
+    /* launch delay + 4 waves + notify delay */
+    assert_int_equal(ev[0].time_ns, 5 * US + 4 * 100 * US + 10 * US);
+    assert_prefix_once(be, k, tasks, tasks);
+    corun__sim_get_stats(be, &st);
+    assert_int_equal(st.tasks_run, tasks);
+    assert_int_equal(st.launches, 1);
+    assert_true(st.busy_slot_ns == (double)tasks * 100 * US);
+    /* A plain kernel has no control block: nothing counted there. */
+    assert_int_equal(progress(be, k).done, 0);
+    be->ops->kernel_close(be, k);
+    be->ops->destroy(be);
+}
+
+static void packing_matches_occupancy_calculator(void **state)
+{
+    const struct {
+        uint32_t threads, regs, smem;
+    } shapes[] = {
+        {256, 32, 0},         /* warps: 8 */
+        {1024, 40, 0},        /* registers: 1 */
+        {128, 32, 48 * 1024}, /* shared memory: 4 */
+        {96, 100, 0},         /* odd warps, partition rounding: 5 */
+        {64, 20, 0},          /* block slots: 32 */
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+        corun__backend *be = default_sim();
+        corun__kspec s = spec_of("pack", 0, shapes[i].threads, shapes[i].regs, shapes[i].smem, MS);
+        corun_kernel_shape shape = {shapes[i].threads, shapes[i].regs, shapes[i].smem, 0,
+                                    shapes[i].smem > 48 * 1024};
+        corun_occupancy occ;
+        corun__bkernel *k;
+        uint32_t per_sm, sm;
+
+        assert_int_equal(corun_occupancy_calc(&be->desc, &shape, &occ, NULL, 0), CORUN_OK);
+        s.grid.x = 2 * occ.blocks_per_sm * be->desc.sm_count;
+        k = open_kernel(be, &s, &per_sm);
+        assert_int_equal(per_sm, occ.blocks_per_sm);
+        assert_int_equal(be->ops->launch_plain(be, k, 0, 1), CORUN_OK);
+        run_until(be, 500 * US);
+        for (sm = 0; sm < be->desc.sm_count; sm++) {
+            assert_int_equal(corun__sim_sm_resident(be, sm), occ.blocks_per_sm);
+        }
+        be->ops->destroy(be);
+    }
+}
+
+static void fifo_leftover_holds_later_grids(void **state)
+{
+    corun__backend *be = default_sim();
+    /* 2 full waves and 10 leftover blocks of 1 ms, then a small grid. */
+    corun__kspec sa = spec_of("batch", 2 * 1056 + 10, 256, 32, 0, MS);
+    corun__kspec sb = spec_of("ls", 132, 256, 32, 0, 100 * US);
+    corun__bkernel *a = open_kernel(be, &sa, NULL);
+    corun__bkernel *b = open_kernel(be, &sb, NULL);
+    corun__bevent ev[4];
+
+    assert_int_equal(be->ops->launch_plain(be, a, 0, 1), CORUN_OK);
+    run_until(be, 1 * US);
+    assert_int_equal(be->ops->launch_plain(be, b, 0, 2), CORUN_OK);
+    assert_int_equal(drain(be, ev, 4), 2);
+    /* The small grid starts only once the batch grid has dispatched its last
+     * block at 2 ms, although slots were free from 1 ms on. */
+    assert_int_equal(ev[0].cookie, 2);
+    assert_int_equal(ev[0].time_ns, 5 * US + 2 * MS + 100 * US + 10 * US);
+    assert_int_equal(ev[1].cookie, 1);
+    assert_int_equal(ev[1].time_ns, 5 * US + 3 * MS + 10 * US);
+    be->ops->destroy(be);
+}
+
+/* One 300 us block, 1055 blocks of 1 ms filling the rest of the GPU and 1056
+ * more waiting; a one-block grid arrives at 105 us. */
+static uint64_t slot_race(corun__sim_dispatch mode, int32_t ls_priority)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+    corun__kspec ss = spec_of("short", 1, 256, 32, 0, 300 * US);
+    corun__kspec sl = spec_of("long", 2 * 1056 - 1, 256, 32, 0, MS);
+    corun__kspec sb = spec_of("ls", 1, 256, 32, 0, 100 * US);
+    corun__bkernel *ks, *kl, *kb;
+    corun__bevent ev[8];
+    uint64_t t = 0;
+    size_t n, i;
+    uint32_t sm;
+
+    corun__sim_opts_default(&o);
+    o.dispatch = mode;
+    be = make_sim(&o);
+    ks = open_kernel(be, &ss, NULL);
+    kl = open_kernel(be, &sl, NULL);
+    kb = open_kernel(be, &sb, NULL);
+    assert_int_equal(be->ops->launch_plain(be, ks, 0, 1), CORUN_OK);
+    assert_int_equal(be->ops->launch_plain(be, kl, 0, 2), CORUN_OK);
+    run_until(be, 100 * US);
+    assert_int_equal(be->ops->launch_plain(be, kb, ls_priority, 3), CORUN_OK);
+    /* No preemption: while every slot is busy the new grid just waits. */
+    run_until(be, 250 * US);
+    for (sm = 0; sm < 132; sm++) {
+        assert_int_equal(corun__sim_sm_resident(be, sm), 8);
+    }
+    n = drain(be, ev, 8);
+    assert_int_equal(n, 3);
+    for (i = 0; i < n; i++) {
+        if (ev[i].cookie == 3) {
+            t = ev[i].time_ns;
+        }
+    }
+    be->ops->destroy(be);
+    return t;
+}
+
+static void priority_takes_the_first_free_slot(void **state)
+{
+    /* The short block frees a slot at 305 us: a high-priority grid takes it
+     * ahead of the 1056 blocks that have waited since 5 us. */
+    assert_int_equal(slot_race(CORUN_SIM_DISPATCH_PRIORITY, 1), 305 * US + 100 * US + 10 * US);
+    /* Same priority, or FIFO: the long grid takes that slot, then at 1005 us
+     * the 1055 slots of its first wave for its last waiting blocks; the next
+     * slot to free is the one taken at 305 us, at 1305 us. */
+    assert_int_equal(slot_race(CORUN_SIM_DISPATCH_PRIORITY, 0), 1305 * US + 100 * US + 10 * US);
+    assert_int_equal(slot_race(CORUN_SIM_DISPATCH_FIFO, 1), 1305 * US + 100 * US + 10 * US);
+}
+
+/* --- workers ---------------------------------------------------------------- */
+
+static void workers_run_every_task_once(void **state)
+{
+    corun__backend *be = default_sim();
+    const uint32_t tasks = 20000;
+    corun__kspec s = spec_of("w", tasks, 256, 32, 0, 0);
+    corun__bkernel *k;
+    corun__bevent ev[4];
+    corun__sim_stats st;
+    corun_progress p;
+
+    s.task_ns = (corun__dist){CORUN_DIST_UNIFORM, 5 * US, 15 * US};
+    k = open_kernel(be, &s, NULL);
+    launch_workers(be, k, 1056, 0, 0, 42);
+    run_until(be, 50 * US);
+    assert_int_equal(progress(be, k).live, 1056);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(ev[0].cookie, 42);
+    assert_prefix_once(be, k, tasks, tasks);
+    p = progress(be, k);
+    assert_int_equal(p.done, tasks);
+    assert_true(p.claimed >= tasks);
+    assert_int_equal(p.live, 0);
+    corun__sim_get_stats(be, &st);
+    assert_int_equal(st.workers_started, 1056);
+    assert_int_equal(st.workers_exited_signal, 0);
+    assert_int_equal(st.tasks_run, tasks);
+    be->ops->destroy(be);
+}
+
+static void halt_stops_workers_and_resume_continues(void **state)
+{
+    corun__backend *be = default_sim();
+    const uint32_t tasks = 100000;
+    corun__kspec s = spec_of("h", tasks, 256, 32, 0, 20 * US);
+    corun__bkernel *k = open_kernel(be, &s, NULL);
+    corun__bevent ev[4];
+    corun_progress p;
+    const uint64_t t1 = 500 * US;
+    uint64_t t;
+
+    launch_workers(be, k, 1056, 0, 0, 1);
+    run_until(be, t1);
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
+    assert_int_equal(drain(be, ev, 4), 1);
+    /* Seen within the signal delay plus one chunk (one 20 us task, as the
+     * budget is 10 us) and a claim; then the notify delay. */
+    assert_true(ev[0].time_ns <= t1 + 8 * US + 20 * US + 2 * 800 + 10 * US);
+    p = progress(be, k);
+    assert_int_equal(p.live, 0);
+    assert_true(p.done > 0 && p.done < tasks);
+    assert_int_equal(p.done, p.claimed); /* every claimed task ran */
+    assert_prefix_once(be, k, tasks, p.done);
+    /* Workers of the halted generation leave as soon as they start. */
+    launch_workers(be, k, 1056, 0, 0, 3);
+    t = be->ops->now_ns(be);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(ev[0].time_ns, t + 5 * US + 10 * US);
+    assert_int_equal(progress(be, k).done, p.done);
+    /* A launch of the next generation continues from the counter. */
+    launch_workers(be, k, 1056, 0, 1, 2);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(ev[0].cookie, 2);
+    assert_int_equal(progress(be, k).done, tasks);
+    assert_prefix_once(be, k, tasks, tasks);
+    be->ops->destroy(be);
+}
+
+typedef struct claim_log {
+    uint64_t last_claim[2048]; /* per worker */
+    uint32_t sizes[64];        /* histogram of corun_chunk_size results */
+    uint64_t nclaims, ntasks;
+    uint64_t first_half_claims, first_half_tasks;
+    uint64_t tail_from;        /* claims with first >= tail_from go to tail_max */
+    uint32_t tail_max;
+    uint64_t hash;
+} claim_log;
+
+static void log_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
+{
+    claim_log *g = ctx;
+    (void)k;
+    if (c->worker < 2048) {
+        g->last_claim[c->worker] = c->time_ns;
+    }
+    g->hash = (g->hash ^ (c->time_ns * 31 + c->worker * 7 + c->first * 3 + c->size)) *
+              0x100000001b3ull;
+    if (c->count == 0) {
+        return;
+    }
+    g->sizes[c->size < 63 ? c->size : 63]++;
+    g->nclaims++;
+    g->ntasks += c->count;
+    if (c->first >= g->tail_from && c->size > g->tail_max) {
+        g->tail_max = c->size;
+    }
+}
+
+static void evict_below_leaves_only_low_capsms(void **state)
+{
+    corun__backend *be = default_sim();
+    const uint32_t tasks = 200000;
+    corun__kspec s = spec_of("e", tasks, 256, 32, 0, 20 * US);
+    corun__bkernel *k = open_kernel(be, &s, NULL);
+    claim_log *g = calloc(1, sizeof(*g));
+    corun__bevent ev[4];
+    const uint64_t landed = 300 * US + 8 * US;
+    uint32_t w;
+
+    assert_non_null(g);
+    corun__sim_set_claim_hook(be, log_claim, g);
+    launch_workers(be, k, 1056, 0, 0, 1);
+    run_until(be, 300 * US);
+    /* 8 workers per CapSM: workers 0..527 form CapSMs 0..65. */
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_EVICT_BELOW, 66), CORUN_OK);
+    run_until(be, 400 * US);
+    assert_int_equal(progress(be, k).live, 1056 - 528);
+    assert_int_equal(drain(be, ev, 4), 1);
+    for (w = 0; w < 1056; w++) {
+        if (w < 528) {
+            assert_true(g->last_claim[w] <= landed);
+        } else {
+            assert_true(g->last_claim[w] > landed + 100 * US);
+        }
+    }
+    assert_int_equal(progress(be, k).done, tasks);
+    assert_prefix_once(be, k, tasks, tasks);
+    free(g);
+    be->ops->destroy(be);
+}
+
+static void sm_range_leaves_workers_outside(void **state)
+{
+    corun__backend *be = default_sim();
+    const uint32_t tasks = 200000;
+    corun__kspec s = spec_of("r", tasks, 256, 32, 0, 20 * US);
+    corun__bkernel *k = open_kernel(be, &s, NULL);
+    corun__bevent ev[4];
+    corun__sim_stats st;
+    uint32_t sm;
+
+    launch_workers(be, k, 1056, 0, 0, 1);
+    run_until(be, 300 * US);
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_SM_RANGE, 0 | (65ull << 32)), CORUN_OK);
+    run_until(be, 400 * US);
+    for (sm = 0; sm < 132; sm++) {
+        assert_int_equal(corun__sim_sm_resident(be, sm), sm <= 65 ? 8 : 0);
+    }
+    assert_int_equal(progress(be, k).live, 528);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_prefix_once(be, k, tasks, tasks);
+    corun__sim_get_stats(be, &st);
+    assert_int_equal(st.workers_exited_signal, 528);
+    be->ops->destroy(be);
+}
+
+static void task_limit_stops_claims_and_rewind_resumes(void **state)
+{
+    corun__backend *be = default_sim();
+    const uint32_t tasks = 50000, limit = 20000;
+    corun__kspec s = spec_of("l", tasks, 256, 32, 0, 20 * US);
+    corun__bkernel *k = open_kernel(be, &s, NULL);
+    corun__bevent ev[4];
+    corun_progress p;
+
+    launch_workers(be, k, 1056, 0, 0, 1);
+    run_until(be, 100 * US);
+    assert_true(progress(be, k).claimed < limit);
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_TASK_LIMIT, limit), CORUN_OK);
+    /* Raising it while workers run could skip tasks; lowering is fine. */
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_TASK_LIMIT, limit + 1), CORUN_EBUSY);
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_TASK_LIMIT, tasks + 1), CORUN_ERANGE);
+    assert_int_equal(be->ops->rewind(be, k, 0, tasks), CORUN_EBUSY);
+    assert_int_equal(drain(be, ev, 4), 1);
+    p = progress(be, k);
+    assert_int_equal(p.done, limit);
+    assert_prefix_once(be, k, tasks, limit);
+    /* Idle now: rewind to what is done and run the rest. */
+    assert_int_equal(be->ops->rewind(be, k, p.done, tasks), CORUN_OK);
+    assert_int_equal(progress(be, k).claimed, limit);
+    launch_workers(be, k, 1056, 0, 0, 2);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(progress(be, k).done, tasks);
+    assert_prefix_once(be, k, tasks, tasks);
+    be->ops->destroy(be);
+}
+
+static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+    const uint32_t tasks = 40000, workers = 132;
+    corun__kspec s = spec_of("c", tasks, 256, 32, 0, 5 * US);
+    corun__bkernel *k;
+    claim_log *g = calloc(1, sizeof(*g));
+    corun__bevent ev[4];
+    double mean;
+
+    assert_non_null(g);
+    corun__sim_opts_default(&o);
+    /* A free claim: then 5 us tasks measure 5 us and 10 / 5 = 2 fit in the
+     * budget (any claim cost makes the measured time exceed 5 us and the
+     * integer policy chooses 1). */
+    o.claim_ns = 0;
+    be = make_sim(&o);
+    k = open_kernel(be, &s, NULL);
+    g->tail_from = tasks - 200;
+    corun__sim_set_claim_hook(be, log_claim, g);
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_NWORKERS, workers), CORUN_OK);
+    run_until(be, 10 * US);
+    launch_workers(be, k, workers, 0, 0, 1);
+    assert_int_equal(drain(be, ev, 4), 1);
+    /* One claim of 1 per worker to measure, then 2s, then 1s at the end,
+     * where fewer than 2 * 2 * workers tasks remain. */
+    mean = (double)g->ntasks / (double)g->nclaims;
+    assert_true(mean > 1.9 && mean <= 2.0);
+    assert_true(g->sizes[2] > g->sizes[1]);
+    assert_int_equal(g->tail_max, 1);
+    assert_int_equal(g->ntasks, tasks);
+    assert_prefix_once(be, k, tasks, tasks);
+    free(g);
+    be->ops->destroy(be);
+}
+
+/* --- the DRAM model ----------------------------------------------------------- */
+
+/* Two kernels that fit on the SMs together at full occupancy: one limited by
+ * shared memory (4 blocks of 1 warp, 56 KiB each), one by registers (4
+ * blocks of 2 warps at 255 registers). Returns each one's run time, launch
+ * and notify delays excluded. */
+static void dram_run(double mem_frac, bool both, uint64_t *ta, uint64_t *tb)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+    corun__kspec sa = spec_of("smem", 528 * 50, 32, 0, 56320, 10 * US);
+    corun__kspec sb = spec_of("regs", 528 * 50, 64, 255, 0, 10 * US);
+    corun__bkernel *a, *b;
+    uint32_t pa, pb, sm;
+    corun__bevent ev[4];
+    size_t n, i;
+
+    corun__sim_opts_default(&o);
+    o.claim_ns = 0;
+    be = make_sim(&o);
+    sa.mem_frac = sb.mem_frac = mem_frac;
+    sa.mem_bw = sb.mem_bw = 0.8;
+    a = open_kernel(be, &sa, &pa);
+    b = open_kernel(be, &sb, &pb);
+    assert_int_equal(pa, 4);
+    assert_int_equal(pb, 4);
+    launch_workers(be, a, 528, 0, 0, 1);
+    if (both) {
+        launch_workers(be, b, 528, 0, 0, 2);
+        run_until(be, 100 * US);
+        for (sm = 0; sm < 132; sm++) {
+            assert_int_equal(corun__sim_sm_resident(be, sm), 8);
+        }
+    }
+    n = drain(be, ev, 4);
+    assert_int_equal(n, both ? 2 : 1);
+    *tb = 0;
+    for (i = 0; i < n; i++) {
+        uint64_t t = ev[i].time_ns - 5 * US - 10 * US;
+        if (ev[i].cookie == 1) {
+            *ta = t;
+        } else {
+            *tb = t;
+        }
+    }
+    be->ops->destroy(be);
+}
+
+static void dram_contention_slows_memory_bound_kernels(void **state)
+{
+    uint64_t alone, dummy, ta, tb;
+
+    /* Alone: demand 0.8 of peak, no slowdown: 50 tasks of 10 us per worker. */
+    dram_run(1.0, false, &alone, &dummy);
+    assert_int_equal(alone, 50 * 10 * US);
+    /* Together: demand 1.6, every memory-bound task 1.6x slower. */
+    dram_run(1.0, true, &ta, &tb);
+    assert_true((double)ta / (double)alone > 1.59 && (double)ta / (double)alone < 1.61);
+    assert_true((double)tb / (double)alone > 1.59 && (double)tb / (double)alone < 1.61);
+    /* Compute-bound kernels with the same bandwidth figures do not slow. */
+    dram_run(0.0, true, &ta, &tb);
+    assert_int_equal(ta, alone);
+    assert_int_equal(tb, alone);
+}
+
+/* --- faults, determinism, errors ------------------------------------------------ */
+
+static void fault_fails_the_nth_launch(void **state)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+    corun__kspec s = spec_of("f", 100, 256, 32, 0, 10 * US);
+    corun__bkernel *k;
+    corun__launch_req bad = {0, 0, 0, 0, 9};
+    corun__bevent ev[4];
+    corun__sim_stats st;
+
+    corun__sim_opts_default(&o);
+    o.faults.fail_launch_n = 2;
+    be = make_sim(&o);
+    k = open_kernel(be, &s, NULL);
+    assert_int_equal(be->ops->launch_workers(be, k, &bad), CORUN_EINVAL); /* not counted */
+    assert_int_equal(be->ops->launch_plain(be, k, 0, 1), CORUN_OK);
+    assert_int_equal(be->ops->launch_plain(be, k, 0, 2), CORUN_EFAULT);
+    launch_workers(be, k, 8, 0, 0, 3);
+    assert_int_equal(drain(be, ev, 4), 2);
+    assert_int_equal(ev[0].cookie, 1);
+    assert_int_equal(ev[1].cookie, 3);
+    corun__sim_get_stats(be, &st);
+    assert_int_equal(st.launches, 2);
+    be->ops->destroy(be);
+}
+
+static void fault_signal_at_task_halts_the_kernel(void **state)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+    const uint32_t tasks = 50000;
+    corun__kspec sv = spec_of("victim", tasks, 256, 32, 0, 20 * US);
+    corun__kspec so = spec_of("other", 5000, 256, 32, 0, 20 * US);
+    corun__bkernel *v, *other;
+    corun__bevent ev[4];
+    corun_progress p;
+
+    corun__sim_opts_default(&o);
+    snprintf(o.faults.signal_kernel, sizeof(o.faults.signal_kernel), "victim");
+    o.faults.signal_at_task = 5000;
+    o.faults.signal_kind = CORUN_SIG_HALT_GEN;
+    o.faults.signal_value = 1;
+    be = make_sim(&o);
+    v = open_kernel(be, &sv, NULL);
+    other = open_kernel(be, &so, NULL);
+    launch_workers(be, v, 528, 0, 0, 1);
+    launch_workers(be, other, 528, 0, 0, 2);
+    assert_int_equal(drain(be, ev, 4), 2);
+    p = progress(be, v);
+    assert_true(p.done >= 5000 && p.done < tasks);
+    assert_int_equal(p.done, p.claimed);
+    assert_prefix_once(be, v, tasks, p.done);
+    assert_int_equal(progress(be, other).done, 5000);
+    be->ops->destroy(be);
+}
+
+typedef struct run_trace {
+    claim_log log;
+    corun__bevent ev[16];
+    size_t n;
+    corun__sim_stats st;
+} run_trace;
+
+/* A mixed run: random durations, plain and worker launches, a signal. */
+static void traced_run(uint64_t seed, run_trace *t)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+    corun__kspec sa = spec_of("a", 30000, 256, 32, 0, 0);
+    corun__kspec sb = spec_of("b", 3000, 128, 64, 0, 0);
+    corun__bkernel *a, *b;
+
+    memset(t, 0, sizeof(*t));
+    corun__sim_opts_default(&o);
+    o.seed = seed;
+    be = make_sim(&o);
+    sa.task_ns = (corun__dist){CORUN_DIST_NORMAL, 20 * US, 8 * US};
+    sa.mem_frac = 0.7;
+    sa.mem_bw = 0.9;
+    sb.task_ns = (corun__dist){CORUN_DIST_EXP, 50 * US, 0};
+    sb.mem_frac = 0.5;
+    sb.mem_bw = 0.6;
+    a = open_kernel(be, &sa, NULL);
+    b = open_kernel(be, &sb, NULL);
+    corun__sim_set_claim_hook(be, log_claim, &t->log);
+    launch_workers(be, a, 700, 0, 0, 1);
+    assert_int_equal(be->ops->launch_plain(be, b, 0, 2), CORUN_OK);
+    run_until(be, 300 * US);
+    assert_int_equal(be->ops->signal(be, a, CORUN_SIG_EVICT_BELOW, 20), CORUN_OK);
+    t->n = drain(be, t->ev, 16);
+    corun__sim_get_stats(be, &t->st);
+    assert_prefix_once(be, a, 30000, 30000);
+    be->ops->destroy(be);
+}
+
+static void same_seed_same_run(void **state)
+{
+    run_trace *x = calloc(3, sizeof(*x));
+    size_t i;
+
+    assert_non_null(x);
+    traced_run(7, &x[0]);
+    traced_run(7, &x[1]);
+    traced_run(8, &x[2]);
+    assert_int_equal(x[0].n, 2);
+    assert_int_equal(x[0].n, x[1].n);
+    for (i = 0; i < x[0].n; i++) {
+        assert_int_equal(x[0].ev[i].cookie, x[1].ev[i].cookie);
+        assert_int_equal(x[0].ev[i].time_ns, x[1].ev[i].time_ns);
+    }
+    assert_int_equal(x[0].log.hash, x[1].log.hash);
+    assert_memory_equal(&x[0].st, &x[1].st, sizeof(x[0].st));
+    /* Another seed draws other durations. */
+    assert_true(x[0].log.hash != x[2].log.hash);
+    assert_true(x[0].ev[x[0].n - 1].time_ns != x[2].ev[x[2].n - 1].time_ns);
+    assert_true(x[0].st.busy_slot_ns != x[2].st.busy_slot_ns);
+    free(x);
+}
+
+static void close_waits_for_launches_in_flight(void **state)
+{
+    corun__backend *be = default_sim();
+    corun__kspec s = spec_of("gone", 2000, 256, 32, 0, 50 * US);
+    corun__bkernel *a = open_kernel(be, &s, NULL);
+    corun__bkernel *b = open_kernel(be, &s, NULL);
+    corun__bevent ev[4];
+
+    /* a: closed with a launch running and a signal on its way; the launch
+     * still ends and is reported, then a is freed (ASan checks). */
+    launch_workers(be, a, 100, 0, 0, 1);
+    run_until(be, 20 * US);
+    assert_int_equal(be->ops->signal(be, a, CORUN_SIG_NWORKERS, 100), CORUN_OK);
+    be->ops->kernel_close(be, a);
+    /* b: closed with only a signal pending, which is dropped. */
+    assert_int_equal(be->ops->signal(be, b, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
+    be->ops->kernel_close(be, b);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(ev[0].cookie, 1);
+    be->ops->destroy(be);
+}
+
+static void poll_edges(void **state)
+{
+    corun__backend *be = default_sim();
+    corun__bevent ev[2];
+    size_t n = 99;
+
+    /* Nothing pending and no deadline: it would wait forever. */
+    assert_int_equal(be->ops->poll(be, UINT64_MAX, ev, 2, &n), CORUN_ESTATE);
+    assert_int_equal(n, 0);
+    run_until(be, 1000);
+    /* A deadline in the past returns at once; the clock does not go back. */
+    n = 99;
+    assert_int_equal(be->ops->poll(be, 500, ev, 2, &n), CORUN_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(be->ops->now_ns(be), 1000);
+    assert_int_equal(be->ops->poll(be, 2000, ev, 0, &n), CORUN_EINVAL);
+    be->ops->destroy(be);
+}
+
+static void poll_stops_at_each_notification(void **state)
+{
+    corun__backend *be = default_sim();
+    corun__kspec s = spec_of("p", 132, 256, 32, 0, 100 * US);
+    corun__bkernel *k = open_kernel(be, &s, NULL);
+    corun__bevent ev[4];
+    size_t n = 0;
+
+    assert_int_equal(be->ops->launch_plain(be, k, 0, 1), CORUN_OK);
+    assert_int_equal(be->ops->launch_plain(be, k, 0, 2), CORUN_OK);
+    /* A deadline before the first notification: nothing yet. */
+    run_until(be, 50 * US);
+    /* Both finish together (they fit side by side): one poll reports both. */
+    assert_int_equal(be->ops->poll(be, 10 * MS, ev, 4, &n), CORUN_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(ev[0].cookie, 1);
+    assert_int_equal(ev[1].cookie, 2);
+    assert_int_equal(be->ops->now_ns(be), 115 * US);
+    /* cap 1 hands them out one at a time. */
+    assert_int_equal(be->ops->launch_plain(be, k, 0, 3), CORUN_OK);
+    assert_int_equal(be->ops->launch_plain(be, k, 0, 4), CORUN_OK);
+    assert_int_equal(be->ops->poll(be, UINT64_MAX, ev, 1, &n), CORUN_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(ev[0].cookie, 3);
+    assert_int_equal(be->ops->poll(be, UINT64_MAX, ev, 1, &n), CORUN_OK);
+    assert_int_equal(n, 1);
+    assert_int_equal(ev[0].cookie, 4);
+    assert_int_equal(ev[0].time_ns, 230 * US);
+    be->ops->destroy(be);
+}
+
+static void bad_input_is_refused(void **state)
+{
+    corun__sim_opts o;
+    corun__backend *be = NULL;
+    corun__bkernel *k = NULL;
+    corun__kspec s;
+    uint32_t per_sm;
+    char why[256];
+
+    corun__sim_opts_default(&o);
+    o.signal_ns = -1;
+    assert_int_equal(corun__sim_create(&o, &be), CORUN_EINVAL);
+    corun__sim_opts_default(&o);
+    o.desc.sm_count = 0;
+    assert_int_equal(corun__sim_create(&o, &be), CORUN_EINVAL);
+
+    be = default_sim();
+    s = spec_of("bad", 100, 256, 32, 0, US);
+    s.code = CORUN_CODE_USER;
+    why[0] = '\0';
+    assert_int_equal(be->ops->kernel_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_ENOTSUP);
+    assert_non_null(strstr(why, "synthetic"));
+    s = spec_of("bad", 0, 256, 32, 0, US);
+    assert_int_equal(be->ops->kernel_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_EINVAL);
+    assert_non_null(strstr(why, "empty grid"));
+    s = spec_of("bad", 65536, 256, 32, 0, US);
+    s.grid.y = 65536;
+    assert_int_equal(be->ops->kernel_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_ERANGE);
+    s = spec_of("bad", 100, 1025, 32, 0, US);
+    assert_int_equal(be->ops->kernel_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_ERANGE);
+    assert_non_null(strstr(why, "threads per block"));
+    s = spec_of("bad", 100, 256, 32, 0, US);
+    s.mem_frac = 1.5;
+    assert_int_equal(be->ops->kernel_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_EINVAL);
+
+    s = spec_of("ok", 100, 256, 32, 0, US);
+    k = open_kernel(be, &s, NULL);
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_HALT_GEN, 1ull << 32), CORUN_ERANGE);
+    assert_int_equal(be->ops->signal(be, k, (corun__signal)99, 0), CORUN_EINVAL);
+    assert_int_equal(be->ops->rewind(be, k, 0, 101), CORUN_ERANGE);
+    assert_ptr_equal(corun__sim_task_hits(be, NULL), NULL);
+    be->ops->kernel_close(be, k);
+    be->ops->destroy(be);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(plain_kernel_runs_in_waves),
+        cmocka_unit_test(packing_matches_occupancy_calculator),
+        cmocka_unit_test(fifo_leftover_holds_later_grids),
+        cmocka_unit_test(priority_takes_the_first_free_slot),
+        cmocka_unit_test(workers_run_every_task_once),
+        cmocka_unit_test(halt_stops_workers_and_resume_continues),
+        cmocka_unit_test(evict_below_leaves_only_low_capsms),
+        cmocka_unit_test(sm_range_leaves_workers_outside),
+        cmocka_unit_test(task_limit_stops_claims_and_rewind_resumes),
+        cmocka_unit_test(chunk_size_follows_budget_and_shrinks_at_the_end),
+        cmocka_unit_test(dram_contention_slows_memory_bound_kernels),
+        cmocka_unit_test(fault_fails_the_nth_launch),
+        cmocka_unit_test(fault_signal_at_task_halts_the_kernel),
+        cmocka_unit_test(same_seed_same_run),
+        cmocka_unit_test(close_waits_for_launches_in_flight),
+        cmocka_unit_test(poll_edges),
+        cmocka_unit_test(poll_stops_at_each_notification),
+        cmocka_unit_test(bad_input_is_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

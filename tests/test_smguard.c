@@ -1,0 +1,295 @@
+/* test_smguard.c — the scheduler's mechanism and SMGuard's Algorithm 1,
+ * observed through the calls the scheduler makes to a recording backend. */
+#include "support.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/null/null.h"
+#include "core/policy.h"
+#include "core/sched.h"
+
+typedef struct fixture {
+    corun__backend *be;
+    corun__sched *s;
+    int done_calls;
+} fixture;
+
+static void on_done(corun__sched *s, corun__kernel *k, void *user)
+{
+    ((fixture *)user)->done_calls++;
+}
+
+static int setup(void **state)
+{
+    static fixture f;
+    corun_gpu_desc d;
+    corun__sched_opts o;
+
+    memset(&f, 0, sizeof(f));
+    corun_gpu_desc_h100(&d);
+    assert_int_equal(corun__null_create(&d, &f.be), CORUN_OK);
+    memset(&o, 0, sizeof(o));
+    o.backend = f.be;
+    o.policy = corun__policy_find("smguard");
+    corun__settings_default(&o.settings);
+    assert_non_null(o.policy);
+    assert_int_equal(corun__sched_create(&o, &f.s), CORUN_OK);
+    *state = &f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    corun__sched_destroy(f->s);
+    f->be->ops->destroy(f->be);
+    return 0;
+}
+
+static corun__kspec spec(const char *name, uint32_t blocks)
+{
+    corun__kspec k;
+    memset(&k, 0, sizeof(k));
+    snprintf(k.name, sizeof(k.name), "%s", name);
+    k.grid = (corun_dim3){blocks, 1, 1};
+    k.block = (corun_dim3){256, 1, 1};
+    k.shape.regs_per_thread = 32; /* 8 workers per SM */
+    k.task_ns = (corun__dist){CORUN_DIST_CONST, 1000, 0};
+    return k;
+}
+
+static corun__kernel *submit(fixture *f, const char *name, corun_class cls, uint32_t capsm)
+{
+    corun__kspec k = spec(name, 10000);
+    corun_launch_attr a = {cls, capsm, 0, 1, 0, 0};
+    corun__kernel *out = NULL;
+    char why[256];
+    assert_int_equal(corun__sched_submit(f->s, &k, &a, on_done, f, &out, why, sizeof(why)), CORUN_OK);
+    return out;
+}
+
+/* The last recorded call of the given kind, or NULL. */
+static const corun__null_call *last(fixture *f, int what)
+{
+    const corun__null_call *c;
+    size_t n = corun__null_calls(f->be, &c);
+    while (n-- > 0) {
+        if ((int)c[n].what == what) {
+            return &c[n];
+        }
+    }
+    return NULL;
+}
+
+static int count_signals(fixture *f, corun__signal sig)
+{
+    const corun__null_call *c;
+    size_t n = corun__null_calls(f->be, &c), i;
+    int count = 0;
+    for (i = 0; i < n; i++) {
+        count += c[i].what == CORUN_NULL_SIGNAL && c[i].sig == sig;
+    }
+    return count;
+}
+
+static void complete(fixture *f, corun__kernel *k)
+{
+    corun__null_set_done(f->be, k->bk, k->tasks);
+    while (k->inflight > 0) {
+        corun__null_finish(f->be, (uint64_t)(uintptr_t)k);
+        assert_int_equal(corun__sched_step(f->s, corun__sched_now(f->s) + 1), CORUN_OK);
+    }
+    assert_int_equal(corun__sched_step(f->s, corun__sched_now(f->s) + 1), CORUN_OK);
+}
+
+static void batch_quota_is_the_rest_of_the_gpu(void **state)
+{
+    fixture *f = *state;
+    corun__kernel *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    const corun__null_call *c = last(f, CORUN_NULL_WORKERS);
+
+    /* 132 SMs - 8 reserved = 124 CapSMs x 8 workers per CapSM. */
+    assert_non_null(c);
+    assert_int_equal(c->req.nworkers, 124 * 8);
+    assert_int_equal(c->req.base, 0);
+    assert_int_equal(corun__kernel_capsm(b), 124);
+    assert_int_equal(corun__sched_free_capsm(f->s), 8);
+}
+
+static void reservation_fits_in_the_reserve(void **state)
+{
+    fixture *f = *state;
+    corun__kernel *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    corun__kernel *ls;
+
+    corun__null_clear(f->be);
+    ls = submit(f, "ls", CORUN_CLASS_LS, 0);
+    assert_int_equal(corun__kernel_capsm(ls), 8);
+    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 64);
+    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.priority, 1);
+    /* Nothing was evicted. */
+    assert_int_equal(count_signals(f, CORUN_SIG_EVICT_BELOW), 0);
+    assert_int_equal(corun__kernel_capsm(b), 124);
+    assert_int_equal(corun__sched_free_capsm(f->s), 0);
+}
+
+static void reservation_beyond_free_evicts_and_gives_back(void **state)
+{
+    fixture *f = *state;
+    corun__kernel *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    corun__kernel *ls1 = submit(f, "ls1", CORUN_CLASS_LS, 0);
+    corun__kernel *ls2;
+    const corun__null_call *c;
+    const corun__null_call *calls;
+    size_t n, i;
+    int evicted = 0;
+
+    corun__null_clear(f->be);
+    ls2 = submit(f, "ls2", CORUN_CLASS_LS, 20);
+    /* R_remain = 0 < 20: onlineResourceAdjust(20) evicts the batch kernel's
+     * 20 lowest CapSMs, then the LS kernel runs on its full reservation. */
+    n = corun__null_calls(f->be, &calls);
+    for (i = 0; i < n; i++) {
+        if (calls[i].what == CORUN_NULL_SIGNAL && calls[i].sig == CORUN_SIG_EVICT_BELOW) {
+            assert_ptr_equal(calls[i].k, b->bk);
+            assert_int_equal(calls[i].value, 20);
+            evicted = 1;
+        }
+    }
+    assert_true(evicted);
+    assert_int_equal(corun__kernel_capsm(b), 104);
+    assert_int_equal(corun__kernel_capsm(ls2), 20);
+    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 160);
+
+    /* When ls2 completes, the batch kernel gets its 20 CapSMs back as new
+     * workers above its window: ids 124..143. */
+    corun__null_clear(f->be);
+    complete(f, ls2);
+    c = last(f, CORUN_NULL_WORKERS);
+    assert_non_null(c);
+    assert_ptr_equal(c->k, b->bk);
+    assert_int_equal(c->req.nworkers, 160);
+    assert_int_equal(c->req.base, 124 * 8);
+    assert_int_equal(corun__kernel_capsm(b), 124);
+    assert_int_equal(f->done_calls, 1);
+    (void)ls1;
+}
+
+static void quota_waits_when_nothing_is_free(void **state)
+{
+    fixture *f = *state;
+    corun__kernel *b1 = submit(f, "b1", CORUN_CLASS_BATCH, 132);
+    corun__kernel *b2;
+
+    assert_int_equal(corun__kernel_capsm(b1), 132);
+    b2 = submit(f, "b2", CORUN_CLASS_BATCH, 50);
+    assert_int_equal(b2->state, CORUN_KS_WAITING);
+    complete(f, b1);
+    assert_int_equal(b2->state, CORUN_KS_RUNNING);
+    assert_int_equal(corun__kernel_capsm(b2), 50);
+}
+
+static void partial_quota_then_grows_back(void **state)
+{
+    fixture *f = *state;
+    corun__kernel *b1 = submit(f, "b1", CORUN_CLASS_BATCH, 100);
+    corun__kernel *b2 = submit(f, "b2", CORUN_CLASS_BATCH, 100);
+
+    /* Algorithm 1 line 9: R_quota = R_remain = 32. */
+    assert_int_equal(corun__kernel_capsm(b2), 32);
+    complete(f, b1);
+    assert_int_equal(corun__kernel_capsm(b2), 100);
+}
+
+static void stop_pause_and_resume_from_the_counter(void **state)
+{
+    fixture *f = *state;
+    corun__kernel *b = submit(f, "b", CORUN_CLASS_BATCH, 10);
+    const corun__null_call *c;
+
+    assert_int_equal(corun__sched_stop(f->s, b), CORUN_OK);
+    c = last(f, CORUN_NULL_SIGNAL);
+    assert_int_equal(c->sig, CORUN_SIG_HALT_GEN);
+    assert_int_equal(c->value, 1);
+    assert_int_equal(corun__sched_free_capsm(f->s), 132);
+    assert_int_equal(b->state, CORUN_KS_STOPPING);
+
+    /* The workers leave having done 4000 tasks: the kernel pauses, and the
+     * policy resumes it at once (CapSMs are free) from task 4000, gen 1. */
+    corun__null_set_done(f->be, b->bk, 4000);
+    corun__null_clear(f->be);
+    corun__null_finish(f->be, (uint64_t)(uintptr_t)b);
+    assert_int_equal(corun__sched_step(f->s, corun__sched_now(f->s) + 1), CORUN_OK);
+    c = last(f, CORUN_NULL_REWIND);
+    assert_non_null(c);
+    assert_int_equal(c->value, 4000);
+    c = last(f, CORUN_NULL_WORKERS);
+    assert_non_null(c);
+    assert_int_equal(c->req.gen, 1);
+    assert_int_equal(c->req.base, 10 * 8);
+    assert_int_equal(b->state, CORUN_KS_RUNNING);
+    assert_int_equal(b->preemptions, 1);
+}
+
+static void oversized_reservation_is_refused(void **state)
+{
+    fixture *f = *state;
+    corun__kspec k = spec("big", 100);
+    corun_launch_attr a = {CORUN_CLASS_LS, 133, 0, 1, 0, 0};
+    corun__kernel *out = NULL;
+    char why[256] = "";
+
+    assert_int_equal(corun__sched_submit(f->s, &k, &a, NULL, NULL, &out, why, sizeof(why)),
+                     CORUN_ERANGE);
+    assert_non_null(strstr(why, "133 CapSMs"));
+    assert_null(out);
+    assert_null(last(f, CORUN_NULL_WORKERS));
+}
+
+static void impossible_shape_is_refused(void **state)
+{
+    fixture *f = *state;
+    corun__kspec k = spec("wide", 100);
+    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, 0, 1, 0, 0};
+    corun__kernel *out = NULL;
+    char why[256] = "";
+
+    k.block.x = 2048;
+    assert_int_equal(corun__sched_submit(f->s, &k, &a, NULL, NULL, &out, why, sizeof(why)),
+                     CORUN_ERANGE);
+    assert_non_null(strstr(why, "threads per block"));
+    assert_null(corun__sched_first(f->s));
+}
+
+static void failed_launch_fails_the_kernel(void **state)
+{
+    fixture *f = *state;
+    corun__kernel *b;
+
+    corun__null_fail_next(f->be, CORUN_EFAULT);
+    b = submit(f, "b", CORUN_CLASS_BATCH, 0);
+    assert_int_equal(b->state, CORUN_KS_FAILED);
+    assert_int_equal(b->status, CORUN_EFAULT);
+    assert_int_equal(corun__sched_free_capsm(f->s), 132);
+    assert_int_equal(corun__sched_step(f->s, corun__sched_now(f->s) + 1), CORUN_OK);
+    assert_int_equal(f->done_calls, 1);
+    corun__sched_release(f->s, b);
+    assert_null(corun__sched_first(f->s));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(batch_quota_is_the_rest_of_the_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(reservation_fits_in_the_reserve, setup, teardown),
+        cmocka_unit_test_setup_teardown(reservation_beyond_free_evicts_and_gives_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(quota_waits_when_nothing_is_free, setup, teardown),
+        cmocka_unit_test_setup_teardown(partial_quota_then_grows_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(stop_pause_and_resume_from_the_counter, setup, teardown),
+        cmocka_unit_test_setup_teardown(oversized_reservation_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(impossible_shape_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(failed_launch_fails_the_kernel, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
