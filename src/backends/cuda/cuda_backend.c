@@ -721,53 +721,58 @@ static int cuda_progress(corun__backend *be, corun__bkernel *k, corun_progress *
     return CORUN_OK;
 }
 
+/* Drains finished launches into ev. Under nothing; takes b->mu. */
+static void drain(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *n)
+{
+    pthread_mutex_lock(&b->mu);
+    while (b->done_head != NULL && *n < cap) {
+        launch_rec *r = b->done_head;
+        b->done_head = r->next;
+        if (b->done_head == NULL) {
+            b->done_tail = NULL;
+        }
+        b->load[r->stream]--;
+        r->k->inflight--;
+        ev[*n].cookie = r->cookie;
+        ev[*n].time_ns = mono_ns();
+        ev[*n].status = CORUN_OK;
+        (*n)++;
+        free(r);
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Returns when launches finished, the deadline passed, or someone called
+ * wake (then possibly with no event: callers loop). Sleeps in ppoll. */
 static int cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, size_t cap,
                      size_t *n)
 {
     cuda_backend *b = cb(be);
+    struct pollfd pfd = {b->efd, POLLIN, 0};
+    struct timespec ts;
+    uint64_t now, wait, cnt;
 
     *n = 0;
-    for (;;) {
-        struct pollfd pfd = {b->efd, POLLIN, 0};
-        struct timespec ts;
-        uint64_t now, wait, cnt;
-
-        pthread_mutex_lock(&b->mu);
-        while (b->done_head != NULL && *n < cap) {
-            launch_rec *r = b->done_head;
-            b->done_head = r->next;
-            if (b->done_head == NULL) {
-                b->done_tail = NULL;
-            }
-            b->load[r->stream]--;
-            r->k->inflight--;
-            ev[*n].cookie = r->cookie;
-            ev[*n].time_ns = mono_ns();
-            ev[*n].status = CORUN_OK;
-            (*n)++;
-            free(r);
-        }
-        pthread_mutex_unlock(&b->mu);
-        if (*n > 0) {
-            return CORUN_OK;
-        }
-        now = mono_ns();
-        if (now >= deadline) {
-            return CORUN_OK;
-        }
-        /* Sleep at most a second at a time, so a lost wake-up costs little. */
-        wait = deadline - now;
-        if (wait > 1000000000ull) {
-            wait = 1000000000ull;
-        }
-        ts.tv_sec = (time_t)(wait / 1000000000ull);
-        ts.tv_nsec = (long)(wait % 1000000000ull);
-        if (ppoll(&pfd, 1, &ts, NULL) > 0) {
-            if (read(b->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN) {
-                return CORUN_EIO;
-            }
-        }
+    drain(b, ev, cap, n);
+    if (*n > 0) {
+        return CORUN_OK;
     }
+    now = mono_ns();
+    if (now >= deadline) {
+        return CORUN_OK;
+    }
+    /* At most a second at a time, so a lost wake-up costs little. */
+    wait = deadline - now;
+    if (wait > 1000000000ull) {
+        wait = 1000000000ull;
+    }
+    ts.tv_sec = (time_t)(wait / 1000000000ull);
+    ts.tv_nsec = (long)(wait % 1000000000ull);
+    if (ppoll(&pfd, 1, &ts, NULL) > 0 && read(b->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN) {
+        return CORUN_EIO;
+    }
+    drain(b, ev, cap, n);
+    return CORUN_OK;
 }
 
 void corun__cuda_wake(corun__backend *be)
