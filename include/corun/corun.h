@@ -217,6 +217,26 @@ CORUN_API int corun_launch(corun_ctx *ctx, corun_kernel *k, corun_dim3 grid, cor
                            uint32_t smem, void **args, const corun_launch_attr *attr,
                            corun_job **out);
 
+/* Stream-ordered launch, as a transformed program's `k<<<g, b, smem, s>>>`
+ * needs it: the job starts only after the work enqueued on `stream` (a
+ * CUstream; NULL = the legacy default stream) before this call, and work
+ * enqueued on `stream` after this call waits on the GPU until the job has
+ * finished; the host does not block. *out may be NULL (the job is released
+ * when it finishes). */
+CORUN_API int corun_launch_stream(corun_ctx *ctx, corun_kernel *k, corun_dim3 grid,
+                                  corun_dim3 block, uint32_t smem, void **args,
+                                  const corun_launch_attr *attr, void *stream, corun_job **out);
+
+/* The process-wide context used by transformed programs: created on first
+ * use from the CORUN_* settings (backend CORUN_BACKEND, policy
+ * CORUN_POLICY), destroyed at exit. NULL, with corun_last_error(), if it
+ * cannot be created. */
+CORUN_API corun_ctx *corun_default_ctx(void);
+
+/* The kernel registered for these functions in ctx, registering it on first
+ * use (thread-safe; keyed by the plain function). */
+CORUN_API int corun_kernel_get(corun_ctx *ctx, const corun_kernel_desc *d, corun_kernel **out);
+
 /* Temporal preemption: all workers leave after their current chunk; no work
  * is lost. Under the `manual` policy the job then stays paused until
  * corun_job_resume; other policies may resume it themselves. Preempt, resize

@@ -122,7 +122,8 @@ typedef struct corun__backend_ops {
     int (*progress)(corun__backend *be, corun__bkernel *k, corun_progress *out);
     uint64_t (*now_ns)(corun__backend *be);
     /* Wait until a launch finishes or the clock reaches deadline_ns. Fills up
-     * to cap events; *n = 0 means the deadline passed with nothing finished. */
+     * to cap events; *n = 0 means the deadline passed with nothing finished,
+     * or (backends with wake) that the wait was woken: callers loop. */
     int (*poll)(corun__backend *be, uint64_t deadline_ns, corun__bevent *ev, size_t cap,
                 size_t *n);
     /* Optional: make a poll() in progress on another thread return. */
