@@ -12,8 +12,11 @@
 #   latency      stop and evict latency vs a flag-polling baseline
 #   resume       preempted half way and resumed vs uninterrupted
 #   spatial      LS kernel launched into evicted CapSMs of a running kernel
-#   sanitize     compute-sanitizer memcheck and racecheck on the worker loop
+#   hostfunc     why completions are not host functions (they serialise streams)
 #   demo         corun demo on the GPU (LS+batch scenario, real kernels)
+#   apps         gpu/apps built with nvcc and with corun-nvcc: outputs, times
+#   policies     FLEP and Slate experiments (scripts/gpu-policies.sh)
+#   sanitize     compute-sanitizer memcheck and racecheck on the worker loop
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
 # .deps from scripts/fetch-deps.sh on machines that cannot install packages).
 set -uo pipefail
@@ -21,7 +24,10 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness overhead latency resume spatial sanitize demo"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness hostfunc demo overhead latency resume spatial apps policies sanitize"}
+# Whole-run limit in seconds: a step gets at most what is left (the device
+# tool stops a command at 600 s; keep a margin for the summary).
+DEADLINE=${GPU_CHECK_DEADLINE:-570}
 COMMIT=${CORUN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 JOBS=$(nproc 2>/dev/null || echo 4)
 mkdir -p "$OUT"
@@ -40,6 +46,14 @@ run_step() {
   local name=$1 limit=$2
   shift 2
   local t0=$SECONDS
+  local left=$((DEADLINE - SECONDS - 10))
+  if [ $left -lt 15 ]; then
+    echo "== $name: SKIPPED (no time left)" | tee -a "$OUT/steps.log"
+    status[$name]=125
+    summary+=("$(printf '%-12s %s' "$name" "SKIPPED (no time left)")")
+    return 125
+  fi
+  [ "$limit" -gt "$left" ] && limit=$left
   echo "== $name: $*" | tee -a "$OUT/steps.log"
   timeout --kill-after=10 "$limit" "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
@@ -74,21 +88,28 @@ GCH=$BUILD/gpu/check/corun-gpucheck-hits
 
 has occupancy && run_step occupancy 120 "$GC" occupancy --json "$OUT/occupancy.json"
 has correctness && run_step correctness 420 "$GCH" correctness --events 1000 --json "$OUT/correctness.json"
+if has demo; then
+  run_step demo 200 bash -c "'$BUILD/corun' demo --backend cuda --quiet && \
+      '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
+fi
 has overhead && run_step overhead 300 "$GC" overhead --reps 15 --json "$OUT/overhead.json"
 has latency && run_step latency 200 "$GC" latency --trials 30 --json "$OUT/latency.json"
 has resume && run_step resume 200 "$GC" resume --json "$OUT/resume.json"
 has spatial && run_step spatial 120 "$GC" spatial --trials 20 --json "$OUT/spatial.json"
+has hostfunc && run_step hostfunc 60 "$GC" hostfunc --trials 10 --json "$OUT/hostfunc.json"
+if has apps && [ -x scripts/gpu-apps.sh ]; then
+  run_step apps 240 env BUILD="$BUILD" scripts/gpu-apps.sh
+fi
+if has policies && [ -x scripts/gpu-policies.sh ]; then
+  run_step policies 240 env BUILD="$BUILD" scripts/gpu-policies.sh
+fi
 if has sanitize; then
   if command -v compute-sanitizer >/dev/null 2>&1; then
-    run_step memcheck 300 compute-sanitizer --tool memcheck --error-exitcode 3 "$GC" sanitize
-    run_step racecheck 400 compute-sanitizer --tool racecheck --error-exitcode 3 "$GC" sanitize
+    run_step memcheck 200 compute-sanitizer --tool memcheck --error-exitcode 3 "$GC" sanitize
+    run_step racecheck 200 compute-sanitizer --tool racecheck --error-exitcode 3 "$GC" sanitize
   else
     summary+=("sanitize     SKIPPED (no compute-sanitizer)")
   fi
-fi
-if has demo; then
-  run_step demo 200 bash -c "'$BUILD/corun' demo --backend cuda --quiet && \
-      '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
 fi
 
 # One file with everything, for bench/results/.
@@ -103,7 +124,7 @@ fi
     printf '"%s": %d' "$s" "${status[$s]}"
   done
   printf '},\n'
-  for f in occupancy correctness overhead latency resume spatial demo; do
+  for f in occupancy correctness overhead latency resume spatial hostfunc demo apps policies; do
     if [ -s "$OUT/$f.json" ]; then
       printf '  "%s": ' "$f"
       cat "$OUT/$f.json"
@@ -118,12 +139,13 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness overhead latency resume spatial demo; do
+for f in occupancy correctness overhead latency resume spatial hostfunc demo apps policies memcheck racecheck; do
   [ -s "$OUT/$f.log" ] || continue
   echo "---- $f"
   case $f in
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
     demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -6 ;;
+    memcheck|racecheck) grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/$f.log" | head -4 ;;
     *) grep -vE "^(==|   )" "$OUT/$f.log" | tail -12 ;;
   esac
 done

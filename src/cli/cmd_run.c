@@ -110,8 +110,15 @@ static int parse_opts(corun__cli *cli, const char *cmd, int argc, char **argv, r
             o->quiet = 1;
             continue;
         }
+        if (strcmp(a, "--scenario") != 0 && strcmp(a, "--reserve") != 0 &&
+            strcmp(a, "--seed") != 0 && strcmp(a, "--duration-ms") != 0 &&
+            strcmp(a, allow_systems ? "--systems" : "--policy") != 0) {
+            fprintf(stderr, "corun %s: unknown option '%s' (corun %s --help lists them)\n", cmd, a,
+                    cmd);
+            return -1;
+        }
         if (val == NULL) {
-            fprintf(stderr, "corun %s: '%s' needs a value (or is unknown; see --help)\n", cmd, a);
+            fprintf(stderr, "corun %s: '%s' needs a value\n", cmd, a);
             return -1;
         }
         if (strcmp(a, "--scenario") == 0) {

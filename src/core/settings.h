@@ -23,8 +23,8 @@
       "how much the command line and the daemon log")                                           \
     X(RESERVE_CAPSM, reserve_capsm, UINT, "8", 0, 4096, "",                                      \
       "smguard: CapSMs reserved for latency-sensitive kernels; batch quota is the rest")         \
-    X(CHUNK_BUDGET_US, chunk_budget_us, DBL, "10", 0.5, 1e6, "",                                 \
-      "latency budget of one chunk of block-tasks, in microseconds")                             \
+    X(CHUNK_BUDGET_US, chunk_budget_us, DBL, "20", 0.5, 1e6, "",                                 \
+      "latency budget of one chunk of block-tasks, in microseconds (see docs/gpu-results.md)")   \
     X(CHUNK_MAX, chunk_max, UINT, "1024", 1, 1048576, "",                                        \
       "most block-tasks a worker claims at once")                                                \
     X(SEED, seed, UINT, "1", 0, 4294967295.0, "", "random seed of simulations and scenarios")    \

@@ -35,7 +35,6 @@
     X(cuStreamWriteValue64)                           \
     X(cuStreamWaitValue32)                            \
     X(cuStreamWaitEvent)                              \
-    X(cuLaunchHostFunc)                               \
     X(cuLaunchKernel)                                 \
     X(cuMemAlloc)                                     \
     X(cuMemFree)                                      \

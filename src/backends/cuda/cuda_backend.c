@@ -137,8 +137,11 @@ typedef struct launch_rec {
     corun__bkernel *k;
     uint64_t cookie;
     int stream;                 /* index into streams[] */
-    struct launch_rec *next;    /* in the finished queue */
+    CUevent done;               /* recorded after the kernel (blocking sync) */
+    struct launch_rec *next;    /* in the pending or the finished queue */
 } launch_rec;
+
+#define MAX_WAITERS 256
 
 typedef struct cuda_backend {
     corun__backend be;
@@ -151,8 +154,14 @@ typedef struct cuda_backend {
     corun_ctl *staging;                 /* pinned, one per slot */
     uint8_t slot_used[CTL_SLOTS];
     corun_ctl *readback;                /* pinned, for progress reads */
-    pthread_mutex_t mu;                 /* finished queue, loads, inflight counts */
-    launch_rec *done_head, *done_tail;
+    pthread_mutex_t mu;                 /* queues, loads, inflight counts, waiters */
+    launch_rec *done_head, *done_tail;  /* finished, not yet reported by poll */
+    launch_rec *pend_head, *pend_tail;  /* launched, no waiter has taken it yet */
+    pthread_cond_t work;                /* a launch is pending, or stopping */
+    pthread_t waiters[MAX_WAITERS];
+    int nwaiters, idle, stopping;
+    CUevent free_events[MAX_WAITERS];   /* recycled completion events */
+    int nfree_events;
     int efd;
 } cuda_backend;
 
@@ -173,6 +182,26 @@ struct corun__bkernel {
     void *params[MAX_PARAMS + 1];       /* [0] = &wa for the worker, then user params */
     corun_worker_arg wa;
 };
+
+/* A completion event from the free list, or a new one. Under b->mu. */
+static CUresult take_event(cuda_backend *b, CUevent *ev)
+{
+    if (b->nfree_events > 0) {
+        *ev = b->free_events[--b->nfree_events];
+        return CUDA_SUCCESS;
+    }
+    return b->d->cu->cuEventCreate(ev, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
+}
+
+/* Returns a completion event to the free list. Under b->mu. */
+static void give_event(cuda_backend *b, CUevent ev)
+{
+    if (b->nfree_events < MAX_WAITERS) {
+        b->free_events[b->nfree_events++] = ev;
+    } else {
+        (void)b->d->cu->cuEventDestroy(ev);
+    }
+}
 
 static cuda_backend *cb(corun__backend *be)
 {
@@ -497,20 +526,31 @@ static void cuda_kernel_close(corun__backend *be, corun__bkernel *k)
     pthread_mutex_lock(&b->mu);
     if (k->inflight > 0) {
         /* Only when the scheduler is torn down with work on the GPU: wait
-         * for it, then drop its finished-launch records. */
-        launch_rec **pp = &b->done_head, *r;
+         * for it, then for the waiters to queue its records, and drop them. */
+        int tries;
         pthread_mutex_unlock(&b->mu);
         (void)b->d->cu->cuCtxSynchronize();
         pthread_mutex_lock(&b->mu);
-        b->done_tail = NULL;
-        while ((r = *pp) != NULL) {
-            if (r->k == k) {
-                *pp = r->next;
-                b->load[r->stream]--;
-                free(r);
-            } else {
-                b->done_tail = r;
-                pp = &r->next;
+        for (tries = 0; tries < 10000 && k->inflight > 0; tries++) {
+            launch_rec **pp = &b->done_head, *r;
+            b->done_tail = NULL;
+            while ((r = *pp) != NULL) {
+                if (r->k == k) {
+                    *pp = r->next;
+                    b->load[r->stream]--;
+                    k->inflight--;
+                    give_event(b, r->done);
+                    free(r);
+                } else {
+                    b->done_tail = r;
+                    pp = &r->next;
+                }
+            }
+            if (k->inflight > 0) {
+                pthread_mutex_unlock(&b->mu);
+                struct timespec ts = {0, 100000};
+                nanosleep(&ts, NULL);
+                pthread_mutex_lock(&b->mu);
             }
         }
     }
@@ -523,24 +563,71 @@ static void cuda_kernel_close(corun__backend *be, corun__bkernel *k)
     free(k);
 }
 
-static void CUDA_CB launch_done(void *p)
+/*
+ * Completion without a spinning core, and without host functions: a host
+ * function (cuLaunchHostFunc) in one stream serialises kernels of other
+ * streams (NVIDIA/nccl#1742; measured by gpu-check's hostfunc mode), which
+ * would make every kernel wait for the one before it. Instead each launch
+ * records a blocking-sync event, and a pool of waiter threads sleeps in
+ * cuEventSynchronize, one launch each, then queues the launch and wakes the
+ * eventfd that poll() sleeps on.
+ */
+static void *waiter_main(void *p)
 {
-    launch_rec *r = p;
-    cuda_backend *b = r->b;
+    cuda_backend *b = p;
+    const corun__cu *cu = b->d->cu;
     uint64_t one = 1;
 
+    (void)cu->cuCtxSetCurrent(b->d->ctx);
     pthread_mutex_lock(&b->mu);
-    r->next = NULL;
-    if (b->done_tail) {
-        b->done_tail->next = r;
-    } else {
-        b->done_head = r;
+    for (;;) {
+        launch_rec *r;
+        while (b->pend_head == NULL && !b->stopping) {
+            b->idle++;
+            pthread_cond_wait(&b->work, &b->mu);
+            b->idle--;
+        }
+        if (b->pend_head == NULL) {
+            break; /* stopping, nothing left */
+        }
+        r = b->pend_head;
+        b->pend_head = r->next;
+        if (b->pend_head == NULL) {
+            b->pend_tail = NULL;
+        }
+        pthread_mutex_unlock(&b->mu);
+        (void)cu->cuEventSynchronize(r->done);
+        pthread_mutex_lock(&b->mu);
+        r->next = NULL;
+        if (b->done_tail) {
+            b->done_tail->next = r;
+        } else {
+            b->done_head = r;
+        }
+        b->done_tail = r;
+        if (write(b->efd, &one, sizeof(one)) < 0) {
+            /* the counter cannot overflow in practice */
+        }
     }
-    b->done_tail = r;
     pthread_mutex_unlock(&b->mu);
-    if (write(b->efd, &one, sizeof(one)) < 0) {
-        /* The counter cannot overflow in practice; nothing else to do here. */
+    return NULL;
+}
+
+/* Hands a launch to a waiter, starting one if none is idle. Under b->mu. */
+static void await_launch(cuda_backend *b, launch_rec *r)
+{
+    r->next = NULL;
+    if (b->pend_tail) {
+        b->pend_tail->next = r;
+    } else {
+        b->pend_head = r;
     }
+    b->pend_tail = r;
+    if (b->idle == 0 && b->nwaiters < MAX_WAITERS &&
+        pthread_create(&b->waiters[b->nwaiters], NULL, waiter_main, b) == 0) {
+        b->nwaiters++;
+    }
+    pthread_cond_signal(&b->work);
 }
 
 /* Picks the least loaded stream of the wanted priority. Under b->mu. */
@@ -595,16 +682,28 @@ static int launch(cuda_backend *b, corun__bkernel *k, int worker, unsigned nbloc
         }
     }
     if (res == CUDA_SUCCESS) {
-        res = cu->cuLaunchHostFunc(s, launch_done, r);
-    }
-    if (res != CUDA_SUCCESS) {
         pthread_mutex_lock(&b->mu);
+        res = take_event(b, &r->done);
+        pthread_mutex_unlock(&b->mu);
+    }
+    if (res == CUDA_SUCCESS) {
+        res = cu->cuEventRecord(r->done, s);
+        if (res != CUDA_SUCCESS) {
+            pthread_mutex_lock(&b->mu);
+            give_event(b, r->done);
+            pthread_mutex_unlock(&b->mu);
+        }
+    }
+    pthread_mutex_lock(&b->mu);
+    if (res != CUDA_SUCCESS) {
         b->load[si]--;
         k->inflight--;
         pthread_mutex_unlock(&b->mu);
         free(r);
         return CORUN_ELAUNCH;
     }
+    await_launch(b, r);
+    pthread_mutex_unlock(&b->mu);
     return CORUN_OK;
 }
 
@@ -733,6 +832,7 @@ static void drain(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *n)
         }
         b->load[r->stream]--;
         r->k->inflight--;
+        give_event(b, r->done);
         ev[*n].cookie = r->cookie;
         ev[*n].time_ns = mono_ns();
         ev[*n].status = CORUN_OK;
@@ -791,6 +891,22 @@ static void cuda_destroy(corun__backend *be)
 
     (void)set_current(b);
     (void)cu->cuCtxSynchronize();
+    pthread_mutex_lock(&b->mu);
+    b->stopping = 1;
+    pthread_cond_broadcast(&b->work);
+    pthread_mutex_unlock(&b->mu);
+    for (i = 0; i < b->nwaiters; i++) {
+        pthread_join(b->waiters[i], NULL);
+    }
+    while (b->done_head) {
+        launch_rec *r = b->done_head;
+        b->done_head = r->next;
+        give_event(b, r->done);
+        free(r);
+    }
+    for (i = 0; i < b->nfree_events; i++) {
+        (void)cu->cuEventDestroy(b->free_events[i]);
+    }
     for (i = 0; i < 2 * NSTREAMS; i++) {
         if (b->streams[i]) {
             (void)cu->cuStreamDestroy(b->streams[i]);
@@ -808,15 +924,11 @@ static void cuda_destroy(corun__backend *be)
     if (b->readback) {
         (void)cu->cuMemFreeHost(b->readback);
     }
-    while (b->done_head) {
-        launch_rec *r = b->done_head;
-        b->done_head = r->next;
-        free(r);
-    }
     if (b->efd >= 0) {
         close(b->efd);
     }
     pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->work);
     free(b);
 }
 
@@ -859,6 +971,7 @@ int corun__cuda_create(const corun__settings *set, corun__backend **out, char *w
     b->set = *set;
     b->efd = -1;
     pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->work, NULL);
     if (!CU_OK(cu, cu->cuCtxSetCurrent(d->ctx), why, why_len) ||
         !CU_OK(cu, cu->cuStreamCreateWithPriority(&b->ctl, CU_STREAM_NON_BLOCKING, d->prio_hi), why,
                why_len)) {

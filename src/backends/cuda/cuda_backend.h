@@ -9,9 +9,11 @@
  *  - Workers are launched with n x per_sm blocks, per_sm from the occupancy
  *    API for the worker function; growing launches more workers on the same
  *    control block; a paused kernel is resumed the same way.
- *  - Every launch is followed by a host function (cuLaunchHostFunc) that
- *    queues its cookie and wakes an eventfd; poll() sleeps in ppoll on it,
- *    so completion costs no spinning core.
+ *  - Every launch is followed by a blocking-sync event that a pooled waiter
+ *    thread sleeps on (cuEventSynchronize); it then queues the launch and
+ *    wakes an eventfd that poll() sleeps on, so completion costs no spinning
+ *    core. (Not cuLaunchHostFunc: a host function serialises the kernels of
+ *    other streams.)
  *  - The primary context of device 0 (or CORUN_DEVICE) is used, so programs
  *    that use the runtime API share memory with corun.
  */

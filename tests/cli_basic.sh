@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The command line as a user meets it: --help on every command, bad input
+# named clearly with a non-zero exit and no crash, and the demo's JSON keys.
+# Usage: cli_basic.sh CORUN_BINARY SOURCE_DIR
+set -uo pipefail
+corun=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+pass=0
+
+# expect CODE WORDS -- ARGS... : runs corun ARGS, checks the exit code and
+# that stderr+stdout contains WORDS.
+expect() {
+  local code=$1 words=$2
+  shift 3
+  local out rc
+  out=$("$corun" "$@" 2>&1)
+  rc=$?
+  if [ "$rc" -ne "$code" ] || [[ "$out" != *"$words"* ]]; then
+    echo "FAIL: corun $* -> exit $rc (want $code), output lacks '$words':"
+    echo "$out" | head -5
+    fails=$((fails + 1))
+  else
+    pass=$((pass + 1))
+  fi
+  if [ "$rc" -ge 128 ]; then
+    echo "FAIL: corun $* crashed (exit $rc)"
+    fails=$((fails + 1))
+  fi
+}
+
+expect 0 "usage: corun" -- --help
+expect 0 "commands:" -- help
+for c in demo sim config policies occupancy; do
+  expect 0 "usage: corun $c" -- "$c" --help
+  expect 0 "usage: corun $c" -- help "$c"
+done
+expect 2 "unknown command 'frobnicate'" -- frobnicate
+expect 2 "unknown option '--frob'" -- --frob demo
+expect 2 "unknown option '--bogus'" -- demo --bogus
+expect 2 "unknown policy 'nope'" -- demo --systems mps,nope
+expect 2 "larger than the GPU" -- demo --reserve 500 --backend sim
+expect 2 "--duration-ms needs" -- demo --duration-ms -3
+expect 2 "not one of auto,cuda,sim" -- demo --backend tpu
+expect 2 "CORUN_SEED" -- --set seed=abc demo
+expect 2 "unknown setting" -- --set nosuch=1 config
+expect 2 "--scenario FILE and --policy NAME are required" -- sim
+expect 2 "needs a value" -- demo --seed
+expect 2 "/nonexistent.json" -- sim --scenario /nonexistent.json --policy smguard
+printf '{"name": "x", "duration_ms": 10, "apps": [' > "$tmp/trunc.json"
+expect 2 "trunc.json:1:" -- sim --scenario "$tmp/trunc.json" --policy mps
+cat > "$tmp/wide.json" <<'J'
+{"name": "x", "duration_ms": 10, "apps": [{"name": "a", "arrival": {"kind": "loop"},
+ "kernel": {"grid": 10, "block": [64, 64], "task_us": 5}}]}
+J
+expect 2 "4096 threads" -- sim --scenario "$tmp/wide.json" --policy mps
+cat > "$tmp/regs.json" <<'J'
+{"name": "x", "duration_ms": 10, "apps": [{"name": "a", "arrival": {"kind": "loop"},
+ "kernel": {"grid": 10, "block": 1024, "regs": 200, "task_us": 5}}]}
+J
+expect 1 "registers per block" -- sim --scenario "$tmp/regs.json" --policy mps
+expect 1 "registers per thread" -- occupancy --threads 128 --regs 300
+expect 2 "--threads is required" -- occupancy --regs 32
+expect 0 "blocks_per_sm 8" -- occupancy --threads 256 --regs 32
+expect 0 "CORUN_CHUNK_BUDGET_US" -- config
+expect 0 "smguard" -- policies
+
+# The demo's JSON has the documented keys, one object per system.
+json=$(CORUN_BACKEND=sim "$corun" demo --json --quiet --duration-ms 200 2>/dev/null)
+for key in system ls_p50_norm ls_p99_norm batch_norm antt stp; do
+  n=$(grep -c "\"$key\"" <<< "$json")
+  if [ "$n" -ne 3 ]; then
+    echo "FAIL: demo --json has $n '$key' keys, want 3"
+    fails=$((fails + 1))
+  else
+    pass=$((pass + 1))
+  fi
+done
+
+echo "$pass passed, $fails failed"
+[ "$fails" -eq 0 ]
