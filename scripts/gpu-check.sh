@@ -13,6 +13,7 @@
 #   resume       preempted half way and resumed vs uninterrupted
 #   spatial      LS kernel launched into evicted CapSMs of a running kernel
 #   hostfunc     why completions are not host functions (they serialise streams)
+#   stream       corun_launch_stream keeps the order of the user's stream
 #   demo         corun demo on the GPU (LS+batch scenario, real kernels)
 #   apps         gpu/apps built with nvcc and with corun-nvcc: outputs, times
 #   policies     FLEP and Slate experiments (scripts/gpu-policies.sh)
@@ -24,7 +25,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness hostfunc demo overhead latency resume spatial apps policies sanitize"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness stream hostfunc demo overhead latency resume spatial apps policies sanitize"}
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
 DEADLINE=${GPU_CHECK_DEADLINE:-570}
@@ -97,6 +98,7 @@ has latency && run_step latency 200 "$GC" latency --trials 30 --json "$OUT/laten
 has resume && run_step resume 200 "$GC" resume --json "$OUT/resume.json"
 has spatial && run_step spatial 120 "$GC" spatial --trials 20 --json "$OUT/spatial.json"
 has hostfunc && run_step hostfunc 60 "$GC" hostfunc --trials 10 --json "$OUT/hostfunc.json"
+has stream && run_step stream 60 "$GC" stream --json "$OUT/stream.json"
 if has apps && [ -x scripts/gpu-apps.sh ]; then
   run_step apps 240 env BUILD="$BUILD" scripts/gpu-apps.sh
 fi
@@ -124,7 +126,7 @@ fi
     printf '"%s": %d' "$s" "${status[$s]}"
   done
   printf '},\n'
-  for f in occupancy correctness overhead latency resume spatial hostfunc demo apps policies; do
+  for f in occupancy correctness overhead latency resume spatial hostfunc stream demo apps policies; do
     if [ -s "$OUT/$f.json" ]; then
       printf '  "%s": ' "$f"
       cat "$OUT/$f.json"
@@ -139,7 +141,7 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness overhead latency resume spatial hostfunc demo apps policies memcheck racecheck; do
+for f in occupancy correctness overhead latency resume spatial hostfunc stream demo apps policies memcheck racecheck; do
   [ -s "$OUT/$f.log" ] || continue
   echo "---- $f"
   case $f in

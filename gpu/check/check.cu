@@ -487,18 +487,23 @@ static int mode_latency(int trials)
         SpinCase c(tu * 1000ull, ntasks);
         Direct d;
         d.per_sm = per_sm;
-        std::vector<double> halt, evict, chunk_task;
+        std::vector<double> halt, evict, after;
         int nw = per_sm * nsm;
         for (int i = 0; i < trials; i++) {
             /* temporal: halt everything */
             d.init(c, budget, nw);
             d.launch(c, ks, nw, 0, 0);
             sleep_us(2000 + 1.5 * tu);
+            unsigned long long done0 = 0;
+            CK(cudaMemcpyAsync(&done0, &d.ctl->done, 8, cudaMemcpyDeviceToHost, hs));
+            CK(cudaStreamSynchronize(hs));
             double t0 = now_us();
             CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
             CK(cudaStreamSynchronize(ks));
             halt.push_back(now_us() - t0);
             corun_ctl h = d.read();
+            /* block-tasks finished between the signal and the end, per worker */
+            after.push_back((double)(h.done - done0) / nw);
             if (h.exited != h.started || h.live != 0) {
                 fprintf(stderr, "latency: workers still live after halt\n");
                 return 1;
@@ -523,11 +528,12 @@ static int mode_latency(int trials)
         }
         char what[64];
         snprintf(what, sizeof(what), "halt, %llu us tasks, b%.0f", tu, budget);
-        printf("%-28s %9.1f %9.1f %9.1f %7d\n", what, median(halt), pct(halt, 90), pct(halt, 100),
-               trials);
+        printf("%-28s %9.1f %9.1f %9.1f %7d  tasks/worker after signal %.2f\n", what,
+               median(halt), pct(halt, 90), pct(halt, 100), trials, median(after));
         jrec("{\"mode\":\"latency\",\"what\":\"halt\",\"task_us\":%llu,\"budget_us\":%.0f,"
-             "\"median_us\":%.2f,\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%d}",
-             tu, budget, median(halt), pct(halt, 90), pct(halt, 100), trials);
+             "\"median_us\":%.2f,\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%d,"
+             "\"tasks_per_worker_after_signal\":%.3f}",
+             tu, budget, median(halt), pct(halt, 90), pct(halt, 100), trials, median(after));
         snprintf(what, sizeof(what), "evict 8, %llu us tasks, b%.0f", tu, budget);
         printf("%-28s %9.1f %9.1f %9.1f %7d\n", what, median(evict), pct(evict, 90),
                pct(evict, 100), trials);
@@ -767,6 +773,70 @@ static int mode_hostfunc(int trials)
     return 0;
 }
 
+/* ---- stream -------------------------------------------------------------------- */
+
+/* corun_launch_stream keeps stream order: on one stream, a slow kernel, a
+ * copy that changes vadd's input, the corun job (few CapSMs, so it runs
+ * long), then a copy of its output. The copy can only hold new_a + b if the
+ * job waited for the work before it and the copy waited for the job. */
+static int mode_stream(int reps)
+{
+    corun_ctx *ctx = corun_default_ctx();
+    corun_kernel *k;
+    corun_kernel_desc desc;
+    cudaFunction_t fp, fw;
+    cudaStream_t s;
+    VaddCase c;
+    unsigned *sink;
+    int bad_runs = 0;
+
+    if (ctx == NULL) {
+        fprintf(stderr, "stream: %s\n", corun_last_error());
+        return 1;
+    }
+    c.setup(1);
+    size_t n = (size_t)c.n;
+    float *new_a = c.floats(n, 99, -3, 3), *copy = (float *)c.alloc(n * sizeof(float));
+    std::vector<float> ha(n), hb(n), hc(n);
+    CK(cudaMemcpy(ha.data(), new_a, n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hb.data(), c.b, n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMalloc(&sink, 4));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CK(cudaGetFuncBySymbol(&fp, (const void *)vadd));
+    CK(cudaGetFuncBySymbol(&fw, (const void *)vadd__corun));
+    memset(&desc, 0, sizeof(desc));
+    desc.name = "vadd";
+    desc.plain = (void *)fp;
+    desc.worker = (void *)fw;
+    CR(corun_kernel_get(ctx, &desc, &k));
+    float *old_a = c.floats(n, 7, -1, 1); /* a starts with other values */
+    for (int r = 0; r < reps; r++) {
+        corun_launch_attr a;
+        memset(&a, 0, sizeof(a));
+        a.capsm = 1 + r % 4;
+        CK(cudaMemcpy(c.a, old_a, n * 4, cudaMemcpyDeviceToDevice));
+        CK(cudaMemset(copy, 0xff, n * 4));
+        CK(cudaMemset(c.c, 0xff, n * 4));
+        spin<<<1, 32, 0, s>>>(3000000ull, sink);          /* 3 ms of nothing */
+        CK(cudaMemcpyAsync(c.a, new_a, n * 4, cudaMemcpyDeviceToDevice, s));
+        void *args[] = {&c.a, &c.b, &c.c, &c.n};
+        CR(corun_launch_stream(ctx, k, {c.grid.x, 1, 1}, {256, 1, 1}, 0, args, &a, (void *)s,
+                               nullptr));
+        CK(cudaMemcpyAsync(copy, c.c, n * 4, cudaMemcpyDeviceToDevice, s));
+        CK(cudaStreamSynchronize(s));
+        CK(cudaMemcpy(hc.data(), copy, n * 4, cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            bad += hc[i] != ha[i] + hb[i];
+        }
+        bad_runs += bad != 0;
+        printf("run %d (capsm %u): %zu of %zu wrong\n", r, a.capsm, bad, n);
+    }
+    jrec("{\"mode\":\"stream\",\"runs\":%d,\"bad_runs\":%d}", reps, bad_runs);
+    CK(cudaFree(sink));
+    return bad_runs;
+}
+
 /* ---- sanitize ------------------------------------------------------------------- */
 
 static int mode_sanitize(std::vector<Case *> &cases)
@@ -809,7 +879,7 @@ static void usage()
     printf("usage: corun-gpucheck MODE [--json FILE] [--events N] [--reps N] [--trials N]\n"
            "                      [--seed N] [--quick]\n"
            "      --budget US: chunk latency budget of direct launches (default 20)\n"
-           "modes: occupancy correctness overhead latency resume spatial hostfunc sanitize\n"
+           "modes: occupancy correctness overhead latency resume spatial hostfunc stream sanitize\n"
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n");
 }
 
@@ -859,7 +929,8 @@ int main(int argc, char **argv)
     CK(cudaFree(0));
     bool sanitize = !strcmp(mode, "sanitize");
     std::vector<Case *> cases;
-    if (strcmp(mode, "latency") && strcmp(mode, "spatial") && strcmp(mode, "hostfunc")) {
+    if (strcmp(mode, "latency") && strcmp(mode, "spatial") && strcmp(mode, "hostfunc") &&
+        strcmp(mode, "stream")) {
         /* sizes: tiny for sanitizers and --quick, medium for correctness
          * (outputs are fetched and compared after every run), large for
          * the benchmarks */
@@ -878,6 +949,8 @@ int main(int argc, char **argv)
         rc = mode_resume(cases, quick ? 2 : 10);
     } else if (!strcmp(mode, "spatial")) {
         rc = mode_spatial(quick ? 3 : trials);
+    } else if (!strcmp(mode, "stream")) {
+        rc = mode_stream(quick ? 2 : 8);
     } else if (!strcmp(mode, "hostfunc")) {
         rc = mode_hostfunc(quick ? 3 : trials);
     } else if (sanitize) {

@@ -57,7 +57,9 @@ typedef struct corun_ctl {
     uint32_t live;              /* workers running now */
     uint32_t started;           /* workers that ever started */
     uint32_t exited;            /* workers that have left */
-    uint32_t pad3_;
+    uint32_t complete_seq;      /* host writes the launch's sequence number when
+                                   the kernel is finished; streams ordered after
+                                   it wait for it (corun_launch_stream) */
     uint8_t pad4_[CORUN_CTL_LINE - 24];
 } corun_ctl;
 

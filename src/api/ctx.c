@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #endif
 
 struct corun_ctx {
+    pthread_mutex_t reg_mu;     /* corun_kernel_get: look-up and registration */
     pthread_mutex_t mu;
     pthread_cond_t cv;          /* a job finished or changed state */
     corun__backend *be;
@@ -147,6 +149,7 @@ CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out)
     if (rc != CORUN_OK) {
         goto out_destroy_backend;
     }
+    pthread_mutex_init(&c->reg_mu, NULL);
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     c->threaded = strcmp(c->be->ops->name, "sim") != 0;
@@ -159,6 +162,7 @@ CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out)
 
 out_destroy_sched:
     corun__sched_destroy(c->s);
+    pthread_mutex_destroy(&c->reg_mu);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
 out_destroy_backend:
@@ -186,6 +190,7 @@ CORUN_API void corun_ctx_destroy(corun_ctx *c)
         c->kernels = k->next;
         free(k);
     }
+    pthread_mutex_destroy(&c->reg_mu);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c);
@@ -247,9 +252,10 @@ static void job_done(corun__sched *s, corun__kernel *k, void *user)
     }
 }
 
-CORUN_API int corun_launch(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, corun_dim3 block,
-                           uint32_t smem, void **args, const corun_launch_attr *attr,
-                           corun_job **out)
+/* corun_launch and corun_launch_stream: ordered = stream-ordered launch. */
+static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, corun_dim3 block,
+                         uint32_t smem, void **args, const corun_launch_attr *attr, bool ordered,
+                         void *stream, corun_job **out)
 {
     const corun_gpu_desc *g = &c->be->desc;
     corun_launch_attr a;
@@ -259,10 +265,13 @@ CORUN_API int corun_launch(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, co
     char why[256] = "";
     int rc;
 
+    if (c == NULL) {
+        return fail(CORUN_EINVAL, "corun_launch: null context");
+    }
     if (kern == NULL) {
         return fail(CORUN_EINVAL, "corun_launch: null kernel");
     }
-    if (out == NULL) {
+    if (out == NULL && !ordered) {
         return fail(CORUN_EINVAL, "corun_launch: out is NULL");
     }
     if ((uint64_t)grid.x * grid.y * grid.z == 0 || threads == 0) {
@@ -302,6 +311,8 @@ CORUN_API int corun_launch(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, co
         spec.code = CORUN_CODE_USER;
         spec.user = &kern->code;
         spec.args = args;
+        spec.ordered = ordered;
+        spec.order_stream = stream;
 #else
         return fail(CORUN_ENOTSUP, "built without CUDA");
 #endif
@@ -312,16 +323,92 @@ CORUN_API int corun_launch(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, co
     }
     j->ctx = c;
     j->capsm_asked = a.capsm;
+    j->released = out == NULL; /* nobody will wait: forget it when it finishes */
     pthread_mutex_lock(&c->mu);
     rc = corun__sched_submit(c->s, &spec, &a, job_done, j, &j->k, why, sizeof(why));
+    if (rc == CORUN_OK && out != NULL) {
+        *out = j;
+    }
     wake(c);
     pthread_mutex_unlock(&c->mu);
     if (rc != CORUN_OK) {
         free(j);
         return fail(rc, "%s", why[0] ? why : corun_strerror(rc));
     }
-    *out = j;
     return CORUN_OK;
+}
+
+CORUN_API int corun_launch(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, corun_dim3 block,
+                           uint32_t smem, void **args, const corun_launch_attr *attr,
+                           corun_job **out)
+{
+    return launch_common(c, kern, grid, block, smem, args, attr, false, NULL, out);
+}
+
+CORUN_API int corun_launch_stream(corun_ctx *c, corun_kernel *kern, corun_dim3 grid,
+                                  corun_dim3 block, uint32_t smem, void **args,
+                                  const corun_launch_attr *attr, void *stream, corun_job **out)
+{
+    return launch_common(c, kern, grid, block, smem, args, attr, true, stream, out);
+}
+
+/* ---- the process-wide context of transformed programs ------------------ */
+
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+static corun_ctx *default_ctx;
+static char default_error[512];
+
+static void default_init(void)
+{
+    if (corun_ctx_create(NULL, &default_ctx) != CORUN_OK) {
+        default_ctx = NULL;
+        snprintf(default_error, sizeof(default_error), "%s", last_error);
+    }
+}
+
+/* Not destroyed at exit on purpose: CUDA's own teardown may already have
+ * run by then; the kernels a program waits for have finished before it
+ * returns from main, and the process exit frees the rest. */
+CORUN_API corun_ctx *corun_default_ctx(void)
+{
+    pthread_once(&default_once, default_init);
+    if (default_ctx == NULL) {
+        fail(CORUN_ENODEV, "%s", default_error);
+    }
+    return default_ctx;
+}
+
+CORUN_API int corun_kernel_get(corun_ctx *c, const corun_kernel_desc *d, corun_kernel **out)
+{
+    corun_kernel *k;
+    int rc;
+
+    if (c == NULL || d == NULL || out == NULL) {
+        return fail(CORUN_EINVAL, "corun_kernel_get: NULL argument");
+    }
+    /* Registration is rare and the list short; one lock covers look-up and
+     * insertion, so two threads never register the same kernel twice. */
+    pthread_mutex_lock(&c->reg_mu);
+    pthread_mutex_lock(&c->mu);
+    for (k = c->kernels; k != NULL; k = k->next) {
+#ifdef CORUN_HAVE_CUDA
+        if (d->plain != NULL ? k->code.plain == d->plain
+                             : (d->name != NULL && strcmp(k->name, d->name) == 0)) {
+            break;
+        }
+#else
+        if (d->name != NULL && strcmp(k->name, d->name) == 0) {
+            break;
+        }
+#endif
+    }
+    pthread_mutex_unlock(&c->mu);
+    rc = k != NULL ? CORUN_OK : corun_kernel_register(c, d, &k);
+    pthread_mutex_unlock(&c->reg_mu);
+    if (rc == CORUN_OK) {
+        *out = k;
+    }
+    return rc;
 }
 
 /* Under c->mu: lets a STOPPING job reach PAUSED (or DONE). */

@@ -31,6 +31,7 @@
 #ifndef CORUN_CORE_BACKEND_H
 #define CORUN_CORE_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -73,6 +74,11 @@ typedef struct corun__kspec {
                                    cuLaunchKernel; the values are copied */
     uint64_t task_hits;         /* device address of a uint32 per task counted by
                                    CORUN_TASK_HITS builds; 0 = none */
+    /* cuda: order the kernel in this stream (CUstream) as a launch there
+     * would be: it starts after the work enqueued before, and work enqueued
+     * after waits until `finished` (see ops). */
+    bool ordered;
+    void *order_stream;
 } corun__kspec;
 
 typedef enum corun__signal {
@@ -126,6 +132,8 @@ typedef struct corun__backend_ops {
      * or (backends with wake) that the wait was woken: callers loop. */
     int (*poll)(corun__backend *be, uint64_t deadline_ns, corun__bevent *ev, size_t cap,
                 size_t *n);
+    /* Optional: k is done or failed (called once); release what waits on it. */
+    void (*finished)(corun__backend *be, corun__bkernel *k);
     /* Optional: make a poll() in progress on another thread return. */
     void (*wake)(corun__backend *be);
     void (*destroy)(corun__backend *be);

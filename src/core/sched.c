@@ -210,6 +210,9 @@ static void stop_running_clock(corun__sched *s, corun__kernel *k)
 /* Marks k finished (DONE or FAILED) and queues the announcement. */
 static void finish(corun__sched *s, corun__kernel *k, corun__kstate state, int status)
 {
+    if (s->be->ops->finished != NULL) {
+        s->be->ops->finished(s->be, k->bk);
+    }
     drop_capsm(s, k);
     stop_running_clock(s, k);
     k->state = state;

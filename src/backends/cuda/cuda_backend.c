@@ -58,6 +58,7 @@ typedef struct device_state {
 
 static device_state dstate = {.cal_mu = PTHREAD_MUTEX_INITIALIZER};
 static atomic_uint synth_seed = 1; /* task durations differ per kernel, repeat per process */
+static atomic_uint order_seq = 0;  /* stream-ordered launches, in order */
 static pthread_once_t dstate_once = PTHREAD_ONCE_INIT;
 
 /* True if r is success; otherwise writes "CALL failed: NAME: text" to why. */
@@ -181,6 +182,12 @@ struct corun__bkernel {
     size_t offset[MAX_PARAMS];
     void *params[MAX_PARAMS + 1];       /* [0] = &wa for the worker, then user params */
     corun_worker_arg wa;
+    /* stream order (corun_launch_stream) */
+    bool ordered;
+    bool released;                      /* complete_seq written */
+    uint32_t seq;
+    CUevent before;                     /* user stream's work before the launch */
+    CUevent after;                      /* user stream has passed its wait on us */
 };
 
 /* A completion event from the free list, or a new one. Under b->mu. */
@@ -494,6 +501,26 @@ static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun_
         rc = CORUN_ECUDA;
         goto out_free_slot;
     }
+    if (spec->ordered) {
+        /* The user's stream: its earlier work happens before our launches
+         * (they wait on `before`); its later work waits on the GPU for
+         * complete_seq to reach our number (written by `finished`). The
+         * number grows with every ordered launch, so a value left in the
+         * slot by an earlier kernel never releases the wait. */
+        CUstream us = (CUstream)spec->order_stream;
+        k->ordered = true;
+        k->seq = atomic_fetch_add(&order_seq, 1) + 1;
+        if (!CU_OK(cu, cu->cuEventCreate(&k->before, CU_EVENT_DISABLE_TIMING), why, why_len) ||
+            !CU_OK(cu, cu->cuEventCreate(&k->after, CU_EVENT_DISABLE_TIMING), why, why_len) ||
+            !CU_OK(cu, cu->cuEventRecord(k->before, us), why, why_len) ||
+            !CU_OK(cu, cu->cuStreamWaitValue32(us, k->ctl + offsetof(corun_ctl, complete_seq),
+                                               k->seq, CU_STREAM_WAIT_VALUE_GEQ),
+                   why, why_len) ||
+            !CU_OK(cu, cu->cuEventRecord(k->after, us), why, why_len)) {
+            rc = CORUN_ECUDA;
+            goto out_free_order;
+        }
+    }
     k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
     k->params[0] = &k->wa;
     for (i = 0; i < k->nparams; i++) {
@@ -503,6 +530,13 @@ static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun_
     *out = k;
     return CORUN_OK;
 
+out_free_order:
+    if (k->before) {
+        (void)cu->cuEventDestroy(k->before);
+    }
+    if (k->after) {
+        (void)cu->cuEventDestroy(k->after);
+    }
 out_free_slot:
     if (k->ready) {
         (void)cu->cuEventDestroy(k->ready);
@@ -555,6 +589,16 @@ static void cuda_kernel_close(corun__backend *be, corun__bkernel *k)
         }
     }
     pthread_mutex_unlock(&b->mu);
+    if (k->ordered) {
+        /* Never leave the user's stream waiting on a slot that is reused. */
+        if (!k->released) {
+            (void)b->d->cu->cuStreamWriteValue32(b->ctl, k->ctl + offsetof(corun_ctl, complete_seq),
+                                                 k->seq, 0);
+        }
+        (void)b->d->cu->cuEventSynchronize(k->after);
+        (void)b->d->cu->cuEventDestroy(k->before);
+        (void)b->d->cu->cuEventDestroy(k->after);
+    }
     /* The staging slot may still be read by a queued copy: let it finish. */
     (void)b->d->cu->cuEventSynchronize(k->ready);
     (void)b->d->cu->cuEventDestroy(k->ready);
@@ -670,6 +714,9 @@ static int launch(cuda_backend *b, corun__bkernel *k, int worker, unsigned nbloc
     r->cookie = cookie;
     r->stream = si;
     res = cu->cuStreamWaitEvent(s, k->ready, 0);
+    if (res == CUDA_SUCCESS && k->ordered) {
+        res = cu->cuStreamWaitEvent(s, k->before, 0);
+    }
     if (res == CUDA_SUCCESS) {
         const corun__kspec *sp = &k->spec;
         if (worker) {
@@ -875,6 +922,16 @@ static int cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, s
     return CORUN_OK;
 }
 
+static void cuda_finished(corun__backend *be, corun__bkernel *k)
+{
+    cuda_backend *b = cb(be);
+
+    if (k->ordered && !k->released && set_current(b) == CORUN_OK &&
+        write32(b, k, offsetof(corun_ctl, complete_seq), k->seq) == CORUN_OK) {
+        k->released = true;
+    }
+}
+
 void corun__cuda_wake(corun__backend *be)
 {
     uint64_t one = 1;
@@ -943,6 +1000,7 @@ static const corun__backend_ops cuda_ops = {
     .progress = cuda_progress,
     .now_ns = cuda_now,
     .poll = cuda_poll,
+    .finished = cuda_finished,
     .wake = corun__cuda_wake,
     .destroy = cuda_destroy,
 };
@@ -987,7 +1045,8 @@ int corun__cuda_create(const corun__settings *set, corun__backend **out, char *w
     if (!CU_OK(cu, cu->cuMemAlloc(&b->slab, CTL_SLOTS * sizeof(corun_ctl)), why, why_len) ||
         !CU_OK(cu, cu->cuMemAllocHost((void **)&b->staging, CTL_SLOTS * sizeof(corun_ctl)), why,
                why_len) ||
-        !CU_OK(cu, cu->cuMemAllocHost((void **)&b->readback, sizeof(corun_ctl)), why, why_len)) {
+        !CU_OK(cu, cu->cuMemAllocHost((void **)&b->readback, sizeof(corun_ctl)), why, why_len) ||
+        !CU_OK(cu, cu->cuMemsetD8(b->slab, 0, CTL_SLOTS * sizeof(corun_ctl)), why, why_len)) {
         goto out_destroy;
     }
     b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
