@@ -49,6 +49,11 @@ const corun_gpu_desc *corun__sched_gpu(const corun__sched *s)
     return &s->be->desc;
 }
 
+const char *corun__sched_backend(const corun__sched *s)
+{
+    return s->be->ops->name;
+}
+
 const corun__settings *corun__sched_settings(const corun__sched *s)
 {
     return &s->set;
@@ -190,11 +195,23 @@ static int defer(corun__sched *s, corun__kernel *k)
     return CORUN_OK;
 }
 
+/* Brings k->capsm_ns up to now; called before every change of k's CapSMs. */
+static void capsm_clock(corun__sched *s, corun__kernel *k)
+{
+    uint64_t now = corun__sched_now(s);
+
+    if (k->t_capsm != 0 && now > k->t_capsm) {
+        k->capsm_ns += (double)corun__kernel_capsm(k) * (double)(now - k->t_capsm);
+    }
+    k->t_capsm = now;
+}
+
 /* Gives back whatever CapSMs k holds. */
 static void drop_capsm(corun__sched *s, corun__kernel *k)
 {
     uint32_t n = corun__kernel_capsm(k);
 
+    capsm_clock(s, k);
     s->held -= n;
     k->capsm_lo = k->capsm_hi;
 }
@@ -413,6 +430,7 @@ int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n)
     if (rc != CORUN_OK) {
         return launch_failed(s, k, rc);
     }
+    capsm_clock(s, k);
     k->capsm_hi += n;
     s->held += n;
     k->state = CORUN_KS_RUNNING;
@@ -458,6 +476,7 @@ int corun__sched_grow(corun__sched *s, corun__kernel *k, uint32_t n)
     if (rc != CORUN_OK) {
         return launch_failed(s, k, rc);
     }
+    capsm_clock(s, k);
     k->capsm_hi += n;
     s->held += n;
     set_nworkers(s, k);
@@ -477,6 +496,7 @@ int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n)
     if (n == 0) {
         return CORUN_OK;
     }
+    capsm_clock(s, k);
     k->capsm_lo += n;
     s->held -= n;
     rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_EVICT_BELOW, k->capsm_lo);
