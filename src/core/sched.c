@@ -32,6 +32,7 @@ typedef struct kernel_ext {
     uint64_t limit;          /* task limit now in force on the device */
     uint64_t limit_pending;  /* limit to apply at the next resume (raise) */
     bool announced;          /* complete/on_done already called */
+    bool clock_on;           /* k->t_run_since is valid (the sim clock starts at 0) */
 } kernel_ext;
 
 static kernel_ext *ext(corun__kernel *k)
@@ -200,7 +201,7 @@ static void capsm_clock(corun__sched *s, corun__kernel *k)
 {
     uint64_t now = corun__sched_now(s);
 
-    if (k->t_capsm != 0 && now > k->t_capsm) {
+    if (now > k->t_capsm) {
         k->capsm_ns += (double)corun__kernel_capsm(k) * (double)(now - k->t_capsm);
     }
     k->t_capsm = now;
@@ -218,9 +219,10 @@ static void drop_capsm(corun__sched *s, corun__kernel *k)
 
 static void stop_running_clock(corun__sched *s, corun__kernel *k)
 {
-    if (k->t_run_since != 0) {
+    if (ext(k)->clock_on) {
         k->run_ns += corun__sched_now(s) - k->t_run_since;
         k->t_run_since = 0;
+        ext(k)->clock_on = false;
     }
 }
 
@@ -316,6 +318,8 @@ int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_l
     }
     k->tasks = tasks;
     k->per_sm = per_sm;
+    k->block_threads = spec->block.x * spec->block.y * spec->block.z;
+    k->smem_bytes = spec->shape.smem_static + spec->smem_dynamic;
     k->state = CORUN_KS_WAITING;
     k->status = CORUN_OK;
     k->t_submit = corun__sched_now(s);
@@ -377,7 +381,7 @@ static int launch_workers(corun__sched *s, corun__kernel *k, uint32_t first, uin
     }
     k->inflight++;
     k->launches++;
-    if (k->t_start == 0) {
+    if (k->launches == 1) {
         k->t_start = corun__sched_now(s);
     }
     return CORUN_OK;
@@ -435,6 +439,7 @@ int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n)
     s->held += n;
     k->state = CORUN_KS_RUNNING;
     k->t_run_since = corun__sched_now(s);
+    e->clock_on = true;
     set_nworkers(s, k);
     return CORUN_OK;
 }
@@ -455,6 +460,7 @@ int corun__sched_run_plain(corun__sched *s, corun__kernel *k, int32_t priority)
     k->launches++;
     k->t_start = corun__sched_now(s);
     k->t_run_since = k->t_start;
+    ext(k)->clock_on = true;
     k->state = CORUN_KS_RUNNING;
     return CORUN_OK;
 }

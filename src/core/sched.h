@@ -52,6 +52,8 @@ struct corun__kernel {
     corun__bkernel *bk;
     uint64_t tasks;
     uint32_t per_sm;           /* max active workers per SM (SMGuard's MaxActivePBlock) */
+    uint32_t block_threads;    /* threads per block, as launched (duration models) */
+    uint32_t smem_bytes;       /* shared memory per block, static + dynamic */
     corun__kstate state;
     bool plain;                /* runs as an ordinary grid (baselines) */
     int status;                /* CORUN_OK, or why it failed */
@@ -65,7 +67,7 @@ struct corun__kernel {
     uint64_t t_submit;         /* ns, backend clock */
     uint64_t t_start;          /* first launch */
     uint64_t t_end;            /* DONE or FAILED */
-    uint64_t t_run_since;      /* start of the current running stretch, 0 if not running */
+    uint64_t t_run_since;      /* start of the current running stretch (while RUNNING/STOPPING) */
     uint64_t run_ns;           /* time spent RUNNING/STOPPING, all stretches */
     double capsm_ns;           /* CapSMs held, integrated over time (CapSM x ns): the
                                   kernel's share of the GPU; 0 for plain kernels */
