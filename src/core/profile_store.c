@@ -868,3 +868,16 @@ int corun__pstore_path(const char *setting, char *out, size_t len, char *why, si
     free(b.p);
     return rc;
 }
+
+int corun__pstore_load_setting(const char *setting, corun__pstore *ps, char *note,
+                               size_t note_len)
+{
+    char path[4096];
+    int rc = corun__pstore_path(setting, path, sizeof(path), note, note_len);
+
+    if (rc != CORUN_OK) {
+        corun__pstore_init(ps);
+        return rc == CORUN_ENOENT ? CORUN_OK : rc;
+    }
+    return corun__pstore_load(path, ps, note, note_len);
+}

@@ -89,6 +89,11 @@ int corun__pstore_path(const char *setting, char *out, size_t len, char *why, si
  * exists but cannot be read or set aside, CORUN_ENOMEM. */
 int corun__pstore_load(const char *path, corun__pstore *ps, char *note, size_t note_len);
 
+/* corun__pstore_path then corun__pstore_load; no store (PROFILE_PATH
+ * "off", or no home directory) is an empty one. */
+int corun__pstore_load_setting(const char *setting, corun__pstore *ps, char *note,
+                               size_t note_len);
+
 /* Merges the records of *add into the store at path, creating the file and
  * its directory if needed, under the writers' lock (see above). A corrupt
  * file found on the way is set aside (note says so). Returns CORUN_OK,
