@@ -14,6 +14,13 @@
 #   spatial      LS kernel launched into evicted CapSMs of a running kernel
 #   sanitize     compute-sanitizer memcheck and racecheck on the worker loop
 #   demo         corun demo on the GPU (LS+batch scenario, real kernels)
+#   policies     FLEP's and Slate's experiments (corun experiment all --backend
+#                cuda): HPF pairs, SRT pairs and triplets, spatial vs temporal,
+#                FFS shares, duration-model error, Slate pairings; scenario
+#                kernels run as the calibrated synthetic FMA kernel, which
+#                does not model DRAM traffic (mem_frac, mem_bw are ignored on
+#                the GPU; Slate's classes come from the scenarios' declared
+#                intensities). Profiles go to $OUT/profiles.txt.
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
 # .deps from scripts/fetch-deps.sh on machines that cannot install packages).
 set -uo pipefail
@@ -21,7 +28,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness overhead latency resume spatial sanitize demo"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness overhead latency resume spatial sanitize demo policies"}
 COMMIT=${CORUN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 JOBS=$(nproc 2>/dev/null || echo 4)
 mkdir -p "$OUT"
@@ -91,6 +98,18 @@ if has demo; then
       '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
 fi
 
+if has policies; then
+  # A fresh store per check: durations measured on another day or GPU
+  # would train the duration models on the wrong numbers.
+  rm -f "$OUT/profiles.txt" "$OUT/profiles.txt.lock"
+  out_abs=$(cd "$OUT" && pwd)
+  run_step policies 900 bash -c "CORUN_PROFILE_PATH='$out_abs/profiles.txt' \
+      '$BUILD/corun' experiment all --backend cuda > '$OUT/policies.json' && \
+      test -s '$OUT/policies.json' && grep -q '\"slate\"' '$OUT/policies.json'"
+  # A failed step must not leave a partial file that looks like results.
+  [ "${status[policies]}" -eq 0 ] || rm -f "$OUT/policies.json"
+fi
+
 # One file with everything, for bench/results/.
 {
   printf '{\n  "device": "%s",\n  "driver": "%s",\n  "commit": "%s",\n  "date": "%s",\n' \
@@ -103,7 +122,7 @@ fi
     printf '"%s": %d' "$s" "${status[$s]}"
   done
   printf '},\n'
-  for f in occupancy correctness overhead latency resume spatial demo; do
+  for f in occupancy correctness overhead latency resume spatial demo policies; do
     if [ -s "$OUT/$f.json" ]; then
       printf '  "%s": ' "$f"
       cat "$OUT/$f.json"
@@ -118,12 +137,19 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness overhead latency resume spatial demo; do
+for f in occupancy correctness overhead latency resume spatial demo policies; do
   [ -s "$OUT/$f.log" ] || continue
   echo "---- $f"
   case $f in
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
     demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -6 ;;
+    policies)
+      if [ -s "$OUT/policies.json" ]; then
+        grep -E '"(experiment|mean_speedup|min_speedup|mean_antt_gain|mean_triplet_antt_gain|mean_throughput_loss|mean_reduction|mean_share_high|mean_share_low|mean_overhead|max_overhead|mean_mape|mean_gain|mean_corun_gain)"' \
+          "$OUT/policies.json"
+      else
+        tail -12 "$OUT/$f.log"
+      fi ;;
     *) grep -vE "^(==|   )" "$OUT/$f.log" | tail -12 ;;
   esac
 done
