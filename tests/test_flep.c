@@ -285,6 +285,53 @@ static void kernels_without_a_model_run_in_arrival_order(void **state)
     assert_int_equal(c->state, CORUN_KS_RUNNING);
 }
 
+/* ---- the host API selects the policies by name --------------------------- */
+
+static void host_api_runs_flep_hpf_by_name(void **state)
+{
+    corun_ctx_opts co = {"sim", "flep-hpf"};
+    corun_kernel_desc kd;
+    corun_launch_attr lo = {CORUN_CLASS_BATCH, 0, 0, 1, 0, 0}, hi = lo;
+    corun_progress p;
+    corun_ctx *ctx;
+    corun_kernel *k;
+    corun_job *low, *high;
+    const char *names[] = {"flep-hpf", "flep-ffs", "slate"};
+    size_t i;
+
+    setenv("CORUN_PROFILE_PATH", store, 1);
+    for (i = 0; i < 3; i++) {
+        co.policy = names[i];
+        assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+        corun_ctx_destroy(ctx);
+    }
+    co.policy = "flep-nope";
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_ENOENT);
+
+    co.policy = "flep-hpf";
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+    memset(&kd, 0, sizeof(kd));
+    kd.name = "k";
+    kd.sim_task_us = 10;
+    assert_int_equal(corun_kernel_register(ctx, &kd, &k), CORUN_OK);
+    hi.priority = 1;
+    assert_int_equal(corun_launch(ctx, k, (corun_dim3){200000, 1, 1}, (corun_dim3){256, 1, 1}, 0,
+                                  NULL, &lo, &low),
+                     CORUN_OK);
+    assert_int_equal(corun_launch(ctx, k, (corun_dim3){2000, 1, 1}, (corun_dim3){256, 1, 1}, 0,
+                                  NULL, &hi, &high),
+                     CORUN_OK);
+    /* The high-priority job finishes while the low one has work left. */
+    assert_int_equal(corun_job_wait(high, -1), CORUN_OK);
+    assert_int_equal(corun_job_progress(low, &p), CORUN_OK);
+    assert_true(p.done < p.tasks);
+    assert_int_equal(corun_job_wait(low, -1), CORUN_OK);
+    corun_job_release(low);
+    corun_job_release(high);
+    corun_ctx_destroy(ctx);
+    unsetenv("CORUN_PROFILE_PATH");
+}
+
 /* ---- the papers' properties, on the simulator ---------------------------- */
 
 static int make_sim(void *ctx, const corun__scenario *sc, uint64_t seed, corun__backend **out,
@@ -471,6 +518,7 @@ int main(void)
                                         teardown_null),
         cmocka_unit_test_setup_teardown(kernels_without_a_model_run_in_arrival_order, setup_null,
                                         teardown_null),
+        cmocka_unit_test(host_api_runs_flep_hpf_by_name),
         cmocka_unit_test(hpf_high_priority_5x_faster_than_mps),
         cmocka_unit_test(srt_improves_antt_over_fifo),
         cmocka_unit_test(srt_orders_the_triplet_by_remaining_time),

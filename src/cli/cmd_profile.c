@@ -134,6 +134,38 @@ int corun__cli_ensure_profiles(corun__cli *cli, const corun__scenario *sc, const
     return 0;
 }
 
+typedef struct store_key {
+    const char *backend, *kernel;
+} store_key;
+
+/* The (backend, kernel) pairs of the store, in order of first appearance. */
+static int distinct_keys(const corun__pstore *ps, store_key **out, size_t *n)
+{
+    store_key *v = malloc((ps->nruns + ps->nprofs + 1) * sizeof(*v));
+    size_t i, j, m = 0;
+
+    if (v == NULL) {
+        return -1;
+    }
+    for (i = 0; i < ps->nruns + ps->nprofs; i++) {
+        const char *be = i < ps->nruns ? ps->runs[i].backend : ps->profs[i - ps->nruns].backend;
+        const char *kn = i < ps->nruns ? ps->runs[i].kernel : ps->profs[i - ps->nruns].kernel;
+        for (j = 0; j < m; j++) {
+            if (strcmp(v[j].backend, be) == 0 && strcmp(v[j].kernel, kn) == 0) {
+                break;
+            }
+        }
+        if (j == m) {
+            v[m].backend = be;
+            v[m].kernel = kn;
+            m++;
+        }
+    }
+    *out = v;
+    *n = m;
+    return 0;
+}
+
 void corun__usage_profile(FILE *out)
 {
     fprintf(out,
@@ -165,7 +197,8 @@ int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
     char path[4096], backend[16] = "sim";
     corun__pstore ps;
     double mape_sum = 0;
-    size_t i, nmape = 0;
+    store_key *keys = NULL;
+    size_t i, nmape = 0, nkeys = 0;
     int json = 0, a;
     json_t *kernels = NULL;
 
@@ -253,25 +286,22 @@ int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
         printf("%-7s %-24s %6s %8s %8s %10s %10s %-6s\n", "backend", "kernel", "runs", "mape%",
                "worst%", "flop/peak", "bw/peak", "class");
     }
-    /* One line per kernel and backend, with runs or a profile or both. */
-    for (i = 0; i < ps.nruns + ps.nprofs; i++) {
-        const char *be = i < ps.nruns ? ps.runs[i].backend : ps.profs[i - ps.nruns].backend;
-        const char *kn = i < ps.nruns ? ps.runs[i].kernel : ps.profs[i - ps.nruns].kernel;
+    /* One line per kernel and backend, with runs or a profile or both, in
+     * the order they first appear. */
+    if (distinct_keys(&ps, &keys, &nkeys) != 0) {
+        corun__pstore_free(&ps);
+        return CORUN_EXIT_FAIL;
+    }
+    for (i = 0; i < nkeys; i++) {
+        const char *be = keys[i].backend, *kn = keys[i].kernel;
         const corun__prun **runs_of;
         const corun__pprof *prof;
         corun__dm_eval ev;
-        size_t nr, j;
-        int seen = 0, have_ev;
+        size_t nr;
+        int have_ev;
 
-        for (j = 0; j < i && !seen; j++) {
-            const char *b2 = j < ps.nruns ? ps.runs[j].backend : ps.profs[j - ps.nruns].backend;
-            const char *k2 = j < ps.nruns ? ps.runs[j].kernel : ps.profs[j - ps.nruns].kernel;
-            seen = strcmp(be, b2) == 0 && strcmp(kn, k2) == 0;
-        }
-        if (seen) {
-            continue;
-        }
         if (corun__dm_runs_of(&ps, be, kn, &runs_of, &nr) != CORUN_OK) {
+            free(keys);
             corun__pstore_free(&ps);
             return CORUN_EXIT_FAIL;
         }
@@ -332,6 +362,7 @@ int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
         printf("duration model: mean held-out error %.2f%% over %zu kernels (FLEP reports 6.9%%)\n",
                mape_sum / nmape * 100, nmape);
     }
+    free(keys);
     corun__pstore_free(&ps);
     return CORUN_EXIT_OK;
 }
