@@ -120,7 +120,8 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
         i++;
     }
     if (name == NULL) {
-        fprintf(stderr, "corun experiment: which one? (hpf, srt, spatial, ffs, model, slate, all)\n");
+        fprintf(stderr,
+                "corun experiment: which one? (hpf, srt, spatial, ffs, model, slate, all)\n");
         return CORUN_EXIT_USAGE;
     }
     mk.cli = cli;

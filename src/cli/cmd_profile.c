@@ -233,7 +233,8 @@ int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
             }
             snprintf(backend, sizeof(backend), "%s", val);
         } else {
-            fprintf(stderr, "corun profile: unknown option '%s' (corun profile --help lists them)\n",
+            fprintf(stderr,
+                    "corun profile: unknown option '%s' (corun profile --help lists them)\n",
                     argv[a]);
             return CORUN_EXIT_USAGE;
         }

@@ -209,8 +209,9 @@ static void slate_arrive(corun__sched *s, void *state, corun__kernel *k)
         q->need = (uint32_t)((k->tasks + k->per_sm - 1) / k->per_sm);
     }
     prof = corun__pstore_find_prof(&p->profiles, corun__sched_backend(s), k->name);
-    q->cls = prof != NULL ? corun__kclass_of(prof->flop_frac, prof->bw_frac, corun__sched_settings(s))
-                          : CORUN_KCLASS_UNKNOWN;
+    q->cls = prof != NULL
+                 ? corun__kclass_of(prof->flop_frac, prof->bw_frac, corun__sched_settings(s))
+                 : CORUN_KCLASS_UNKNOWN;
     k->pdata = q;
     decide(s);
 }

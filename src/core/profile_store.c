@@ -143,7 +143,8 @@ static int trim_runs(corun__pstore *ps)
     for (i = ps->nruns; i-- > 0;) {
         const corun__prun *r = &ps->runs[i];
         for (j = 0; j < nkeys; j++) {
-            if (strcmp(keys[j].backend, r->backend) == 0 && strcmp(keys[j].kernel, r->kernel) == 0) {
+            if (strcmp(keys[j].backend, r->backend) == 0 &&
+                strcmp(keys[j].kernel, r->kernel) == 0) {
                 break;
             }
         }
@@ -295,8 +296,9 @@ static int serialize(const corun__pstore *ps, sbuf *b)
 {
     size_t i, body;
 
-    sb_printf(b, "%s\n# corun kernel profiles: see docs/policies.md. Do not edit: a checksum guards "
-                 "this file.\n", MAGIC);
+    sb_printf(b, "%s\n# corun kernel profiles: see docs/policies.md. Do not edit: a checksum "
+                 "guards this file.\n",
+              MAGIC);
     for (i = 0; i < ps->nruns; i++) {
         const corun__prun *r = &ps->runs[i];
         sb_printf(b, "run %s ", r->backend);
@@ -859,7 +861,8 @@ int corun__pstore_path(const char *setting, char *out, size_t len, char *why, si
     if (b.oom) {
         rc = CORUN_ENOMEM;
     } else if (b.n >= len) {
-        say(why, why_len, "PROFILE_PATH '%s' expands to more than %zu characters", setting, len - 1);
+        say(why, why_len, "PROFILE_PATH '%s' expands to more than %zu characters", setting,
+            len - 1);
         rc = CORUN_ERANGE;
     } else {
         memcpy(out, b.p, b.n);

@@ -35,8 +35,8 @@ typedef struct ectx {
     size_t why_len;
 } ectx;
 
-__attribute__((format(printf, 2, 3))) static void logf_(const corun__exp_opts *o, const char *fmt,
-                                                        ...)
+__attribute__((format(printf, 2, 3))) static void progress_line(const corun__exp_opts *o,
+                                                                 const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -351,8 +351,8 @@ static json_t *exp_hpf(ectx *e)
             goto out_fail;
         }
         speedup[i] = m.apps[1].mean_ns / f.apps[1].mean_ns;
-        logf_(e->o, "hpf %s + %s: high-priority speedup %.2fx", m.apps[0].name, m.apps[1].name,
-              speedup[i]);
+        progress_line(e->o, "hpf %s + %s: high-priority speedup %.2fx", m.apps[0].name,
+                      m.apps[1].name, speedup[i]);
         json_array_append_new(
             arr, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f}", "low", m.apps[0].name, "high",
                            m.apps[1].name, "high_mps_us", m.apps[1].mean_ns * 1e-3,
@@ -447,8 +447,9 @@ static json_t *exp_srt(ectx *e)
             snprintf(key, sizeof(key), "%s", j == 0 ? "long" : j == 1 ? "short" : "short2");
             json_object_set_new(o, key, json_string(m.apps[j].name));
         }
-        logf_(e->o, "srt %s + %s%s%s: ANTT %.2f -> %.2f (%.2fx)", m.apps[0].name, m.apps[1].name,
-              k == 3 ? " + " : "", k == 3 ? m.apps[2].name : "", cm.antt, cf.antt, gain[i]);
+        progress_line(e->o, "srt %s + %s%s%s: ANTT %.2f -> %.2f (%.2fx)", m.apps[0].name,
+                      m.apps[1].name, k == 3 ? " + " : "", k == 3 ? m.apps[2].name : "", cm.antt,
+                      cf.antt, gain[i]);
         json_array_append_new(i < npairs ? pairs : triplets, o);
         corun__run_result_free(&m);
         corun__run_result_free(&f);
@@ -512,8 +513,8 @@ static json_t *exp_spatial(ectx *e)
             json_object_set_new(o, "reduction", json_real(reduction[nred]));
             nred++;
         }
-        logf_(e->o, "spatial %s + %s: overhead %.2f%% spatial, %.2f%% temporal", m.apps[0].name,
-              m.apps[1].name, ovs[i] * 100, ovt[i] * 100);
+        progress_line(e->o, "spatial %s + %s: overhead %.2f%% spatial, %.2f%% temporal",
+                      m.apps[0].name, m.apps[1].name, ovs[i] * 100, ovt[i] * 100);
         json_array_append_new(arr, o);
         corun__run_result_free(&m);
         corun__run_result_free(&sp);
@@ -558,8 +559,8 @@ static json_t *exp_ffs(ectx *e)
         lo[i] = share(&f, 0);
         hi[i] = share(&f, 1);
         ovh[i] = 1 - tp;
-        logf_(e->o, "ffs %s (w1) + %s (w2): shares %.3f / %.3f, throughput lost %.2f%%",
-              f.apps[0].name, f.apps[1].name, lo[i], hi[i], ovh[i] * 100);
+        progress_line(e->o, "ffs %s (w1) + %s (w2): shares %.3f / %.3f, throughput lost %.2f%%",
+                      f.apps[0].name, f.apps[1].name, lo[i], hi[i], ovh[i] * 100);
         json_array_append_new(
             arr, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "low", f.apps[0].name, "high",
                            f.apps[1].name, "share_low", lo[i], "share_high", hi[i], "throughput",
@@ -625,8 +626,8 @@ static json_t *exp_model(ectx *e)
         if (corun__dm_evaluate(runs, nr, e->o->env.settings.profile_holdout,
                                e->o->env.settings.ridge_lambda, &ev) == CORUN_OK) {
             mape[nk++] = ev.mape;
-            logf_(e->o, "model %s: %zu runs, held-out error %.2f%% (worst %.2f%%)", kernel, nr,
-                  ev.mape * 100, ev.max_ape * 100);
+            progress_line(e->o, "model %s: %zu runs, held-out error %.2f%% (worst %.2f%%)", kernel,
+                          nr, ev.mape * 100, ev.max_ape * 100);
             json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:f, s:f}", "kernel", kernel,
                                                  "train", (json_int_t)ev.ntrain, "test",
                                                  (json_int_t)ev.ntest, "mape", ev.mape, "max_ape",
@@ -708,9 +709,11 @@ static json_t *exp_slate(ectx *e)
             corun_gain += gain[i];
             ncorun++;
         }
-        logf_(e->o, "slate %s (%s) + %s (%s): %s, co-ran %.0f%% of the time, STP %.3f vs mps %.3f",
-              s.apps[0].name, corun__kclass_name(cls[0]), s.apps[1].name,
-              corun__kclass_name(cls[1]), expect ? "corun" : "solo", frac * 100, cs.stp, cm.stp);
+        progress_line(e->o,
+                      "slate %s (%s) + %s (%s): %s, co-ran %.0f%% of the time, STP %.3f vs mps %.3f",
+                      s.apps[0].name, corun__kclass_name(cls[0]), s.apps[1].name,
+                      corun__kclass_name(cls[1]), expect ? "corun" : "solo", frac * 100, cs.stp,
+                      cm.stp);
         json_array_append_new(
             arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "a",
                            s.apps[0].name, "b", s.apps[1].name, "class_a",
