@@ -514,6 +514,9 @@ static json_t *kernels_json(const corun__run_result *r, const corun__app_result 
                            turn / solo_mean_ns, "gpu_share",
                            turn > 0 ? k->capsm_ns / ((double)r->sm_count * turn) : 0.0,
                            "preemptions", (json_int_t)k->preemptions));
+        if (a->plain) {
+            json_object_set_new(json_array_get(arr, j), "gpu_share", json_null());
+        }
     }
     return arr;
 }
