@@ -21,6 +21,7 @@
 #                does not model DRAM traffic (mem_frac, mem_bw are ignored on
 #                the GPU; Slate's classes come from the scenarios' declared
 #                intensities). Profiles go to $OUT/profiles.txt.
+#                GPU_CHECK_POLICIES_BACKEND=sim dry-runs the step without a GPU.
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
 # .deps from scripts/fetch-deps.sh on machines that cannot install packages).
 set -uo pipefail
@@ -104,7 +105,8 @@ if has policies; then
   rm -f "$OUT/profiles.txt" "$OUT/profiles.txt.lock"
   out_abs=$(cd "$OUT" && pwd)
   run_step policies 900 bash -c "CORUN_PROFILE_PATH='$out_abs/profiles.txt' \
-      '$BUILD/corun' experiment all --backend cuda > '$OUT/policies.json' && \
+      '$BUILD/corun' experiment all --backend ${GPU_CHECK_POLICIES_BACKEND:-cuda} \
+      > '$OUT/policies.json' && \
       test -s '$OUT/policies.json' && grep -q '\"slate\"' '$OUT/policies.json'"
   # A failed step must not leave a partial file that looks like results.
   [ "${status[policies]}" -eq 0 ] || rm -f "$OUT/policies.json"
