@@ -16,7 +16,14 @@
 #   stream       corun_launch_stream keeps the order of the user's stream
 #   demo         corun demo on the GPU (LS+batch scenario, real kernels)
 #   apps         gpu/apps built with nvcc and with corun-nvcc: outputs, times
-#   policies     FLEP and Slate experiments (scripts/gpu-policies.sh)
+#   policies     FLEP's and Slate's experiments (corun experiment all --backend
+#                cuda): HPF pairs, SRT pairs and triplets, spatial vs temporal,
+#                FFS shares, duration-model error, Slate pairings; scenario
+#                kernels run as the calibrated synthetic FMA kernel, which
+#                does not model DRAM traffic (mem_frac, mem_bw are ignored on
+#                the GPU; Slate's classes come from the scenarios' declared
+#                intensities). Profiles go to $OUT/profiles.txt.
+#                GPU_CHECK_POLICIES_BACKEND=sim dry-runs the step without a GPU.
 #   sanitize     compute-sanitizer memcheck and racecheck on the worker loop
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
 # .deps from scripts/fetch-deps.sh on machines that cannot install packages).
@@ -102,8 +109,17 @@ has stream && run_step stream 60 "$GC" stream --json "$OUT/stream.json"
 if has apps && [ -x scripts/gpu-apps.sh ]; then
   run_step apps 240 env BUILD="$BUILD" scripts/gpu-apps.sh
 fi
-if has policies && [ -x scripts/gpu-policies.sh ]; then
-  run_step policies 240 env BUILD="$BUILD" scripts/gpu-policies.sh
+if has policies; then
+  # A fresh store per check: durations measured on another day or GPU
+  # would train the duration models on the wrong numbers.
+  rm -f "$OUT/profiles.txt" "$OUT/profiles.txt.lock"
+  out_abs=$(cd "$OUT" && pwd)
+  run_step policies 900 bash -c "CORUN_PROFILE_PATH='$out_abs/profiles.txt' \
+      '$BUILD/corun' experiment all --backend ${GPU_CHECK_POLICIES_BACKEND:-cuda} \
+      ${GPU_CHECK_POLICIES_ARGS:-} > '$OUT/policies.json' && \
+      test -s '$OUT/policies.json' && grep -q '\"slate\"' '$OUT/policies.json'"
+  # A failed step must not leave a partial file that looks like results.
+  [ "${status[policies]}" -eq 0 ] || rm -f "$OUT/policies.json"
 fi
 if has sanitize; then
   if command -v compute-sanitizer >/dev/null 2>&1; then
@@ -148,6 +164,13 @@ for f in occupancy correctness overhead latency resume spatial hostfunc stream d
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
     demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -6 ;;
     memcheck|racecheck) grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/$f.log" | head -4 ;;
+    policies)
+      if [ -s "$OUT/policies.json" ]; then
+        grep -E '"(experiment|mean_speedup|min_speedup|mean_antt_gain|mean_triplet_antt_gain|mean_throughput_loss|mean_reduction|mean_share_high|mean_share_low|mean_overhead|max_overhead|mean_mape|mean_gain|mean_corun_gain)"' \
+          "$OUT/policies.json"
+      else
+        tail -12 "$OUT/$f.log"
+      fi ;;
     *) grep -vE "^(==|   )" "$OUT/$f.log" | tail -12 ;;
   esac
 done

@@ -100,6 +100,59 @@ static void bad_inputs_are_named(void **state)
                  "duplicate", NULL);
 }
 
+static void intensities_and_bandwidth_bound_kernels(void **state)
+{
+    char why[512] = "";
+
+    assert_int_equal(corun__scenario_parse(
+                         "{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\","
+                         "\"arrival\":{\"kind\":\"loop\"},\"kernel\":{\"grid\":4,\"block\":64,"
+                         "\"task_us\":10,\"mem_frac\":0.9,\"mem_bw\":1.6,\"compute\":0.25}}]}",
+                         "t.json", &sc, why, sizeof(why)),
+                     CORUN_OK);
+    assert_float_equal(sc.apps[0].kernel.mem_bw, 1.6, 1e-12);
+    assert_float_equal(sc.apps[0].compute, 0.25, 1e-12);
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},"
+                 "\"kernel\":{\"grid\":4,\"block\":64,\"task_us\":10,\"mem_bw\":17}}]}",
+                 CORUN_EPARSE, "'mem_bw' = 17", "outside");
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},"
+                 "\"kernel\":{\"grid\":4,\"block\":64,\"task_us\":10,\"compute\":1.5}}]}",
+                 CORUN_EPARSE, "'compute' = 1.5", "outside");
+}
+
+/* Every scenario file of the experiments parses, says what it is, and its
+ * kernels of one name behave alike (a profile is per kernel name). */
+static void bench_scenarios_parse(void **state)
+{
+    static const char *const files[] = {
+        "flep-hpf-pairs.json",  "flep-hpf-2kernel.json", "flep-hpf-spatial.json",
+        "flep-spatial-pairs.json", "flep-srt-pairs.json", "flep-srt-2kernel.json",
+        "flep-srt-3kernel.json", "flep-ffs-pairs.json",  "flep-ffs-2to1.json",
+        "slate-pairs.json",     "slate-pair-rg-bs.json", "slate-pair-tr-rg.json",
+        "slate-pair-mm-bs.json",
+    };
+    size_t f, i, j;
+
+    for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+        char rel[128], why[512] = "";
+        snprintf(rel, sizeof(rel), "bench/scenarios/%s", files[f]);
+        if (corun__scenario_load(corun_test_path(rel), &sc, why, sizeof(why)) != CORUN_OK) {
+            fail_msg("%s", why);
+        }
+        assert_true(strlen(sc.description) > 20);
+        for (i = 0; i < sc.napps; i++) {
+            for (j = 0; j < i; j++) {
+                const corun__kspec *a = &sc.apps[i].kernel, *b = &sc.apps[j].kernel;
+                if (strcmp(a->name, b->name) == 0) {
+                    assert_memory_equal(&a->task_ns, &b->task_ns, sizeof(a->task_ns));
+                    assert_memory_equal(&a->block, &b->block, sizeof(a->block));
+                    assert_true(a->mem_bw == b->mem_bw && a->mem_frac == b->mem_frac);
+                }
+            }
+        }
+    }
+}
+
 static void missing_file(void **state)
 {
     char why[512] = "";
@@ -115,6 +168,8 @@ int main(void)
         cmocka_unit_test(file_on_disk_matches_builtin),
         cmocka_unit_test(bad_inputs_are_named),
         cmocka_unit_test(missing_file),
+        cmocka_unit_test(intensities_and_bandwidth_bound_kernels),
+        cmocka_unit_test(bench_scenarios_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

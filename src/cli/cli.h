@@ -35,6 +35,18 @@ int corun__cmd_policies(corun__cli *cli, int argc, char **argv);
 void corun__usage_policies(FILE *out);
 int corun__cmd_occupancy(corun__cli *cli, int argc, char **argv);
 void corun__usage_occupancy(FILE *out);
+int corun__cmd_profile(corun__cli *cli, int argc, char **argv);
+void corun__usage_profile(FILE *out);
+int corun__cmd_experiment(corun__cli *cli, int argc, char **argv);
+void corun__usage_experiment(FILE *out);
+
+struct corun__scenario;
+/* Records, for every kernel of the scenario, what a policy with these needs
+ * (CORUN_POLICY_NEEDS_*) lacks in the profile store on this backend: solo
+ * runs for a duration model, an intensity profile. Progress goes to stderr
+ * unless quiet. Returns 0, or -1 after printing why. */
+int corun__cli_ensure_profiles(corun__cli *cli, const struct corun__scenario *sc,
+                               const char *backend, unsigned needs, int quiet);
 
 /* Parses a whole non-negative number; returns 0 on success. */
 int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *out);

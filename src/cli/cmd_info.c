@@ -27,7 +27,7 @@ int corun__cmd_config(corun__cli *cli, int argc, char **argv)
            "MEANING");
     for (i = 0; i < corun__settings_count(); i++) {
         const corun__setting_info *in = corun__settings_info(i);
-        char value[64], bounds[64];
+        char value[CORUN_SETTING_STR_MAX], bounds[64];
         const char *type = in->type == CORUN_SETTING_STR    ? "str"
                            : in->type == CORUN_SETTING_UINT ? "uint"
                                                             : "num";

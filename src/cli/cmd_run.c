@@ -21,10 +21,12 @@
 
 typedef struct run_opts {
     const char *scenario;     /* file, or NULL for the default */
+    const char *apps;         /* --apps: the applications to keep, or NULL for all */
     char systems[MAX_SYSTEMS][32];
     size_t nsystems;
     int json;
     int quiet;
+    int no_train;             /* do not record missing kernel profiles first */
     double duration_ms;       /* 0 = the scenario's */
 } run_opts;
 
@@ -61,6 +63,59 @@ static double wall_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Keeps only the applications named in the comma-separated list, in its
+ * order; a name given twice runs two copies of the application (the second
+ * named NAME#2), for pairs of a kernel with itself. */
+static int select_apps(corun__scenario *sc, const char *list)
+{
+    corun__app *picked = malloc(sizeof(sc->apps));
+    const char *p = list;
+    size_t n = 0, i, j;
+
+    if (picked == NULL) {
+        return -1;
+    }
+    while (*p) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        for (i = 0; i < sc->napps; i++) {
+            if (strlen(sc->apps[i].name) == len && strncmp(sc->apps[i].name, p, len) == 0) {
+                break;
+            }
+        }
+        if (i == sc->napps || n == CORUN_SCENARIO_MAX_APPS) {
+            fprintf(stderr, "corun: --apps: %s '%.*s' in scenario '%s'\n",
+                    i == sc->napps ? "no application" : "too many applications", (int)len, p,
+                    sc->name);
+            free(picked);
+            return -1;
+        }
+        picked[n] = sc->apps[i];
+        for (j = 0; j < n; j++) {
+            if (strcmp(picked[j].name, picked[n].name) == 0) {
+                char name[64];
+                snprintf(name, sizeof(name), "%.60s#%zu", sc->apps[i].name, n + 1);
+                snprintf(picked[n].name, sizeof(picked[n].name), "%s", name);
+                break;
+            }
+        }
+        n++;
+        if (!e) {
+            break;
+        }
+        p = e + 1;
+    }
+    if (n == 0) {
+        fprintf(stderr, "corun: --apps needs at least one application\n");
+        free(picked);
+        return -1;
+    }
+    memcpy(sc->apps, picked, n * sizeof(*picked));
+    sc->napps = n;
+    free(picked);
+    return 0;
+}
+
 /* Loads the scenario and applies the command-line overrides. */
 static int load_scenario(const corun__cli *cli, const run_opts *o, corun__scenario *sc)
 {
@@ -75,6 +130,9 @@ static int load_scenario(const corun__cli *cli, const run_opts *o, corun__scenar
     }
     if (rc != CORUN_OK) {
         fprintf(stderr, "corun: %s\n", why);
+        return -1;
+    }
+    if (o->apps != NULL && select_apps(sc, o->apps) != 0) {
         return -1;
     }
     if (o->duration_ms > 0) {
@@ -110,8 +168,13 @@ static int parse_opts(corun__cli *cli, const char *cmd, int argc, char **argv, r
             o->quiet = 1;
             continue;
         }
+        if (strcmp(a, "--no-train") == 0) {
+            o->no_train = 1;
+            continue;
+        }
         if (strcmp(a, "--scenario") != 0 && strcmp(a, "--reserve") != 0 &&
             strcmp(a, "--seed") != 0 && strcmp(a, "--duration-ms") != 0 &&
+            strcmp(a, "--apps") != 0 &&
             strcmp(a, allow_systems ? "--systems" : "--policy") != 0) {
             fprintf(stderr, "corun %s: unknown option '%s' (corun %s --help lists them)\n", cmd, a,
                     cmd);
@@ -123,6 +186,8 @@ static int parse_opts(corun__cli *cli, const char *cmd, int argc, char **argv, r
         }
         if (strcmp(a, "--scenario") == 0) {
             o->scenario = val;
+        } else if (strcmp(a, "--apps") == 0) {
+            o->apps = val;
         } else if (strcmp(a, "--reserve") == 0) {
             char set[64];
             if (corun__parse_u64(val, 4096, &v) != 0) {
@@ -255,6 +320,7 @@ void corun__usage_demo(FILE *out)
             "\n"
             "  --scenario FILE   scenario file (docs/scenarios.md); default: built-in\n"
             "                    bench/scenarios/ls-batch.json\n"
+            "  --apps LIST       run only these applications of the scenario\n"
             "  --systems LIST    comma-separated policies (default mps,priority,smguard)\n"
             "  --reserve N       smguard: CapSMs reserved for LS kernels (default: the\n"
             "                    scenario's, else CORUN_RESERVE_CAPSM = 8)\n"
@@ -264,6 +330,8 @@ void corun__usage_demo(FILE *out)
             "  --json            print an array of objects with keys system, ls_p50_norm,\n"
             "                    ls_p99_norm, batch_norm, antt, stp (and fairness,\n"
             "                    ls_count, batch_count)\n"
+            "  --no-train        do not record the kernel profiles a FLEP or Slate policy\n"
+            "                    lacks (see corun profile) before the runs\n"
             "  --quiet           no progress on stderr\n");
 }
 
@@ -298,6 +366,15 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     }
     if (resolve_backend(cli, sc, backend, sizeof(backend)) != 0) {
         goto out_free_sc;
+    }
+    if (!o.no_train) {
+        unsigned needs = 0;
+        for (i = 0; i < o.nsystems; i++) {
+            needs |= corun__policy_find(o.systems[i])->needs;
+        }
+        if (corun__cli_ensure_profiles(cli, sc, backend, needs, o.quiet) != 0) {
+            goto out_free_sc;
+        }
     }
     mk.cli = cli;
     mk.backend = backend;
@@ -376,12 +453,80 @@ out_free_sc:
 void corun__usage_sim(FILE *out)
 {
     fprintf(out,
-            "usage: corun sim --scenario FILE --policy NAME [--backend B] [--reserve N]\n"
-            "                 [--seed N] [--duration-ms MS] [--json] [--quiet]\n"
+            "usage: corun sim --scenario FILE --policy NAME [--apps LIST] [--backend B]\n"
+            "                 [--reserve N] [--seed N] [--duration-ms MS] [--no-train]\n"
+            "                 [--json] [--quiet]\n"
             "\n"
-            "Runs one scenario under one policy (default backend: sim) and reports, per\n"
-            "application, kernels completed, turnaround (mean, p50, p99), NTT against\n"
-            "the application alone, and ANTT, STP and fairness over all applications.\n");
+            "Runs one scenario under one policy (default backend: sim), after running each\n"
+            "application alone under plain dispatch for its solo reference, and reports\n"
+            "per application: kernels completed, turnaround (mean, p50, p99), NTT, mean\n"
+            "waiting time and GPU share; over all applications: ANTT, STP, fairness and\n"
+            "throughput. Definitions: docs/scenarios.md. Policies that need kernel\n"
+            "profiles (flep-hpf: duration models; slate: intensity classes) get what the\n"
+            "profile store lacks recorded first (see corun profile) unless --no-train.\n"
+            "\n"
+            "  --apps LIST  run only these applications of the scenario (comma-separated,\n"
+            "           in this order; a name twice runs two copies), e.g. one pair of a\n"
+            "           bench/scenarios/*-pairs.json file\n"
+            "  --json   one object: scenario, policy, backend, span_us, antt, stp,\n"
+            "           fairness, throughput, and apps[] with per-application results and\n"
+            "           kernels[], one record per completed kernel (submit_us, start_us,\n"
+            "           end_us, turnaround_us, waiting_us, run_us, ntt, gpu_share,\n"
+            "           preemptions)\n");
+}
+
+/* Per-application and whole-run results derived from a run and its solo
+ * references; definitions in docs/scenarios.md. */
+typedef struct app_view {
+    double waiting_mean_ns;  /* mean of turnaround - time on the GPU */
+    double gpu_share;        /* CapSM-time over the GPU's, in the arrival window */
+    double work_rate;        /* block-tasks per second in the arrival window / alone */
+} app_view;
+
+static void view_app(const corun__scenario *sc, const corun__run_result *r, size_t i,
+                     const corun__solo *solo, app_view *v)
+{
+    const corun__app_result *a = &r->apps[i];
+    size_t j;
+    double wait = 0;
+
+    memset(v, 0, sizeof(*v));
+    for (j = 0; j < a->completed; j++) {
+        wait += a->turnaround_ns[j] - a->kernels[j].run_ns;
+    }
+    v->waiting_mean_ns = a->completed ? wait / (double)a->completed : 0;
+    v->gpu_share = r->window_ns > 0 ? a->window_capsm_ns / ((double)r->sm_count * r->window_ns) : 0;
+    {
+        const corun_dim3 *g = &sc->apps[i].kernel.grid;
+        double solo_tasks_per_ns = solo->rate_per_s[i] * 1e-9 * (double)g->x * g->y * g->z;
+        v->work_rate = solo_tasks_per_ns > 0 && r->window_ns > 0
+                           ? a->window_tasks / r->window_ns / solo_tasks_per_ns
+                           : 0;
+    }
+}
+
+static json_t *kernels_json(const corun__run_result *r, const corun__app_result *a,
+                            double solo_mean_ns)
+{
+    json_t *arr = json_array();
+    size_t j;
+
+    for (j = 0; j < a->completed; j++) {
+        const corun__kernel_rec *k = &a->kernels[j];
+        double turn = a->turnaround_ns[j];
+        json_array_append_new(
+            arr, json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "submit_us",
+                           k->submit_ns * 1e-3, "start_us", k->start_ns * 1e-3, "end_us",
+                           k->end_ns * 1e-3, "turnaround_us", turn * 1e-3, "waiting_us",
+                           (turn - k->run_ns) * 1e-3, "run_us", k->run_ns * 1e-3, "ntt",
+                           turn / solo_mean_ns, "gpu_share",
+                           turn > 0 ? k->capsm_ns / ((double)r->sm_count * turn) : 0.0,
+                           "preemptions", (json_int_t)k->preemptions));
+        if (a->plain) {
+            json_object_set_new(json_array_get(arr, j), "gpu_share", json_null());
+        }
+    }
+    return arr;
 }
 
 int corun__cmd_sim(corun__cli *cli, int argc, char **argv)
@@ -394,6 +539,7 @@ int corun__cmd_sim(corun__cli *cli, int argc, char **argv)
     corun__demo_row row;
     maker_ctx mk;
     char backend[16], why[512] = "";
+    double throughput = 0;
     size_t i;
     int rc = CORUN_EXIT_FAIL;
 
@@ -419,6 +565,11 @@ int corun__cmd_sim(corun__cli *cli, int argc, char **argv)
     if (resolve_backend(cli, sc, backend, sizeof(backend)) != 0) {
         goto out_free_sc;
     }
+    if (!o.no_train &&
+        corun__cli_ensure_profiles(cli, sc, backend, corun__policy_find(o.systems[0])->needs,
+                                   o.quiet) != 0) {
+        goto out_free_sc;
+    }
     mk.cli = cli;
     mk.backend = backend;
     memset(&env, 0, sizeof(env));
@@ -435,44 +586,72 @@ int corun__cmd_sim(corun__cli *cli, int argc, char **argv)
         corun__run_result_free(&r);
         goto out_free_sc;
     }
+    for (i = 0; i < r.napps; i++) {
+        app_view v;
+        view_app(sc, &r, i, &solo, &v);
+        throughput += v.work_rate;
+    }
     if (o.json) {
         json_t *root = json_object(), *apps = json_array();
         char *text;
         for (i = 0; i < r.napps; i++) {
             const corun__app_result *a = &r.apps[i];
-            json_array_append_new(
-                apps, json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:I}",
-                                "name", a->name, "class", a->cls == CORUN_CLASS_LS ? "ls" : "batch",
-                                "submitted", (json_int_t)a->submitted, "completed",
-                                (json_int_t)a->completed, "failed", (json_int_t)a->failed,
-                                "turnaround_mean_us", a->mean_ns * 1e-3, "turnaround_p50_us",
-                                a->p50_ns * 1e-3, "turnaround_p99_us", a->p99_ns * 1e-3, "ntt",
-                                a->mean_ns / solo.mean_ns[i], "solo_mean_us",
-                                solo.mean_ns[i] * 1e-3, "rate_per_s", a->rate_per_s,
-                                "preemptions", (json_int_t)a->preemptions));
+            json_t *ao;
+            app_view v;
+            view_app(sc, &r, i, &solo, &v);
+            ao = json_pack("{s:s, s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, "
+                           "s:f, s:I}",
+                           "name", a->name, "class", a->cls == CORUN_CLASS_LS ? "ls" : "batch",
+                           "priority", (int)sc->apps[i].attr.priority, "submitted",
+                           (json_int_t)a->submitted, "completed", (json_int_t)a->completed,
+                           "failed", (json_int_t)a->failed, "turnaround_mean_us",
+                           a->mean_ns * 1e-3, "turnaround_p50_us", a->p50_ns * 1e-3,
+                           "turnaround_p99_us", a->p99_ns * 1e-3, "ntt",
+                           a->mean_ns / solo.mean_ns[i], "solo_mean_us", solo.mean_ns[i] * 1e-3,
+                           "waiting_mean_us", v.waiting_mean_ns * 1e-3, "gpu_share", v.gpu_share,
+                           "rate_per_s", a->rate_per_s, "work_rate", v.work_rate, "preemptions",
+                           (json_int_t)a->preemptions);
+            json_object_set_new(ao, "weight", json_integer((json_int_t)sc->apps[i].attr.weight));
+            if (a->plain) {
+                /* Plain grids hold no CapSMs; the hardware decides what they get. */
+                json_object_set_new(ao, "gpu_share", json_null());
+            }
+            json_object_set_new(ao, "kernels", kernels_json(&r, a, solo.mean_ns[i]));
+            json_array_append_new(apps, ao);
         }
         json_object_set_new(root, "scenario", json_string(sc->name));
         json_object_set_new(root, "policy", json_string(o.systems[0]));
         json_object_set_new(root, "backend", json_string(backend));
+        json_object_set_new(root, "span_us", json_real(r.span_ns * 1e-3));
+        json_object_set_new(root, "window_us", json_real(r.window_ns * 1e-3));
         json_object_set_new(root, "apps", apps);
         json_object_set_new(root, "antt", json_real(row.antt));
         json_object_set_new(root, "stp", json_real(row.stp));
         json_object_set_new(root, "fairness", json_real(row.fairness));
+        json_object_set_new(root, "throughput", json_real(throughput));
         text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         printf("%s\n", text);
         free(text);
         json_decref(root);
     } else {
         printf("scenario %s, policy %s, backend %s\n", sc->name, o.systems[0], backend);
-        printf("%-12s %-5s %6s %12s %12s %12s %7s\n", "app", "class", "done", "mean_us", "p50_us",
-               "p99_us", "ntt");
+        printf("%-12s %-5s %6s %12s %12s %12s %7s %10s %6s\n", "app", "class", "done", "mean_us",
+               "p50_us", "p99_us", "ntt", "wait_us", "share");
         for (i = 0; i < r.napps; i++) {
             const corun__app_result *a = &r.apps[i];
-            printf("%-12s %-5s %6zu %12.1f %12.1f %12.1f %7.2f\n", a->name,
+            app_view v;
+            char share[16] = "-";
+            view_app(sc, &r, i, &solo, &v);
+            if (!a->plain) {
+                snprintf(share, sizeof(share), "%.3f", v.gpu_share);
+            }
+            printf("%-12s %-5s %6zu %12.1f %12.1f %12.1f %7.2f %10.1f %6s\n", a->name,
                    a->cls == CORUN_CLASS_LS ? "ls" : "batch", a->completed, a->mean_ns * 1e-3,
-                   a->p50_ns * 1e-3, a->p99_ns * 1e-3, a->mean_ns / solo.mean_ns[i]);
+                   a->p50_ns * 1e-3, a->p99_ns * 1e-3, a->mean_ns / solo.mean_ns[i],
+                   v.waiting_mean_ns * 1e-3, share);
         }
-        printf("ANTT %.3f  STP %.3f  fairness %.3f\n", row.antt, row.stp, row.fairness);
+        printf("ANTT %.3f  STP %.3f  fairness %.3f  throughput %.3f\n", row.antt, row.stp,
+               row.fairness, throughput);
     }
     corun__run_result_free(&r);
     rc = CORUN_EXIT_OK;

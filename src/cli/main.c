@@ -21,6 +21,10 @@ static const corun__command commands[] = {
     {"policies", "list the scheduling policies", corun__cmd_policies, corun__usage_policies},
     {"occupancy", "max active blocks per SM of a kernel shape (CUDA's occupancy rules)",
      corun__cmd_occupancy, corun__usage_occupancy},
+    {"profile", "kernel profiles: recorded runs, duration-model error, intensity classes",
+     corun__cmd_profile, corun__usage_profile},
+    {"experiment", "run one of the FLEP or Slate evaluations and print its results as JSON",
+     corun__cmd_experiment, corun__usage_experiment},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

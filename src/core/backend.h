@@ -56,6 +56,9 @@ typedef enum corun__code_kind {
     CORUN_CODE_USER       /* registered CUDA functions (cuda backend only) */
 } corun__code_kind;
 
+/* Most DRAM demand a synthetic kernel may declare, in peaks (see mem_bw). */
+#define CORUN_MEM_BW_MAX 16.0
+
 typedef struct corun__kspec {
     char name[64];
     corun_dim3 grid;
@@ -66,8 +69,11 @@ typedef struct corun__kspec {
     /* synthetic behaviour */
     corun__dist task_ns;        /* duration of one block-task alone on the GPU */
     double mem_frac;            /* share of a task's solo time bound by DRAM, 0..1 */
-    double mem_bw;              /* share of peak DRAM bandwidth the kernel uses alone,
-                                   at full occupancy, 0..1 */
+    double mem_bw;              /* DRAM bandwidth the kernel demands alone at full
+                                   occupancy, as a share of the peak, 0..CORUN_MEM_BW_MAX.
+                                   Above 1 the kernel is bandwidth-bound even alone: its
+                                   tasks then take longer than task_ns, and it loses
+                                   little when it runs on fewer SMs (Slate, Fig. 1) */
     /* user code (cuda) */
     const void *user;           /* backend-defined: registered kernel */
     const void *args;           /* cuda: one pointer per parameter value, as for

@@ -8,6 +8,9 @@ static const corun__policy_ops *const policies[] = {
     &corun__policy_priority,
     &corun__policy_smguard,
     &corun__policy_manual,
+    &corun__policy_flep_hpf,
+    &corun__policy_flep_ffs,
+    &corun__policy_slate,
 };
 
 #define NPOLICIES (sizeof(policies) / sizeof(policies[0]))

@@ -15,9 +15,15 @@
 
 #include "core/sched.h"
 
+/* What a policy reads from the profile store (profile_store.h), so that the
+ * command line can record what is missing before a run. */
+#define CORUN_POLICY_NEEDS_DURATIONS 1u /* solo runs: duration models (FLEP) */
+#define CORUN_POLICY_NEEDS_PROFILES 2u  /* intensity profiles (Slate) */
+
 struct corun__policy_ops {
     const char *name;
     const char *help;
+    unsigned needs;  /* CORUN_POLICY_NEEDS_* */
     int (*create)(corun__sched *s, void **state);
     void (*destroy)(void *state);
     void (*arrive)(corun__sched *s, void *state, corun__kernel *k);
@@ -37,5 +43,8 @@ extern const corun__policy_ops corun__policy_mps;
 extern const corun__policy_ops corun__policy_priority;
 extern const corun__policy_ops corun__policy_smguard;
 extern const corun__policy_ops corun__policy_manual;
+extern const corun__policy_ops corun__policy_flep_hpf;
+extern const corun__policy_ops corun__policy_flep_ffs;
+extern const corun__policy_ops corun__policy_slate;
 
 #endif

@@ -32,6 +32,7 @@ typedef struct kernel_ext {
     uint64_t limit;          /* task limit now in force on the device */
     uint64_t limit_pending;  /* limit to apply at the next resume (raise) */
     bool announced;          /* complete/on_done already called */
+    bool clock_on;           /* k->t_run_since is valid (the sim clock starts at 0) */
 } kernel_ext;
 
 static kernel_ext *ext(corun__kernel *k)
@@ -47,6 +48,11 @@ uint64_t corun__sched_now(const corun__sched *s)
 const corun_gpu_desc *corun__sched_gpu(const corun__sched *s)
 {
     return &s->be->desc;
+}
+
+const char *corun__sched_backend(const corun__sched *s)
+{
+    return s->be->ops->name;
 }
 
 const corun__settings *corun__sched_settings(const corun__sched *s)
@@ -190,20 +196,33 @@ static int defer(corun__sched *s, corun__kernel *k)
     return CORUN_OK;
 }
 
+/* Brings k->capsm_ns up to now; called before every change of k's CapSMs. */
+static void capsm_clock(corun__sched *s, corun__kernel *k)
+{
+    uint64_t now = corun__sched_now(s);
+
+    if (now > k->t_capsm) {
+        k->capsm_ns += (double)corun__kernel_capsm(k) * (double)(now - k->t_capsm);
+    }
+    k->t_capsm = now;
+}
+
 /* Gives back whatever CapSMs k holds. */
 static void drop_capsm(corun__sched *s, corun__kernel *k)
 {
     uint32_t n = corun__kernel_capsm(k);
 
+    capsm_clock(s, k);
     s->held -= n;
     k->capsm_lo = k->capsm_hi;
 }
 
 static void stop_running_clock(corun__sched *s, corun__kernel *k)
 {
-    if (k->t_run_since != 0) {
+    if (ext(k)->clock_on) {
         k->run_ns += corun__sched_now(s) - k->t_run_since;
         k->t_run_since = 0;
+        ext(k)->clock_on = false;
     }
 }
 
@@ -302,6 +321,8 @@ int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_l
     }
     k->tasks = tasks;
     k->per_sm = per_sm;
+    k->block_threads = spec->block.x * spec->block.y * spec->block.z;
+    k->smem_bytes = spec->shape.smem_static + spec->smem_dynamic;
     k->state = CORUN_KS_WAITING;
     k->status = CORUN_OK;
     k->t_submit = corun__sched_now(s);
@@ -363,7 +384,7 @@ static int launch_workers(corun__sched *s, corun__kernel *k, uint32_t first, uin
     }
     k->inflight++;
     k->launches++;
-    if (k->t_start == 0) {
+    if (k->launches == 1) {
         k->t_start = corun__sched_now(s);
     }
     return CORUN_OK;
@@ -416,10 +437,12 @@ int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n)
     if (rc != CORUN_OK) {
         return launch_failed(s, k, rc);
     }
+    capsm_clock(s, k);
     k->capsm_hi += n;
     s->held += n;
     k->state = CORUN_KS_RUNNING;
     k->t_run_since = corun__sched_now(s);
+    e->clock_on = true;
     set_nworkers(s, k);
     return CORUN_OK;
 }
@@ -440,6 +463,7 @@ int corun__sched_run_plain(corun__sched *s, corun__kernel *k, int32_t priority)
     k->launches++;
     k->t_start = corun__sched_now(s);
     k->t_run_since = k->t_start;
+    ext(k)->clock_on = true;
     k->state = CORUN_KS_RUNNING;
     return CORUN_OK;
 }
@@ -461,6 +485,7 @@ int corun__sched_grow(corun__sched *s, corun__kernel *k, uint32_t n)
     if (rc != CORUN_OK) {
         return launch_failed(s, k, rc);
     }
+    capsm_clock(s, k);
     k->capsm_hi += n;
     s->held += n;
     set_nworkers(s, k);
@@ -480,6 +505,7 @@ int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n)
     if (n == 0) {
         return CORUN_OK;
     }
+    capsm_clock(s, k);
     k->capsm_lo += n;
     s->held -= n;
     rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_EVICT_BELOW, k->capsm_lo);

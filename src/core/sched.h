@@ -52,6 +52,8 @@ struct corun__kernel {
     corun__bkernel *bk;
     uint64_t tasks;
     uint32_t per_sm;           /* max active workers per SM (SMGuard's MaxActivePBlock) */
+    uint32_t block_threads;    /* threads per block, as launched (duration models) */
+    uint32_t smem_bytes;       /* shared memory per block, static + dynamic */
     corun__kstate state;
     bool plain;                /* runs as an ordinary grid (baselines) */
     int status;                /* CORUN_OK, or why it failed */
@@ -65,8 +67,11 @@ struct corun__kernel {
     uint64_t t_submit;         /* ns, backend clock */
     uint64_t t_start;          /* first launch */
     uint64_t t_end;            /* DONE or FAILED */
-    uint64_t t_run_since;      /* start of the current running stretch, 0 if not running */
+    uint64_t t_run_since;      /* start of the current running stretch (while RUNNING/STOPPING) */
     uint64_t run_ns;           /* time spent RUNNING/STOPPING, all stretches */
+    double capsm_ns;           /* CapSMs held, integrated over time (CapSM x ns): the
+                                  kernel's share of the GPU; 0 for plain kernels */
+    uint64_t t_capsm;          /* when capsm_ns was last brought up to date */
     uint64_t done_tasks;       /* from the last progress read */
 
     corun__kernel_done_fn on_done;
@@ -135,6 +140,9 @@ int corun__sched_progress(corun__sched *s, corun__kernel *k, corun_progress *out
 /* ---- what policies may read --------------------------------------------- */
 
 const corun_gpu_desc *corun__sched_gpu(const corun__sched *s);
+/* The backend's name ("sim", "cuda"): measurements (profiles) are only
+ * comparable within one. */
+const char *corun__sched_backend(const corun__sched *s);
 const corun__settings *corun__sched_settings(const corun__sched *s);
 /* CapSMs not held by any kernel. */
 uint32_t corun__sched_free_capsm(const corun__sched *s);

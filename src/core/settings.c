@@ -60,11 +60,12 @@ static int parse_one(corun__settings *s, const corun__setting_info *in, const ch
             snprintf(why, why_len, "%s: '%s' is not one of %s", in->env, text, in->allowed);
             return CORUN_EINVAL;
         }
-        if (strlen(text) >= 64) {
-            snprintf(why, why_len, "%s: value longer than 63 characters", in->env);
+        if (strlen(text) >= CORUN_SETTING_STR_MAX) {
+            snprintf(why, why_len, "%s: value longer than %d characters", in->env,
+                     CORUN_SETTING_STR_MAX - 1);
             return CORUN_EINVAL;
         }
-        snprintf((char *)field, 64, "%s", text);
+        snprintf((char *)field, CORUN_SETTING_STR_MAX, "%s", text);
         return CORUN_OK;
     case CORUN_SETTING_UINT: {
         unsigned long long v;

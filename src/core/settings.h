@@ -6,13 +6,16 @@
  *           --set field=value
  *   TYPE    STR (allowed: comma-separated values, or "" for any), UINT, DBL
  * Settings are read once (corun__settings_load_env) into a corun__settings
- * value that is passed down; nothing else calls getenv.
+ * value that is passed down; nothing else calls getenv. STR values hold up to
+ * CORUN_SETTING_STR_MAX - 1 characters (paths need more than names).
  */
 #ifndef CORUN_CORE_SETTINGS_H
 #define CORUN_CORE_SETTINGS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#define CORUN_SETTING_STR_MAX 256
 
 #define CORUN_SETTINGS(X)                                                                        \
     X(BACKEND, backend, STR, "auto", 0, 0, "auto,cuda,sim",                                      \
@@ -35,10 +38,36 @@
     X(SIM_NOTIFY_US, sim_notify_us, DBL, "10", 0, 1e6, "",                                       \
       "sim: delay from a launch's last block leaving to the host knowing")                       \
     X(SIM_CLAIM_NS, sim_claim_ns, DBL, "800", 0, 1e9, "",                                        \
-      "sim: cost of one chunk claim (atomic on the counter plus a barrier)")
+      "sim: cost of one chunk claim (atomic on the counter plus a barrier)")                     \
+    X(PROFILE_PATH, profile_path, STR, "~/.local/share/corun/profiles-%h.txt", 0, 0, "",         \
+      "kernel profile store (durations, intensities); ~ = home, %h = host; 'off' = none")        \
+    X(PROFILE_TRAIN_RUNS, profile_train_runs, UINT, "100", 5, 100000, "",                        \
+      "solo runs per kernel when training duration models (FLEP: 100 random inputs)")            \
+    X(PROFILE_HOLDOUT, profile_holdout, DBL, "0.2", 0, 0.9, "",                                  \
+      "share of a kernel's recorded runs held out to measure the duration model's error")       \
+    X(RIDGE_LAMBDA, ridge_lambda, DBL, "0.001", 0, 1e6, "",                                      \
+      "duration model: L2 penalty of the ridge regression, on standardized features")           \
+    X(PREEMPT_OVERHEAD_US, preempt_overhead_us, DBL, "50", 0, 1e6, "",                           \
+      "flep: preemption overhead assumed for a kernel until one of its preemptions is measured") \
+    X(HPF_SPATIAL, hpf_spatial, UINT, "1", 0, 1, "",                                             \
+      "flep-hpf: 1 = a preempting kernel that cannot fill the GPU takes only the SMs it needs")  \
+    X(FFS_MAX_OVERHEAD, ffs_max_overhead, DBL, "0.10", 0.001, 0.9, "",                           \
+      "flep-ffs: most throughput to lose to preemptions; sets the epoch T")                      \
+    X(FFS_MIN_EPOCH_US, ffs_min_epoch_us, DBL, "100", 1, 1e7, "",                                \
+      "flep-ffs: shortest epoch unit T, whatever the measured overheads")                        \
+    X(FFS_GRACE_US, ffs_grace_us, DBL, "20", 0, 1e6, "",                                         \
+      "flep-ffs: how long a kernel's epoch waits for its program's next launch before moving on") \
+    X(SLATE_COMPUTE_MED, slate_compute_med, DBL, "0.01", 0, 1, "",                               \
+      "slate: achieved FLOP/s over peak from which compute intensity is Medium (Table II)")      \
+    X(SLATE_COMPUTE_HIGH, slate_compute_high, DBL, "0.10", 0, 1, "",                             \
+      "slate: achieved FLOP/s over peak from which compute intensity is High (Table II)")        \
+    X(SLATE_MEM_MED, slate_mem_med, DBL, "0.30", 0, 2, "",                                       \
+      "slate: achieved DRAM bandwidth over peak from which memory intensity is Medium")          \
+    X(SLATE_MEM_HIGH, slate_mem_high, DBL, "0.90", 0, 2, "",                                     \
+      "slate: achieved DRAM bandwidth over peak from which memory intensity is High")
 
 typedef struct corun__settings {
-#define CORUN__SET_FIELD_STR(f) char f[64];
+#define CORUN__SET_FIELD_STR(f) char f[CORUN_SETTING_STR_MAX];
 #define CORUN__SET_FIELD_UINT(f) uint64_t f;
 #define CORUN__SET_FIELD_DBL(f) double f;
 #define CORUN__SET_FIELD(N, f, T, d, lo, hi, allowed, help) CORUN__SET_FIELD_##T(f)

@@ -15,10 +15,12 @@
 #ifndef CORUN_SCENARIO_H
 #define CORUN_SCENARIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/backend.h"
+#include "core/profile_store.h"
 #include "core/settings.h"
 
 #define CORUN_SCENARIO_MAX_APPS 16
@@ -46,6 +48,11 @@ typedef struct corun__app {
     corun__kspec kernel;
     corun_launch_attr attr;
     corun__arrival arrival;
+    /* Share of the device's peak FLOP rate one block-task achieves alone on
+     * a fully occupied GPU when DRAM does not hold it back (kernel key
+     * "compute"). The sim does not need it to run a kernel; profiling turns
+     * it into an achieved FLOP rate (Slate's compute intensity). */
+    double compute;
 } corun__app;
 
 typedef struct corun__scenario {
@@ -86,16 +93,34 @@ typedef struct corun__run_env {
     void *progress_ctx;
 } corun__run_env;
 
+/* One completed kernel of an application. Times are ns from the start of
+ * the run. */
+typedef struct corun__kernel_rec {
+    double submit_ns;         /* arrival */
+    double start_ns;          /* first launch */
+    double end_ns;            /* completion seen by the host */
+    double run_ns;            /* time it had workers (or its grid) on the GPU */
+    double capsm_ns;          /* CapSMs held x time; plain kernels count the whole GPU
+                                 while their grid runs */
+    uint32_t preemptions;
+} corun__kernel_rec;
+
 typedef struct corun__app_result {
     char name[64];
     corun_class cls;
     size_t submitted, completed, failed;
     double *turnaround_ns;    /* per completed kernel, in completion order */
+    corun__kernel_rec *kernels; /* per completed kernel, same order */
     double mean_ns, p50_ns, p99_ns, max_ns;
     double span_ns;           /* first arrival to last completion */
     double rate_per_s;        /* completed / span */
     double tasks_done;        /* block-tasks of completed kernels */
     uint32_t preemptions;
+    double capsm_ns;          /* sum over its kernels (see corun__kernel_rec) */
+    double window_capsm_ns;   /* the part of it inside the arrival window */
+    double window_tasks;      /* block-tasks done inside the arrival window */
+    bool plain;               /* ran plain grids: CapSM-time is then launch to end
+                                 times the whole GPU, not what it held */
 } corun__app_result;
 
 typedef struct corun__run_result {
@@ -104,6 +129,12 @@ typedef struct corun__run_result {
     size_t napps;
     corun__app_result apps[CORUN_SCENARIO_MAX_APPS];
     double clock_ns;          /* backend time at the end of the run */
+    double span_ns;           /* first arrival to last completion, all applications */
+    double window_ns;         /* the arrival window: from the start until arrivals stop
+                                 (duration_ms), or the whole run if it ended before;
+                                 GPU shares are measured over it, while every
+                                 application still submits */
+    uint32_t sm_count;        /* of the GPU it ran on */
     int status;               /* CORUN_OK or the first failure */
 } corun__run_result;
 
@@ -141,6 +172,48 @@ typedef struct corun__solo {
 
 int corun__scenario_solo(const corun__scenario *sc, const corun__run_env *env, corun__solo *out,
                          char *why, size_t why_len);
+
+/* ------------------------------------------------------------------------ */
+/* Profiling: the recorded runs FLEP's duration model learns from and the
+ * intensity profiles Slate pairs kernels by (core/profile_store.h). */
+
+typedef struct corun__train_opts {
+    uint32_t runs;          /* solo runs per kernel, each with a random input size */
+    double min_scale;       /* the grid (and size hint) of a training run is the
+                               app's times a factor uniform in [min_scale, max_scale] */
+    double max_scale;
+    uint32_t profile_runs;  /* solo runs at the app's own size for the intensity
+                               profile; 0 = no profile */
+    uint64_t seed;
+} corun__train_opts;
+
+/* FLEP's 100 random inputs, sizes from a tenth of the app's to the app's. */
+void corun__train_opts_default(corun__train_opts *o, const corun__settings *set);
+
+/* Runs the kernel of every application (only `only_app` if >= 0) alone on
+ * the whole GPU, one launch at a time, in its worker form on CapSMs (as the
+ * policies run it): o->runs times at random sizes, recording each duration
+ * as a run, and o->profile_runs times at its own size, recording its
+ * achieved rates as a profile — work per block-task is the app's
+ * "compute" and "mem_bw" (shares of the peaks on a fully occupied GPU), so
+ * achieved = share x (solo time of the tasks spread over all workers) /
+ * measured duration; DRAM saturation shows as a lower achieved share. The
+ * records are added to *out (not written to any file). */
+int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
+                          const corun__train_opts *o, int only_app, corun__pstore *out, char *why,
+                          size_t why_len);
+
+/* Records in the store at store_path what a policy with these needs
+ * (CORUN_POLICY_NEEDS_*) lacks there for the scenario's kernels on backend
+ * `backend` (which env makes): solo runs at random sizes (PROFILE_TRAIN_RUNS)
+ * for a kernel with too few for a duration model, an intensity profile for
+ * a kernel without one. log(ctx, line), if not NULL, hears what is done,
+ * including a corrupt store set aside. Returns CORUN_OK or the failure, with
+ * why. */
+int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_env *env,
+                                    const char *backend, const char *store_path, unsigned needs,
+                                    void (*log)(void *ctx, const char *line), void *log_ctx,
+                                    char *why, size_t why_len);
 /* Folds one run and the solo references into a demo row. */
 int corun__demo_row_calc(const corun__scenario *sc, const corun__solo *solo,
                          const corun__run_result *r, corun__demo_row *out);

@@ -212,11 +212,12 @@ static int get_dist_us(const ctx *c, const char *path, json_t *obj, const char *
     return rc;
 }
 
-static int parse_kernel(const ctx *c, const char *path, json_t *v, corun__kspec *k)
+static int parse_kernel(const ctx *c, const char *path, json_t *v, corun__kspec *k,
+                        double *compute)
 {
     static const char *const keys[] = {"name", "grid", "block", "regs", "smem_static",
                                        "smem_dynamic", "smem_optin", "task_us", "mem_frac",
-                                       "mem_bw", NULL};
+                                       "mem_bw", "compute", NULL};
     uint32_t optin = 0;
     int rc;
 
@@ -233,7 +234,8 @@ static int parse_kernel(const ctx *c, const char *path, json_t *v, corun__kspec 
         (rc = get_u32(c, path, v, "smem_optin", 0, 1, &optin, 0)) != CORUN_OK ||
         (rc = get_dist_us(c, path, v, "task_us", &k->task_ns, 1)) != CORUN_OK ||
         (rc = get_number(c, path, v, "mem_frac", 0, 1, &k->mem_frac, 0)) != CORUN_OK ||
-        (rc = get_number(c, path, v, "mem_bw", 0, 1, &k->mem_bw, 0)) != CORUN_OK) {
+        (rc = get_number(c, path, v, "mem_bw", 0, CORUN_MEM_BW_MAX, &k->mem_bw, 0)) != CORUN_OK ||
+        (rc = get_number(c, path, v, "compute", 0, 1, compute, 0)) != CORUN_OK) {
         return rc;
     }
     if ((uint64_t)k->block.x * k->block.y * k->block.z > 1024) {
@@ -361,7 +363,8 @@ static int parse_app(const ctx *c, const char *path, json_t *v, const corun_gpu_
         return bad(c, path, "missing 'kernel'");
     }
     snprintf(p, sizeof(p), "%s.kernel", path);
-    if ((rc = parse_kernel(c, p, json_object_get(v, "kernel"), &app->kernel)) != CORUN_OK) {
+    if ((rc = parse_kernel(c, p, json_object_get(v, "kernel"), &app->kernel, &app->compute)) !=
+        CORUN_OK) {
         return rc;
     }
     if (app->kernel.name[0] == '\0') {

@@ -23,7 +23,7 @@ typedef struct app_state {
     uint32_t launched;
     uint32_t inflight;
     size_t at_idx;
-    uint64_t first_arrival;
+    uint64_t first_arrival;   /* valid once launched > 0 (the sim clock starts at 0) */
     uint64_t last_completion;
     corun__rng rng;
     struct run_ctx *run;
@@ -36,6 +36,8 @@ typedef struct run_ctx {
     uint64_t t0;
     uint64_t stop_arrivals;
     uint32_t max_launches;
+    uint32_t sm_count;
+    bool window_closed;       /* the arrival window's GPU shares are taken */
     int status;
 } run_ctx;
 
@@ -105,20 +107,43 @@ static uint64_t next_after(app_state *a, uint64_t now)
     return t >= a->run->stop_arrivals ? NEVER : t;
 }
 
-static int push_turnaround(app_state *a, double t)
+static int push_completed(app_state *a, const corun__kernel *k)
 {
     corun__app_result *r = a->res;
+    const double t0 = (double)a->run->t0;
+    corun__kernel_rec *rec;
 
     if (r->completed == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 256;
         double *v = realloc(r->turnaround_ns, cap * sizeof(*v));
+        corun__kernel_rec *kr;
         if (v == NULL) {
             return CORUN_ENOMEM;
         }
         r->turnaround_ns = v;
+        kr = realloc(r->kernels, cap * sizeof(*kr));
+        if (kr == NULL) {
+            return CORUN_ENOMEM;
+        }
+        r->kernels = kr;
         a->cap = cap;
     }
-    r->turnaround_ns[r->completed++] = t;
+    rec = &r->kernels[r->completed];
+    rec->submit_ns = (double)k->t_submit - t0;
+    rec->start_ns = (double)k->t_start - t0;
+    rec->end_ns = (double)k->t_end - t0;
+    rec->run_ns = (double)k->run_ns;
+    /* A plain grid holds no CapSMs; while it runs it has the whole GPU to
+     * its name (other grids get only what it leaves over). */
+    rec->capsm_ns = k->plain ? (double)k->run_ns * a->run->sm_count : k->capsm_ns;
+    rec->preemptions = k->preemptions;
+    r->capsm_ns += rec->capsm_ns;
+    if (!a->run->window_closed) {
+        r->window_capsm_ns += rec->capsm_ns;
+        r->window_tasks += (double)k->tasks;
+    }
+    r->plain |= k->plain;
+    r->turnaround_ns[r->completed++] = (double)(k->t_end - k->t_submit);
     return CORUN_OK;
 }
 
@@ -131,7 +156,7 @@ static void on_done(corun__sched *s, corun__kernel *k, void *user)
     a->last_completion = now;
     a->res->preemptions += k->preemptions;
     if (k->state == CORUN_KS_DONE) {
-        if (push_turnaround(a, (double)(k->t_end - k->t_submit)) != CORUN_OK &&
+        if (push_completed(a, k) != CORUN_OK &&
             a->run->status == CORUN_OK) {
             a->run->status = CORUN_ENOMEM;
         }
@@ -159,7 +184,7 @@ static int submit(run_ctx *rc, app_state *a, char *why, size_t why_len)
     a->launched++;
     a->res->submitted++;
     a->inflight++;
-    if (a->first_arrival == 0) {
+    if (a->launched == 1) {
         a->first_arrival = now;
     }
     if (a->app->arrival.kind == CORUN_ARRIVAL_AT) {
@@ -177,6 +202,36 @@ static int submit(run_ctx *rc, app_state *a, char *why, size_t why_len)
         }
     }
     return st;
+}
+
+/* The arrival window ends: every application's CapSM-time and block-tasks
+ * done so far, kernels still running included, are its share of the window
+ * and its work in it. (A plain grid's progress cannot be read: its running
+ * kernel counts no tasks.) */
+static void close_window(run_ctx *rc, corun__run_result *out)
+{
+    uint64_t now = corun__sched_now(rc->s);
+    corun__kernel *k;
+
+    for (k = corun__sched_first(rc->s); k != NULL; k = k->next) {
+        app_state *a = k->user;
+        double part;
+        if (k->state == CORUN_KS_DONE || k->state == CORUN_KS_FAILED || a == NULL) {
+            continue;
+        }
+        if (k->plain) {
+            part = k->state == CORUN_KS_RUNNING ? (double)(now - k->t_start) * rc->sm_count : 0;
+        } else {
+            corun_progress p;
+            part = k->capsm_ns + (double)corun__kernel_capsm(k) * (double)(now - k->t_capsm);
+            if (k->state != CORUN_KS_WAITING && corun__sched_progress(rc->s, k, &p) == CORUN_OK) {
+                a->res->window_tasks += (double)p.done;
+            }
+        }
+        a->res->window_capsm_ns += part;
+    }
+    out->window_ns = (double)(now - rc->t0);
+    rc->window_closed = true;
 }
 
 static void summarize(corun__app_result *r, const app_state *a)
@@ -245,6 +300,8 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     snprintf(out->policy, sizeof(out->policy), "%s", policy);
     snprintf(out->backend, sizeof(out->backend), "%s", be->ops->name);
     rc->t0 = corun__sched_now(rc->s);
+    rc->sm_count = corun__sched_gpu(rc->s)->sm_count;
+    out->sm_count = rc->sm_count;
     rc->stop_arrivals = rc->t0 + (uint64_t)sc->duration_ns;
     rc->max_launches = max_launches;
     out->napps = sc->napps;
@@ -302,6 +359,12 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
             rc->status = CORUN_ETIMEDOUT;
             break;
         }
+        if (!rc->window_closed && now >= rc->stop_arrivals) {
+            close_window(rc, out);
+        }
+        if (!rc->window_closed && deadline > rc->stop_arrivals) {
+            deadline = rc->stop_arrivals;
+        }
         if (deadline > drain_until) {
             deadline = drain_until;
         }
@@ -318,8 +381,22 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     }
 out_stop:
     out->clock_ns = (double)(corun__sched_now(rc->s) - rc->t0);
-    for (i = 0; i < rc->napps; i++) {
-        summarize(&out->apps[i], &rc->apps[i]);
+    {
+        uint64_t first = NEVER, last = 0;
+        for (i = 0; i < rc->napps; i++) {
+            summarize(&out->apps[i], &rc->apps[i]);
+            if (rc->apps[i].launched > 0 && rc->apps[i].first_arrival < first) {
+                first = rc->apps[i].first_arrival;
+            }
+            if (rc->apps[i].last_completion > last) {
+                last = rc->apps[i].last_completion;
+            }
+        }
+        out->span_ns = first != NEVER && last > first ? (double)(last - first) : 0;
+        if (!rc->window_closed) {
+            /* Everything ended inside the window: it is the whole run. */
+            out->window_ns = out->clock_ns;
+        }
     }
     out->status = rc->status;
     st = rc->status;
@@ -344,6 +421,8 @@ void corun__run_result_free(corun__run_result *r)
     for (i = 0; i < CORUN_SCENARIO_MAX_APPS; i++) {
         free(r->apps[i].turnaround_ns);
         r->apps[i].turnaround_ns = NULL;
+        free(r->apps[i].kernels);
+        r->apps[i].kernels = NULL;
     }
 }
 

@@ -289,8 +289,8 @@ static int check_behaviour(const corun__kspec *spec, char *why, size_t why_len)
     if (!(spec->mem_frac >= 0 && spec->mem_frac <= 1)) {
         return say(why, why_len, CORUN_EINVAL, "mem_frac must be between 0 and 1");
     }
-    if (!(spec->mem_bw >= 0 && spec->mem_bw <= 1)) {
-        return say(why, why_len, CORUN_EINVAL, "mem_bw must be between 0 and 1");
+    if (!(spec->mem_bw >= 0 && spec->mem_bw <= CORUN_MEM_BW_MAX)) {
+        return say(why, why_len, CORUN_EINVAL, "mem_bw must be between 0 and 16");
     }
     return CORUN_OK;
 }

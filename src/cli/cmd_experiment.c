@@ -1,0 +1,147 @@
+/*
+ * cmd_experiment.c — `corun experiment`: the FLEP and Slate evaluations
+ * (scenario/experiments.h) on the simulator or the GPU, as one JSON object.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "backends/create.h"
+#include "cli/cli.h"
+#include "scenario/experiments.h"
+
+typedef struct maker_ctx {
+    const corun__cli *cli;
+    const char *backend;
+} maker_ctx;
+
+static int make_backend(void *vctx, const corun__scenario *sc, uint64_t seed, corun__backend **out,
+                        char *why, size_t why_len)
+{
+    const maker_ctx *m = vctx;
+    return corun__backend_create(m->backend, &m->cli->settings, &sc->gpu, seed, out, why, why_len);
+}
+
+static void log_line(void *ctx, const char *line)
+{
+    fprintf(stderr, "  %s\n", line);
+}
+
+void corun__usage_experiment(FILE *out)
+{
+    fprintf(out,
+            "usage: corun experiment NAME [--backend B] [--dir DIR] [--max-sets N]\n"
+            "                        [--duration-ms MS] [--quiet]\n"
+            "\n"
+            "Runs one of the papers' experiments over the scenario files in DIR\n"
+            "(default bench/scenarios) and prints its results as one JSON object:\n"
+            "\n"
+            "  hpf      FLEP 6.3.1: speedup of a high-priority kernel behind a long\n"
+            "           low-priority one, flep-hpf over mps (28 pairs)\n"
+            "  srt      FLEP 6.3.1-2: ANTT gain of shortest remaining time over mps at\n"
+            "           equal priorities, and throughput lost (28 pairs, 8 triplets)\n"
+            "  spatial  FLEP 6.4: preemption overhead, spatial against temporal (28 pairs)\n"
+            "  ffs      FLEP 6.3.3: GPU shares at weights 2:1, and throughput lost (28 pairs)\n"
+            "  model    FLEP 6.2: held-out error of each kernel's duration model\n"
+            "  slate    Slate V-E: co-run or solo per Table I, STP against mps (15 pairings)\n"
+            "  all      every one of them, as members of one object\n"
+            "\n"
+            "Kernel profiles the policies need are recorded first in the profile store\n"
+            "(CORUN_PROFILE_PATH). Progress goes to stderr, one line per run set.\n"
+            "\n"
+            "  --backend B       sim (default) or cuda\n"
+            "  --dir DIR         where the scenario files are\n"
+            "  --max-sets N      only the first N pairs (or triplets) of each experiment\n"
+            "  --duration-ms MS  arrival window of the loop experiments (ffs, slate)\n"
+            "  --quiet           no progress\n");
+}
+
+int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
+{
+    corun__exp_opts o;
+    maker_ctx mk;
+    const char *name = NULL;
+    char backend[16] = "sim", why[1024] = "";
+    unsigned long long v;
+    json_t *res;
+    char *text;
+    int i, quiet = 0;
+
+    memset(&o, 0, sizeof(o));
+    o.dir = "bench/scenarios";
+    for (i = 0; i < argc; i++) {
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+            quiet = 1;
+            continue;
+        }
+        if (argv[i][0] != '-') {
+            if (name != NULL) {
+                fprintf(stderr, "corun experiment: one experiment at a time ('%s', '%s')\n", name,
+                        argv[i]);
+                return CORUN_EXIT_USAGE;
+            }
+            name = argv[i];
+            continue;
+        }
+        if (val == NULL) {
+            fprintf(stderr, "corun experiment: '%s' needs a value (or is unknown; see --help)\n",
+                    argv[i]);
+            return CORUN_EXIT_USAGE;
+        }
+        if (strcmp(argv[i], "--backend") == 0) {
+            if (strcmp(val, "sim") != 0 && strcmp(val, "cuda") != 0) {
+                fprintf(stderr, "corun experiment: --backend takes sim or cuda (got '%s')\n", val);
+                return CORUN_EXIT_USAGE;
+            }
+            snprintf(backend, sizeof(backend), "%s", val);
+        } else if (strcmp(argv[i], "--dir") == 0) {
+            o.dir = val;
+        } else if (strcmp(argv[i], "--max-sets") == 0) {
+            if (corun__parse_u64(val, 1000, &v) != 0) {
+                fprintf(stderr, "corun experiment: --max-sets needs a whole number (got '%s')\n",
+                        val);
+                return CORUN_EXIT_USAGE;
+            }
+            o.max_sets = (size_t)v;
+        } else if (strcmp(argv[i], "--duration-ms") == 0) {
+            char *end = NULL;
+            o.duration_ms = strtod(val, &end);
+            if (end == val || *end != '\0' || !(o.duration_ms > 0) || o.duration_ms > 1e7) {
+                fprintf(stderr, "corun experiment: --duration-ms needs a number in (0, 1e7]\n");
+                return CORUN_EXIT_USAGE;
+            }
+        } else {
+            fprintf(stderr, "corun experiment: unknown option '%s' (see --help)\n", argv[i]);
+            return CORUN_EXIT_USAGE;
+        }
+        i++;
+    }
+    if (name == NULL) {
+        fprintf(stderr,
+                "corun experiment: which one? (hpf, srt, spatial, ffs, model, slate, all)\n");
+        return CORUN_EXIT_USAGE;
+    }
+    mk.cli = cli;
+    mk.backend = backend;
+    o.env.make_backend = make_backend;
+    o.env.make_ctx = &mk;
+    o.env.settings = cli->settings;
+    o.backend = backend;
+    if (!quiet) {
+        o.log = log_line;
+        fprintf(stderr, "corun experiment %s on %s\n", name, backend);
+    }
+    res = corun__exp_run(name, &o, why, sizeof(why));
+    if (res == NULL) {
+        fprintf(stderr, "corun experiment: %s\n", why);
+        return strstr(why, "unknown experiment") ? CORUN_EXIT_USAGE : CORUN_EXIT_FAIL;
+    }
+    text = json_dumps(res, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    printf("%s\n", text);
+    free(text);
+    json_decref(res);
+    return CORUN_EXIT_OK;
+}

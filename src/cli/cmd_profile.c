@@ -1,0 +1,369 @@
+/*
+ * cmd_profile.c — `corun profile`: the kernel profile store (recorded solo
+ * runs, duration models and their held-out error, intensity profiles and
+ * Slate classes), and the training runs that fill it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "backends/create.h"
+#include "cli/cli.h"
+#include "core/duration_model.h"
+#include "core/intensity.h"
+#include "core/policy.h"
+#include "core/profile_store.h"
+#include "scenario/scenario.h"
+
+typedef struct maker_ctx {
+    const corun__cli *cli;
+    const char *backend;
+} maker_ctx;
+
+static int make_backend(void *vctx, const corun__scenario *sc, uint64_t seed, corun__backend **out,
+                        char *why, size_t why_len)
+{
+    const maker_ctx *m = vctx;
+    return corun__backend_create(m->backend, &m->cli->settings, &sc->gpu, seed, out, why, why_len);
+}
+
+/* The store's file from the settings; prints why and returns -1 without one. */
+static int store_path(const corun__cli *cli, char *path, size_t len)
+{
+    char why[512] = "";
+    int rc = corun__pstore_path(cli->settings.profile_path, path, len, why, sizeof(why));
+
+    if (rc == CORUN_ENOENT && why[0] == '\0') {
+        fprintf(stderr, "corun: no profile store (CORUN_PROFILE_PATH is '%s')\n",
+                cli->settings.profile_path);
+        return -1;
+    }
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun: %s\n", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Loads the store, telling the user if a corrupt one was set aside. */
+static int load_store(const char *path, corun__pstore *ps)
+{
+    char note[1024] = "";
+    int rc = corun__pstore_load(path, ps, note, sizeof(note));
+
+    if (note[0] != '\0') {
+        fprintf(stderr, "corun: %s\n", note);
+    }
+    return rc == CORUN_OK ? 0 : -1;
+}
+
+/* Runs the training runs of the chosen apps and merges them into the store. */
+static int train(corun__cli *cli, const corun__scenario *sc, const char *backend, const char *path,
+                 const int *apps, size_t napps, uint32_t runs, uint32_t profile_runs, int quiet)
+{
+    corun__run_env env;
+    corun__train_opts o;
+    corun__pstore add;
+    maker_ctx mk = {cli, backend};
+    char why[1024] = "";
+    size_t i;
+    int rc = CORUN_OK;
+
+    memset(&env, 0, sizeof(env));
+    env.make_backend = make_backend;
+    env.make_ctx = &mk;
+    env.settings = cli->settings;
+    corun__train_opts_default(&o, &cli->settings);
+    o.runs = runs;
+    o.profile_runs = profile_runs;
+    corun__pstore_init(&add);
+    for (i = 0; i < napps && rc == CORUN_OK; i++) {
+        if (!quiet) {
+            fprintf(stderr, "corun: profiling '%s' on %s: %u runs at random sizes%s\n",
+                    sc->apps[apps[i]].kernel.name, backend, runs,
+                    profile_runs ? " and its intensity" : "");
+        }
+        rc = corun__scenario_train(sc, &env, &o, apps[i], &add, why, sizeof(why));
+    }
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun: profiling failed: %s\n", why[0] ? why : corun_strerror(rc));
+        corun__pstore_free(&add);
+        return -1;
+    }
+    rc = corun__pstore_merge(path, &add, why, sizeof(why));
+    if (why[0] != '\0') {
+        fprintf(stderr, "corun: %s\n", why);
+    }
+    corun__pstore_free(&add);
+    return rc == CORUN_OK ? 0 : -1;
+}
+
+static void log_line(void *ctx, const char *line)
+{
+    if (!*(const int *)ctx) {
+        fprintf(stderr, "corun: %s\n", line);
+    }
+}
+
+int corun__cli_ensure_profiles(corun__cli *cli, const corun__scenario *sc, const char *backend,
+                               unsigned needs, int quiet)
+{
+    corun__run_env env;
+    maker_ctx mk = {cli, backend};
+    char path[4096], why[1024] = "";
+
+    if (needs == 0) {
+        return 0;
+    }
+    if (store_path(cli, path, sizeof(path)) != 0) {
+        fprintf(stderr, "corun: the policy runs without kernel profiles\n");
+        return 0;
+    }
+    memset(&env, 0, sizeof(env));
+    env.make_backend = make_backend;
+    env.make_ctx = &mk;
+    env.settings = cli->settings;
+    if (corun__scenario_ensure_profiles(sc, &env, backend, path, needs, log_line, &quiet, why,
+                                        sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "corun: profiling failed: %s\n", why);
+        return -1;
+    }
+    return 0;
+}
+
+typedef struct store_key {
+    const char *backend, *kernel;
+} store_key;
+
+/* The (backend, kernel) pairs of the store, in order of first appearance. */
+static int distinct_keys(const corun__pstore *ps, store_key **out, size_t *n)
+{
+    store_key *v = malloc((ps->nruns + ps->nprofs + 1) * sizeof(*v));
+    size_t i, j, m = 0;
+
+    if (v == NULL) {
+        return -1;
+    }
+    for (i = 0; i < ps->nruns + ps->nprofs; i++) {
+        const char *be = i < ps->nruns ? ps->runs[i].backend : ps->profs[i - ps->nruns].backend;
+        const char *kn = i < ps->nruns ? ps->runs[i].kernel : ps->profs[i - ps->nruns].kernel;
+        for (j = 0; j < m; j++) {
+            if (strcmp(v[j].backend, be) == 0 && strcmp(v[j].kernel, kn) == 0) {
+                break;
+            }
+        }
+        if (j == m) {
+            v[m].backend = be;
+            v[m].kernel = kn;
+            m++;
+        }
+    }
+    *out = v;
+    *n = m;
+    return 0;
+}
+
+void corun__usage_profile(FILE *out)
+{
+    fprintf(out,
+            "usage: corun profile [--train-scenario FILE [--runs N] [--app NAME] [--backend B]]\n"
+            "                     [--json]\n"
+            "\n"
+            "Lists the kernel profile store (CORUN_PROFILE_PATH): per kernel and backend,\n"
+            "its recorded solo runs, the error of its duration model on held-out runs\n"
+            "(every 1/CORUN_PROFILE_HOLDOUT-th run, not used to fit it: mean and worst\n"
+            "absolute percentage error), its intensity profile (achieved FLOP/s and DRAM\n"
+            "bandwidth over the device's peaks) and its Slate class.\n"
+            "\n"
+            "  --train-scenario FILE  first run the kernel of every application of the\n"
+            "                         scenario alone on the GPU, N times at random input\n"
+            "                         sizes (a tenth of the app's to the app's) and 3 times\n"
+            "                         at its own size, and record the runs and profiles\n"
+            "  --runs N               training runs per kernel (default CORUN_PROFILE_TRAIN_RUNS)\n"
+            "  --app NAME             train only this application's kernel\n"
+            "  --backend B            sim (default) or cuda\n"
+            "  --json                 print {\"store\", \"kernels\": [...], \"mean_mape\"}\n"
+            "\n"
+            "corun sim records what a FLEP or Slate policy lacks before it runs.\n");
+}
+
+int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
+{
+    const char *scenario = NULL, *app = NULL;
+    unsigned long long runs = cli->settings.profile_train_runs;
+    char path[4096], backend[16] = "sim";
+    corun__pstore ps;
+    double mape_sum = 0;
+    store_key *keys = NULL;
+    size_t i, nmape = 0, nkeys = 0;
+    int json = 0, a;
+    json_t *kernels = NULL;
+
+    if (strcmp(cli->settings.backend, "cuda") == 0) {
+        snprintf(backend, sizeof(backend), "cuda");
+    }
+    for (a = 0; a < argc; a++) {
+        const char *val = a + 1 < argc ? argv[a + 1] : NULL;
+        if (strcmp(argv[a], "--json") == 0) {
+            json = 1;
+            continue;
+        }
+        if (val == NULL) {
+            fprintf(stderr, "corun profile: '%s' needs a value (or is unknown; see --help)\n",
+                    argv[a]);
+            return CORUN_EXIT_USAGE;
+        }
+        if (strcmp(argv[a], "--train-scenario") == 0) {
+            scenario = val;
+        } else if (strcmp(argv[a], "--app") == 0) {
+            app = val;
+        } else if (strcmp(argv[a], "--runs") == 0) {
+            if (corun__parse_u64(val, 100000, &runs) != 0 || runs < 1) {
+                fprintf(stderr, "corun profile: --runs needs a number in [1, 100000] (got '%s')\n",
+                        val);
+                return CORUN_EXIT_USAGE;
+            }
+        } else if (strcmp(argv[a], "--backend") == 0) {
+            if (strcmp(val, "sim") != 0 && strcmp(val, "cuda") != 0) {
+                fprintf(stderr, "corun profile: --backend takes sim or cuda (got '%s')\n", val);
+                return CORUN_EXIT_USAGE;
+            }
+            snprintf(backend, sizeof(backend), "%s", val);
+        } else {
+            fprintf(stderr,
+                    "corun profile: unknown option '%s' (corun profile --help lists them)\n",
+                    argv[a]);
+            return CORUN_EXIT_USAGE;
+        }
+        a++;
+    }
+    if ((app != NULL) && scenario == NULL) {
+        fprintf(stderr, "corun profile: --app needs --train-scenario\n");
+        return CORUN_EXIT_USAGE;
+    }
+    if (store_path(cli, path, sizeof(path)) != 0) {
+        return CORUN_EXIT_USAGE;
+    }
+    if (scenario != NULL) {
+        corun__scenario *sc = malloc(sizeof(*sc));
+        int apps[CORUN_SCENARIO_MAX_APPS];
+        size_t n = 0;
+        char why[512];
+        int rc;
+        if (sc == NULL) {
+            return CORUN_EXIT_FAIL;
+        }
+        if (corun__scenario_load(scenario, sc, why, sizeof(why)) != CORUN_OK) {
+            fprintf(stderr, "corun profile: %s\n", why);
+            free(sc);
+            return CORUN_EXIT_USAGE;
+        }
+        for (i = 0; i < sc->napps; i++) {
+            if (app == NULL || strcmp(sc->apps[i].name, app) == 0) {
+                apps[n++] = (int)i;
+            }
+        }
+        if (n == 0) {
+            fprintf(stderr, "corun profile: no application '%s' in %s\n", app, scenario);
+            free(sc);
+            return CORUN_EXIT_USAGE;
+        }
+        rc = train(cli, sc, backend, path, apps, n, (uint32_t)runs, 3, json);
+        free(sc);
+        if (rc != 0) {
+            return CORUN_EXIT_FAIL;
+        }
+    }
+    if (load_store(path, &ps) != 0) {
+        return CORUN_EXIT_FAIL;
+    }
+    if (json) {
+        kernels = json_array();
+    } else {
+        printf("store %s: %zu runs, %zu profiles\n", path, ps.nruns, ps.nprofs);
+        printf("%-7s %-24s %6s %8s %8s %10s %10s %-6s\n", "backend", "kernel", "runs", "mape%",
+               "worst%", "flop/peak", "bw/peak", "class");
+    }
+    /* One line per kernel and backend, with runs or a profile or both, in
+     * the order they first appear. */
+    if (distinct_keys(&ps, &keys, &nkeys) != 0) {
+        corun__pstore_free(&ps);
+        return CORUN_EXIT_FAIL;
+    }
+    for (i = 0; i < nkeys; i++) {
+        const char *be = keys[i].backend, *kn = keys[i].kernel;
+        const corun__prun **runs_of;
+        const corun__pprof *prof;
+        corun__dm_eval ev;
+        size_t nr;
+        int have_ev;
+
+        if (corun__dm_runs_of(&ps, be, kn, &runs_of, &nr) != CORUN_OK) {
+            free(keys);
+            corun__pstore_free(&ps);
+            return CORUN_EXIT_FAIL;
+        }
+        have_ev = nr > 0 && corun__dm_evaluate(runs_of, nr, cli->settings.profile_holdout,
+                                                cli->settings.ridge_lambda, &ev) == CORUN_OK;
+        free(runs_of);
+        prof = corun__pstore_find_prof(&ps, be, kn);
+        if (have_ev) {
+            mape_sum += ev.mape;
+            nmape++;
+        }
+        if (json) {
+            json_t *o = json_pack("{s:s, s:s, s:I}", "backend", be, "kernel", kn, "runs",
+                                  (json_int_t)nr);
+            if (have_ev) {
+                json_object_set_new(o, "train", json_integer((json_int_t)ev.ntrain));
+                json_object_set_new(o, "test", json_integer((json_int_t)ev.ntest));
+                json_object_set_new(o, "mape", json_real(ev.mape));
+                json_object_set_new(o, "max_ape", json_real(ev.max_ape));
+            }
+            if (prof != NULL) {
+                json_object_set_new(o, "flop_frac", json_real(prof->flop_frac));
+                json_object_set_new(o, "bw_frac", json_real(prof->bw_frac));
+                json_object_set_new(o, "class",
+                                    json_string(corun__kclass_name(corun__kclass_of(
+                                        prof->flop_frac, prof->bw_frac, &cli->settings))));
+            }
+            json_array_append_new(kernels, o);
+        } else {
+            char mape[16] = "-", worst[16] = "-", fl[16] = "-", bw[16] = "-";
+            if (have_ev) {
+                snprintf(mape, sizeof(mape), "%.2f", ev.mape * 100);
+                snprintf(worst, sizeof(worst), "%.2f", ev.max_ape * 100);
+            }
+            if (prof != NULL) {
+                snprintf(fl, sizeof(fl), "%.4f", prof->flop_frac);
+                snprintf(bw, sizeof(bw), "%.4f", prof->bw_frac);
+            }
+            printf("%-7s %-24s %6zu %8s %8s %10s %10s %-6s\n", be, kn, nr, mape, worst, fl, bw,
+                   prof != NULL ? corun__kclass_name(corun__kclass_of(prof->flop_frac,
+                                                                      prof->bw_frac,
+                                                                      &cli->settings))
+                                : "-");
+        }
+    }
+    if (json) {
+        json_t *root = json_object();
+        char *text;
+        json_object_set_new(root, "store", json_string(path));
+        json_object_set_new(root, "holdout", json_real(cli->settings.profile_holdout));
+        json_object_set_new(root, "kernels", kernels);
+        json_object_set_new(root, "mean_mape", nmape ? json_real(mape_sum / nmape) : json_null());
+        text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+        printf("%s\n", text);
+        free(text);
+        json_decref(root);
+    } else if (nmape > 0) {
+        printf("duration model: mean held-out error %.2f%% over %zu kernels (FLEP reports 6.9%%)\n",
+               mape_sum / nmape * 100, nmape);
+    }
+    free(keys);
+    corun__pstore_free(&ps);
+    return CORUN_EXIT_OK;
+}

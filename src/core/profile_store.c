@@ -1,0 +1,886 @@
+/*
+ * profile_store.c — the kernel profile store: records in memory, the file
+ * format, and the writers' lock (see profile_store.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/profile_store.h"
+#include "corun/corun.h"
+
+#define MAGIC "corun-profiles 1"
+#define MAX_FILE (256u << 20)
+
+/* ---- records -------------------------------------------------------------- */
+
+void corun__pstore_init(corun__pstore *ps)
+{
+    memset(ps, 0, sizeof(*ps));
+}
+
+void corun__pstore_free(corun__pstore *ps)
+{
+    free(ps->runs);
+    free(ps->profs);
+    memset(ps, 0, sizeof(*ps));
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+    size_t c;
+    void *p;
+
+    if (need <= *cap) {
+        return CORUN_OK;
+    }
+    c = *cap ? *cap * 2 : 64;
+    while (c < need) {
+        c *= 2;
+    }
+    p = realloc(*v, c * elem);
+    if (p == NULL) {
+        return CORUN_ENOMEM;
+    }
+    *v = p;
+    *cap = c;
+    return CORUN_OK;
+}
+
+int corun__pstore_add_run(corun__pstore *ps, const corun__prun *r)
+{
+    int rc;
+
+    if (r->kernel[0] == '\0' || r->backend[0] == '\0' || !(r->dur_ns > 0)) {
+        return CORUN_EINVAL;
+    }
+    rc = grow((void **)&ps->runs, &ps->cap_runs, ps->nruns + 1, sizeof(*ps->runs));
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    ps->runs[ps->nruns] = *r;
+    ps->runs[ps->nruns].kernel[sizeof(r->kernel) - 1] = '\0';
+    ps->runs[ps->nruns].backend[sizeof(r->backend) - 1] = '\0';
+    ps->nruns++;
+    return CORUN_OK;
+}
+
+static corun__pprof *find_prof(const corun__pstore *ps, const char *backend, const char *kernel)
+{
+    size_t i;
+
+    for (i = 0; i < ps->nprofs; i++) {
+        if (strcmp(ps->profs[i].backend, backend) == 0 &&
+            strcmp(ps->profs[i].kernel, kernel) == 0) {
+            return &ps->profs[i];
+        }
+    }
+    return NULL;
+}
+
+const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char *backend,
+                                            const char *kernel)
+{
+    return find_prof(ps, backend, kernel);
+}
+
+int corun__pstore_add_prof(corun__pstore *ps, const corun__pprof *p)
+{
+    corun__pprof *have;
+    int rc;
+
+    if (p->kernel[0] == '\0' || p->backend[0] == '\0' || p->samples == 0 ||
+        !(p->flop_frac >= 0) || !(p->bw_frac >= 0)) {
+        return CORUN_EINVAL;
+    }
+    have = find_prof(ps, p->backend, p->kernel);
+    if (have != NULL) {
+        double n0 = have->samples, n1 = p->samples, n = n0 + n1;
+        have->flop_frac = (have->flop_frac * n0 + p->flop_frac * n1) / n;
+        have->bw_frac = (have->bw_frac * n0 + p->bw_frac * n1) / n;
+        have->dur_ns = (have->dur_ns * n0 + p->dur_ns * n1) / n;
+        have->samples = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+        return CORUN_OK;
+    }
+    rc = grow((void **)&ps->profs, &ps->cap_profs, ps->nprofs + 1, sizeof(*ps->profs));
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    ps->profs[ps->nprofs] = *p;
+    ps->profs[ps->nprofs].kernel[sizeof(p->kernel) - 1] = '\0';
+    ps->profs[ps->nprofs].backend[sizeof(p->backend) - 1] = '\0';
+    ps->nprofs++;
+    return CORUN_OK;
+}
+
+/* Keeps the newest CORUN_PSTORE_MAX_RUNS runs of each kernel and backend. */
+static int trim_runs(corun__pstore *ps)
+{
+    typedef struct key {
+        const char *backend, *kernel;
+        size_t kept;
+    } key;
+    key *keys = NULL;
+    size_t nkeys = 0, capkeys = 0, i, j, out;
+    unsigned char *keep;
+
+    if (ps->nruns <= CORUN_PSTORE_MAX_RUNS) {
+        return CORUN_OK;
+    }
+    keep = calloc(ps->nruns, 1);
+    if (keep == NULL) {
+        return CORUN_ENOMEM;
+    }
+    for (i = ps->nruns; i-- > 0;) {
+        const corun__prun *r = &ps->runs[i];
+        for (j = 0; j < nkeys; j++) {
+            if (strcmp(keys[j].backend, r->backend) == 0 &&
+                strcmp(keys[j].kernel, r->kernel) == 0) {
+                break;
+            }
+        }
+        if (j == nkeys) {
+            if (grow((void **)&keys, &capkeys, nkeys + 1, sizeof(*keys)) != CORUN_OK) {
+                free(keep);
+                free(keys);
+                return CORUN_ENOMEM;
+            }
+            keys[nkeys++] = (key){r->backend, r->kernel, 0};
+        }
+        if (keys[j].kept < CORUN_PSTORE_MAX_RUNS) {
+            keys[j].kept++;
+            keep[i] = 1;
+        }
+    }
+    for (i = 0, out = 0; i < ps->nruns; i++) {
+        if (keep[i]) {
+            ps->runs[out++] = ps->runs[i];
+        }
+    }
+    ps->nruns = out;
+    free(keep);
+    free(keys);
+    return CORUN_OK;
+}
+
+/* ---- text, in the C locale ------------------------------------------------ */
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int len;
+
+    if (b->oom) {
+        return;
+    }
+    for (;;) {
+        size_t room = b->cap - b->n;
+        va_start(ap, fmt);
+        len = vsnprintf(b->p ? b->p + b->n : NULL, room, fmt, ap);
+        va_end(ap);
+        if (len < 0) {
+            b->oom = 1;
+            return;
+        }
+        if ((size_t)len < room) {
+            b->n += (size_t)len;
+            return;
+        }
+        if (grow((void **)&b->p, &b->cap, b->n + (size_t)len + 1, 1) != CORUN_OK) {
+            b->oom = 1;
+            return;
+        }
+    }
+}
+
+#define FNV_INIT 0xcbf29ce484222325ull
+
+static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* Kernel names may hold any byte; in the file they are one word. */
+static void put_name(sbuf *b, const char *name)
+{
+    const unsigned char *s = (const unsigned char *)name;
+
+    for (; *s; s++) {
+        if (*s <= 0x20 || *s >= 0x7f || *s == '%') {
+            sb_printf(b, "%%%02X", *s);
+        } else {
+            sb_printf(b, "%c", *s);
+        }
+    }
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    return -1;
+}
+
+static int get_name(const char *word, char *out, size_t len)
+{
+    size_t n = 0;
+
+    while (*word) {
+        int c = (unsigned char)*word;
+        if (c == '%') {
+            int hi = hexval(word[1]), lo = hi >= 0 ? hexval(word[2]) : -1;
+            if (lo < 0) {
+                return -1;
+            }
+            c = hi * 16 + lo;
+            word += 3;
+        } else {
+            word++;
+        }
+        if (c == 0 || n + 1 >= len) {
+            return -1;
+        }
+        out[n++] = (char)c;
+    }
+    if (n == 0) {
+        return -1;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
+static int get_num(const char *word, double lo, double hi, double *out)
+{
+    char *end = NULL;
+    double v;
+
+    errno = 0;
+    v = strtod(word, &end);
+    if (errno != 0 || end == word || *end != '\0' || !(v >= lo && v <= hi)) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The store as text, end line included. */
+static int serialize(const corun__pstore *ps, sbuf *b)
+{
+    size_t i, body;
+
+    sb_printf(b, "%s\n# corun kernel profiles: see docs/policies.md. Do not edit: a checksum "
+                 "guards this file.\n",
+              MAGIC);
+    for (i = 0; i < ps->nruns; i++) {
+        const corun__prun *r = &ps->runs[i];
+        sb_printf(b, "run %s ", r->backend);
+        put_name(b, r->kernel);
+        sb_printf(b, " %.17g %.17g %.17g %.17g %.17g\n", r->grid, r->block, r->size, r->smem,
+                  r->dur_ns);
+    }
+    for (i = 0; i < ps->nprofs; i++) {
+        const corun__pprof *p = &ps->profs[i];
+        sb_printf(b, "prof %s ", p->backend);
+        put_name(b, p->kernel);
+        sb_printf(b, " %.17g %.17g %.17g %u\n", p->flop_frac, p->bw_frac, p->dur_ns, p->samples);
+    }
+    body = b->n;
+    sb_printf(b, "end %zu %016llx\n", ps->nruns + ps->nprofs,
+              (unsigned long long)(b->oom ? 0 : fnv1a(FNV_INIT, b->p, body)));
+    return b->oom ? CORUN_ENOMEM : CORUN_OK;
+}
+
+#define MAX_WORDS 10
+
+/* Splits a line (modified in place) into blank-separated words. */
+static size_t split(char *line, char **w)
+{
+    size_t n = 0;
+    char *p = line;
+
+    while (*p) {
+        while (*p == ' ' || *p == '\t' || *p == '\r') {
+            *p++ = '\0';
+        }
+        if (*p == '\0') {
+            break;
+        }
+        if (n == MAX_WORDS) {
+            return MAX_WORDS + 1;
+        }
+        w[n++] = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\r') {
+            p++;
+        }
+    }
+    return n;
+}
+
+static int parse_backend(const char *word, char *out, size_t len)
+{
+    if (strlen(word) >= len) {
+        return -1;
+    }
+    snprintf(out, len, "%s", word);
+    return 0;
+}
+
+/* Parses a whole file; on failure says why in err ("line 7: ..."). */
+static int parse(char *text, size_t len, corun__pstore *ps, char *err, size_t err_len)
+{
+    size_t lineno = 0, records = 0;
+    char *p = text, *end = text + len;
+    uint64_t sum_before, sum = FNV_INIT;
+    int seen_end = 0;
+
+    while (p < end) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        char *line = p, *w[MAX_WORDS];
+        size_t n;
+        double x[5];
+        int ok = 1;
+
+        if (nl == NULL) {
+            snprintf(err, err_len, "line %zu: no end of line (truncated file)", lineno + 1);
+            return CORUN_EPARSE;
+        }
+        /* The checksum covers the bytes as they are in the file, so it is
+         * taken before the line is cut into words. */
+        sum_before = sum;
+        sum = fnv1a(sum, line, (size_t)(nl - line) + 1);
+        *nl = '\0';
+        p = nl + 1;
+        lineno++;
+        if (seen_end) {
+            snprintf(err, err_len, "line %zu: text after the end line", lineno);
+            return CORUN_EPARSE;
+        }
+        if (lineno == 1) {
+            if (strcmp(line, MAGIC) != 0) {
+                snprintf(err, err_len, "line 1: not a corun profile store (expected '%s')", MAGIC);
+                return CORUN_EPARSE;
+            }
+            continue;
+        }
+        if (line[0] == '#') {
+            continue;
+        }
+        n = split(line, w);
+        if (n == 0) {
+            continue;
+        }
+        if (strcmp(w[0], "run") == 0 && n == 8) {
+            corun__prun r;
+            memset(&r, 0, sizeof(r));
+            ok = parse_backend(w[1], r.backend, sizeof(r.backend)) == 0 &&
+                 get_name(w[2], r.kernel, sizeof(r.kernel)) == 0 &&
+                 get_num(w[3], 1, 1e12, &x[0]) == 0 && get_num(w[4], 1, 1e9, &x[1]) == 0 &&
+                 get_num(w[5], 0, 1e30, &x[2]) == 0 && get_num(w[6], 0, 1e12, &x[3]) == 0 &&
+                 get_num(w[7], 1e-9, 1e18, &x[4]) == 0;
+            if (ok) {
+                r.grid = x[0];
+                r.block = x[1];
+                r.size = x[2];
+                r.smem = x[3];
+                r.dur_ns = x[4];
+                if (corun__pstore_add_run(ps, &r) != CORUN_OK) {
+                    return CORUN_ENOMEM;
+                }
+            }
+        } else if (strcmp(w[0], "prof") == 0 && n == 7) {
+            corun__pprof pr;
+            memset(&pr, 0, sizeof(pr));
+            ok = parse_backend(w[1], pr.backend, sizeof(pr.backend)) == 0 &&
+                 get_name(w[2], pr.kernel, sizeof(pr.kernel)) == 0 &&
+                 get_num(w[3], 0, 1e6, &x[0]) == 0 && get_num(w[4], 0, 1e6, &x[1]) == 0 &&
+                 get_num(w[5], 0, 1e18, &x[2]) == 0 && get_num(w[6], 1, UINT32_MAX, &x[3]) == 0;
+            if (ok) {
+                pr.flop_frac = x[0];
+                pr.bw_frac = x[1];
+                pr.dur_ns = x[2];
+                pr.samples = (uint32_t)x[3];
+                /* Profiles are unique per key in a file written by corun;
+                 * a repeat is merged, not an error. */
+                if (corun__pstore_add_prof(ps, &pr) != CORUN_OK) {
+                    return CORUN_ENOMEM;
+                }
+            }
+        } else if (strcmp(w[0], "end") == 0 && n == 3) {
+            char *e = NULL;
+            unsigned long long count, file_sum = 0;
+            errno = 0;
+            count = strtoull(w[1], &e, 10);
+            ok = errno == 0 && *e == '\0';
+            if (ok) {
+                file_sum = strtoull(w[2], &e, 16);
+                ok = errno == 0 && *e == '\0' && strlen(w[2]) == 16;
+            }
+            if (!ok) {
+                snprintf(err, err_len, "line %zu: malformed end line", lineno);
+                return CORUN_EPARSE;
+            }
+            if (count != records) {
+                snprintf(err, err_len, "line %zu: the file says %llu records, it holds %zu",
+                         lineno, count, records);
+                return CORUN_EPARSE;
+            }
+            if (file_sum != sum_before) {
+                snprintf(err, err_len, "line %zu: checksum mismatch (the file was changed)",
+                         lineno);
+                return CORUN_EPARSE;
+            }
+            seen_end = 1;
+            continue;
+        } else {
+            ok = 0;
+        }
+        if (!ok) {
+            snprintf(err, err_len, "line %zu: malformed record", lineno);
+            return CORUN_EPARSE;
+        }
+        records++;
+    }
+    if (lineno == 0) {
+        snprintf(err, err_len, "empty file");
+        return CORUN_EPARSE;
+    }
+    if (!seen_end) {
+        snprintf(err, err_len, "no end line (truncated file)");
+        return CORUN_EPARSE;
+    }
+    return CORUN_OK;
+}
+
+/* Numbers are written and read in the C locale, whatever the program set. */
+typedef struct c_locale {
+    locale_t c, old;
+} c_locale;
+
+static int c_locale_enter(c_locale *l)
+{
+    l->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    if (l->c == (locale_t)0) {
+        return CORUN_ENOMEM;
+    }
+    l->old = uselocale(l->c);
+    return CORUN_OK;
+}
+
+static void c_locale_leave(c_locale *l)
+{
+    uselocale(l->old);
+    freelocale(l->c);
+}
+
+/* ---- files ---------------------------------------------------------------- */
+
+__attribute__((format(printf, 3, 4))) static void say(char *note, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (note == NULL || len == 0) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(note, len, fmt, ap);
+    va_end(ap);
+}
+
+/* Reads a whole file. CORUN_ENOENT if it does not exist. */
+static int read_file(const char *path, char **text, size_t *len, char *note, size_t note_len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+
+    *text = NULL;
+    *len = 0;
+    if (f == NULL) {
+        if (errno == ENOENT) {
+            return CORUN_ENOENT;
+        }
+        say(note, note_len, "%s: %s", path, strerror(errno));
+        return CORUN_EIO;
+    }
+    for (;;) {
+        size_t got;
+        if (grow((void **)&buf, &cap, n + 65536 + 1, 1) != CORUN_OK) {
+            free(buf);
+            fclose(f);
+            return CORUN_ENOMEM;
+        }
+        got = fread(buf + n, 1, 65536, f);
+        n += got;
+        if (got < 65536) {
+            break;
+        }
+        if (n > MAX_FILE) {
+            break; /* parsed as corrupt: no store grows this large */
+        }
+    }
+    if (ferror(f)) {
+        say(note, note_len, "%s: read error", path);
+        free(buf);
+        fclose(f);
+        return CORUN_EIO;
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return CORUN_OK;
+}
+
+/* Reads and parses path into *ps (emptied first). CORUN_ENOENT: no file;
+ * CORUN_EPARSE: corrupt, with why in err. */
+static int load_file(const char *path, corun__pstore *ps, char *err, size_t err_len)
+{
+    char *text;
+    size_t len;
+    c_locale loc;
+    int rc;
+
+    corun__pstore_free(ps);
+    rc = read_file(path, &text, &len, err, err_len);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    if (memchr(text, '\0', len) != NULL) {
+        snprintf(err, err_len, "binary data in the file");
+        free(text);
+        return CORUN_EPARSE;
+    }
+    rc = c_locale_enter(&loc);
+    if (rc == CORUN_OK) {
+        rc = parse(text, len, ps, err, err_len);
+        c_locale_leave(&loc);
+    }
+    free(text);
+    if (rc != CORUN_OK) {
+        corun__pstore_free(ps);
+    }
+    return rc;
+}
+
+/* Takes the writers' lock: an exclusive flock of PATH.lock. Returns the
+ * descriptor, or -1 (with why in note). */
+static int lock_store(const char *path, char *note, size_t note_len)
+{
+    char lp[4096];
+    int fd;
+
+    if ((size_t)snprintf(lp, sizeof(lp), "%s.lock", path) >= sizeof(lp)) {
+        say(note, note_len, "%s: path too long", path);
+        return -1;
+    }
+    fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        say(note, note_len, "%s: %s", lp, strerror(errno));
+        return -1;
+    }
+    while (flock(fd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            say(note, note_len, "%s: cannot lock: %s", lp, strerror(errno));
+            close(fd);
+            return -1;
+        }
+    }
+    return fd;
+}
+
+static void unlock_store(int fd)
+{
+    (void)flock(fd, LOCK_UN);
+    close(fd);
+}
+
+/* Renames a corrupt store out of the way (lock held). */
+static int set_aside(const char *path, const char *why, char *note, size_t note_len)
+{
+    char dst[4200];
+    struct stat st;
+    long t = (long)time(NULL);
+    int i;
+
+    snprintf(dst, sizeof(dst), "%s.corrupt-%ld", path, t);
+    for (i = 1; stat(dst, &st) == 0 && i < 1000; i++) {
+        snprintf(dst, sizeof(dst), "%s.corrupt-%ld-%d", path, t, i);
+    }
+    if (rename(path, dst) != 0) {
+        say(note, note_len, "%s is corrupt (%s) and cannot be moved aside: %s", path, why,
+            strerror(errno));
+        return CORUN_EIO;
+    }
+    say(note, note_len, "%s was corrupt (%s): moved to %s; starting a new store", path, why, dst);
+    return CORUN_OK;
+}
+
+/* Loads with the lock held; a corrupt file is set aside. */
+static int load_locked(const char *path, corun__pstore *ps, char *note, size_t note_len)
+{
+    char err[256] = "";
+    int rc = load_file(path, ps, err, sizeof(err));
+
+    if (rc == CORUN_ENOENT) {
+        return CORUN_OK;
+    }
+    if (rc == CORUN_EPARSE) {
+        return set_aside(path, err, note, note_len);
+    }
+    if (rc == CORUN_EIO) {
+        say(note, note_len, "%s", err);
+    }
+    return rc;
+}
+
+int corun__pstore_load(const char *path, corun__pstore *ps, char *note, size_t note_len)
+{
+    char err[256] = "";
+    int rc, fd;
+
+    corun__pstore_init(ps);
+    if (note != NULL && note_len > 0) {
+        note[0] = '\0';
+    }
+    rc = load_file(path, ps, err, sizeof(err));
+    if (rc == CORUN_OK || rc == CORUN_ENOENT) {
+        return CORUN_OK;
+    }
+    if (rc != CORUN_EPARSE) {
+        if (rc == CORUN_EIO) {
+            say(note, note_len, "%s", err);
+        }
+        return rc;
+    }
+    /* Corrupt as read without the lock: look again under it, since a
+     * writer may have replaced the file meanwhile, and set it aside only if
+     * it is still corrupt. */
+    fd = lock_store(path, note, note_len);
+    if (fd < 0) {
+        return CORUN_EIO;
+    }
+    rc = load_locked(path, ps, note, note_len);
+    unlock_store(fd);
+    return rc;
+}
+
+/* mkdir -p of the directory part of path. */
+static int make_parent(const char *path, char *note, size_t note_len)
+{
+    char dir[4096];
+    char *p;
+
+    if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir)) {
+        say(note, note_len, "%s: path too long", path);
+        return CORUN_EIO;
+    }
+    p = strrchr(dir, '/');
+    if (p == NULL || p == dir) {
+        return CORUN_OK;
+    }
+    *p = '\0';
+    for (p = dir + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+                say(note, note_len, "cannot create %s: %s", dir, strerror(errno));
+                return CORUN_EIO;
+            }
+            *p = '/';
+        }
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        say(note, note_len, "cannot create %s: %s", dir, strerror(errno));
+        return CORUN_EIO;
+    }
+    return CORUN_OK;
+}
+
+/* Writes text to PATH.tmp.<pid>, syncs it and renames it over path. */
+static int replace_file(const char *path, const char *text, size_t len, char *note,
+                        size_t note_len)
+{
+    char tmp[4200];
+    size_t off = 0;
+    int fd;
+
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        say(note, note_len, "%s: %s", tmp, strerror(errno));
+        return CORUN_EIO;
+    }
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            say(note, note_len, "%s: write failed: %s", tmp, strerror(errno));
+            goto out_unlink;
+        }
+        off += (size_t)w;
+    }
+    if (fsync(fd) != 0) {
+        say(note, note_len, "%s: fsync failed: %s", tmp, strerror(errno));
+        goto out_unlink;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        say(note, note_len, "%s: close failed: %s", tmp, strerror(errno));
+        goto out_unlink;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        say(note, note_len, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        goto out_unlink;
+    }
+    return CORUN_OK;
+
+out_unlink:
+    if (fd >= 0) {
+        close(fd);
+    }
+    unlink(tmp);
+    return CORUN_EIO;
+}
+
+int corun__pstore_merge(const char *path, const corun__pstore *add, char *note, size_t note_len)
+{
+    corun__pstore cur;
+    sbuf b = {NULL, 0, 0, 0};
+    c_locale loc;
+    size_t i;
+    int rc, fd;
+
+    if (note != NULL && note_len > 0) {
+        note[0] = '\0';
+    }
+    rc = make_parent(path, note, note_len);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    fd = lock_store(path, note, note_len);
+    if (fd < 0) {
+        return CORUN_EIO;
+    }
+    corun__pstore_init(&cur);
+    rc = load_locked(path, &cur, note, note_len);
+    if (rc != CORUN_OK) {
+        goto out_unlock;
+    }
+    for (i = 0; i < add->nruns && rc == CORUN_OK; i++) {
+        rc = corun__pstore_add_run(&cur, &add->runs[i]);
+    }
+    for (i = 0; i < add->nprofs && rc == CORUN_OK; i++) {
+        rc = corun__pstore_add_prof(&cur, &add->profs[i]);
+    }
+    if (rc == CORUN_OK) {
+        rc = trim_runs(&cur);
+    }
+    if (rc == CORUN_OK) {
+        rc = c_locale_enter(&loc);
+        if (rc == CORUN_OK) {
+            rc = serialize(&cur, &b);
+            c_locale_leave(&loc);
+        }
+    }
+    if (rc == CORUN_OK) {
+        rc = replace_file(path, b.p, b.n, note, note_len);
+    }
+    free(b.p);
+out_unlock:
+    corun__pstore_free(&cur);
+    unlock_store(fd);
+    return rc;
+}
+
+/* ---- the file's name ------------------------------------------------------ */
+
+int corun__pstore_path(const char *setting, char *out, size_t len, char *why, size_t why_len)
+{
+    char host[256] = "localhost";
+    sbuf b = {NULL, 0, 0, 0};
+    const char *p = setting;
+    int rc = CORUN_OK;
+
+    if (setting[0] == '\0' || strcmp(setting, "off") == 0) {
+        return CORUN_ENOENT;
+    }
+    if (strncmp(p, "~/", 2) == 0) {
+        struct passwd pw, *res = NULL;
+        char buf[4096];
+        if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) != 0 || res == NULL ||
+            pw.pw_dir == NULL || pw.pw_dir[0] == '\0') {
+            say(why, why_len, "PROFILE_PATH '%s': the user has no home directory", setting);
+            return CORUN_ENOENT;
+        }
+        sb_printf(&b, "%s/", pw.pw_dir);
+        p += 2;
+    }
+    if (gethostname(host, sizeof(host)) != 0) {
+        snprintf(host, sizeof(host), "localhost");
+    }
+    host[sizeof(host) - 1] = '\0';
+    for (; *p; p++) {
+        if (p[0] == '%' && p[1] == 'h') {
+            sb_printf(&b, "%s", host);
+            p++;
+        } else {
+            sb_printf(&b, "%c", *p);
+        }
+    }
+    if (b.oom) {
+        rc = CORUN_ENOMEM;
+    } else if (b.n >= len) {
+        say(why, why_len, "PROFILE_PATH '%s' expands to more than %zu characters", setting,
+            len - 1);
+        rc = CORUN_ERANGE;
+    } else {
+        memcpy(out, b.p, b.n);
+        out[b.n] = '\0';
+    }
+    free(b.p);
+    return rc;
+}
+
+int corun__pstore_load_setting(const char *setting, corun__pstore *ps, char *note,
+                               size_t note_len)
+{
+    char path[4096];
+    int rc = corun__pstore_path(setting, path, sizeof(path), note, note_len);
+
+    if (rc != CORUN_OK) {
+        corun__pstore_init(ps);
+        return rc == CORUN_ENOENT ? CORUN_OK : rc;
+    }
+    return corun__pstore_load(path, ps, note, note_len);
+}

@@ -1,0 +1,103 @@
+/*
+ * profile_store.h — what corun remembers about kernels between runs: the
+ * measured durations of solo runs (FLEP §4.2: the duration model is trained
+ * on them) and the compute and memory intensity of each kernel (Slate §III-B:
+ * profiles decide which kernels may co-run).
+ *
+ * One file per user and host (setting PROFILE_PATH), a text file of one
+ * record per line, documented in docs/policies.md:
+ *
+ *   corun-profiles 1
+ *   run  BACKEND KERNEL GRID BLOCK SIZE SMEM DURATION_NS
+ *   prof BACKEND KERNEL FLOP_FRAC BW_FRAC DURATION_NS SAMPLES
+ *   end  RECORDS CHECKSUM
+ *
+ * KERNEL is percent-encoded (no blanks); numbers are written and read in the
+ * C locale whatever the host program's locale; CHECKSUM is the FNV-1a 64-bit
+ * hash of every byte before the `end` line. A file that does not parse, or
+ * whose count or checksum is wrong (truncated, overwritten, hand-edited), is
+ * corrupt: it is renamed PATH.corrupt-<unix time>, never read again, and the
+ * store starts afresh — the caller is told so (libraries do not print).
+ *
+ * Writers never modify the file in place. Under an exclusive flock(2) of
+ * PATH.lock a writer reads the current file, merges its records in, writes
+ * PATH.tmp.<pid>, fsyncs it and renames it over PATH; readers need no lock,
+ * since rename replaces the file atomically. So concurrent writers (several
+ * programs, or the CLI next to a daemon) lose no record and a crash leaves
+ * either the old or the new file, never half of one.
+ */
+#ifndef CORUN_CORE_PROFILE_STORE_H
+#define CORUN_CORE_PROFILE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* At most this many runs are kept per kernel and backend, the newest. */
+#define CORUN_PSTORE_MAX_RUNS 1000
+
+/* One solo run of a kernel: its launch features and how long it took. */
+typedef struct corun__prun {
+    char backend[16];   /* "sim", "cuda": durations are only comparable within one */
+    char kernel[64];
+    double grid;        /* blocks in the grid, x*y*z */
+    double block;       /* threads per block */
+    double size;        /* the launch's input-size hint (corun_launch_attr.size_hint), 0 = none */
+    double smem;        /* shared memory per block, bytes (static + dynamic) */
+    double dur_ns;      /* first launch to completion seen by the host, alone on the GPU */
+} corun__prun;
+
+/* A kernel's intensity profile (Slate): achieved rates relative to the
+ * device's peaks, measured in a solo run on the whole GPU. */
+typedef struct corun__pprof {
+    char backend[16];
+    char kernel[64];
+    double flop_frac;   /* achieved FLOP/s / peak FLOP/s */
+    double bw_frac;     /* achieved DRAM bytes/s / peak bytes/s */
+    double dur_ns;      /* duration of the profiled runs (mean) */
+    uint32_t samples;   /* runs averaged into this profile */
+} corun__pprof;
+
+typedef struct corun__pstore {
+    corun__prun *runs;
+    size_t nruns, cap_runs;
+    corun__pprof *profs;
+    size_t nprofs, cap_profs;
+} corun__pstore;
+
+void corun__pstore_init(corun__pstore *ps);
+void corun__pstore_free(corun__pstore *ps);
+/* Appends a run (copied). CORUN_EINVAL for a name that is empty or a
+ * duration that is not positive; CORUN_ENOMEM. */
+int corun__pstore_add_run(corun__pstore *ps, const corun__prun *r);
+/* Adds a profile: merged with the one of the same backend and kernel, if
+ * any, as a mean weighted by samples. */
+int corun__pstore_add_prof(corun__pstore *ps, const corun__pprof *p);
+/* The profile of a kernel on a backend, or NULL. */
+const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char *backend,
+                                            const char *kernel);
+
+/* The store's file name from the PROFILE_PATH setting: "~/" is the user's
+ * home directory (from the password database, not the environment), "%h"
+ * the host name. Returns CORUN_ENOENT for "" or "off" (no store), and
+ * CORUN_ERANGE (with why) if the result does not fit in len. */
+int corun__pstore_path(const char *setting, char *out, size_t len, char *why, size_t why_len);
+
+/* Reads the store at path into *ps (which it initialises). A missing file is
+ * an empty store. A corrupt file is set aside as described above and *ps is
+ * empty; `note` then says what happened (else note[0] = '\0'). Returns
+ * CORUN_OK in both cases; CORUN_EIO (with why in note) only when the file
+ * exists but cannot be read or set aside, CORUN_ENOMEM. */
+int corun__pstore_load(const char *path, corun__pstore *ps, char *note, size_t note_len);
+
+/* corun__pstore_path then corun__pstore_load; no store (PROFILE_PATH
+ * "off", or no home directory) is an empty one. */
+int corun__pstore_load_setting(const char *setting, corun__pstore *ps, char *note,
+                               size_t note_len);
+
+/* Merges the records of *add into the store at path, creating the file and
+ * its directory if needed, under the writers' lock (see above). A corrupt
+ * file found on the way is set aside (note says so). Returns CORUN_OK,
+ * CORUN_EIO with the reason in note, or CORUN_ENOMEM. */
+int corun__pstore_merge(const char *path, const corun__pstore *add, char *note, size_t note_len);
+
+#endif

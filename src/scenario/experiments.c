@@ -1,0 +1,784 @@
+/*
+ * experiments.c — the FLEP and Slate evaluations over bench/scenarios/
+ * (experiments.h).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/duration_model.h"
+#include "core/intensity.h"
+#include "core/metrics.h"
+#include "core/policy.h"
+#include "core/profile_store.h"
+#include "scenario/experiments.h"
+
+const char *const corun__exp_names[] = {"hpf", "srt", "spatial", "ffs", "model", "slate", NULL};
+
+/* FLEP's benchmarks (Table 1) and the sets its figures use. */
+static const char *const flep_all[] = {"cfd", "nn", "pf", "pl", "md", "spmv", "mm", "va", NULL};
+static const char *const flep_low[] = {"cfd", "nn", "pf", "pl", NULL};        /* Fig. 8, 13 */
+static const char *const flep_short[] = {"md", "mm", "spmv", "va", NULL};     /* Fig. 10 */
+
+#define MAX_SETS 64
+
+typedef struct ectx {
+    const corun__exp_opts *o;
+    corun__scenario *sc;            /* the experiment's scenario file */
+    bool solo_done[CORUN_SCENARIO_MAX_APPS];
+    double solo_mean[CORUN_SCENARIO_MAX_APPS];   /* turnaround alone, ns */
+    double solo_rate[CORUN_SCENARIO_MAX_APPS];   /* kernels per second alone */
+    char *why;
+    size_t why_len;
+} ectx;
+
+__attribute__((format(printf, 2, 3))) static void progress_line(const corun__exp_opts *o,
+                                                                 const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+
+    if (o->log == NULL) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    o->log(o->log_ctx, line);
+}
+
+static int load(ectx *e, const char *file)
+{
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%s", e->o->dir, file);
+    e->sc = malloc(sizeof(*e->sc));
+    if (e->sc == NULL) {
+        return CORUN_ENOMEM;
+    }
+    memset(e->solo_done, 0, sizeof(e->solo_done));
+    return corun__scenario_load(path, e->sc, e->why, e->why_len);
+}
+
+static void unload(ectx *e)
+{
+    free(e->sc);
+    e->sc = NULL;
+}
+
+static int app_index(const ectx *e, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < e->sc->napps; i++) {
+        if (strcmp(e->sc->apps[i].name, name) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* A scenario of the file's apps idx[0..n), in that order. */
+static corun__scenario *pick(const ectx *e, const int *idx, size_t n)
+{
+    corun__scenario *p = malloc(sizeof(*p));
+    size_t i;
+
+    if (p == NULL) {
+        return NULL;
+    }
+    *p = *e->sc;
+    for (i = 0; i < n; i++) {
+        p->apps[i] = e->sc->apps[idx[i]];
+    }
+    p->napps = n;
+    if (e->o->duration_ms > 0) {
+        for (i = 0; i < n; i++) {
+            if (p->apps[i].arrival.kind == CORUN_ARRIVAL_LOOP) {
+                p->duration_ns = e->o->duration_ms * 1e6;
+            }
+        }
+    }
+    return p;
+}
+
+/* The file's app i alone under plain dispatch, once per experiment. */
+static int solo(ectx *e, int i)
+{
+    corun__scenario *p;
+    corun__run_result r;
+    int rc;
+
+    if (e->solo_done[i]) {
+        return CORUN_OK;
+    }
+    p = pick(e, &i, 1);
+    if (p == NULL) {
+        return CORUN_ENOMEM;
+    }
+    rc = corun__scenario_run(p, &e->o->env, "mps", -1, 0, &r, e->why, e->why_len);
+    free(p);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    if (r.apps[0].completed == 0) {
+        snprintf(e->why, e->why_len, "app '%s' completed no kernel alone", e->sc->apps[i].name);
+        corun__run_result_free(&r);
+        return CORUN_ESTATE;
+    }
+    e->solo_mean[i] = r.apps[0].mean_ns;
+    e->solo_rate[i] = r.apps[0].rate_per_s;
+    e->solo_done[i] = true;
+    corun__run_result_free(&r);
+    return CORUN_OK;
+}
+
+/* Runs apps idx[0..n) of the file under a policy, with these settings. */
+static int run_set(ectx *e, const int *idx, size_t n, const char *policy,
+                   const corun__settings *set, corun__run_result *out)
+{
+    corun__scenario *p = pick(e, idx, n);
+    corun__run_env env = e->o->env;
+    int rc;
+
+    if (p == NULL) {
+        return CORUN_ENOMEM;
+    }
+    if (set != NULL) {
+        env.settings = *set;
+    }
+    rc = corun__scenario_run(p, &env, policy, -1, 0, out, e->why, e->why_len);
+    free(p);
+    if (rc == CORUN_OK) {
+        size_t i;
+        for (i = 0; i < n; i++) {
+            if (out->apps[i].completed == 0) {
+                snprintf(e->why, e->why_len, "%s: app '%s' completed no kernel", policy,
+                         out->apps[i].name);
+                corun__run_result_free(out);
+                return CORUN_ESTATE;
+            }
+        }
+    }
+    return rc;
+}
+
+/* ANTT and STP against the solo references (Eyerman and Eeckhout). */
+static int colocation(ectx *e, const int *idx, size_t n, const corun__run_result *r,
+                      corun__colocation *out)
+{
+    corun__app_times t[CORUN_SCENARIO_MAX_APPS];
+    size_t i;
+    int rc;
+
+    for (i = 0; i < n; i++) {
+        rc = solo(e, idx[i]);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        t[i].solo_ns = e->solo_mean[idx[i]];
+        t[i].shared_ns = r->apps[i].mean_ns;
+    }
+    return corun__colocation_calc(t, n, out);
+}
+
+/* Sum over apps of block-tasks done per second in the arrival window over
+ * block-tasks per second alone: 1 = no work lost to sharing. */
+static int throughput(ectx *e, const int *idx, size_t n, const corun__run_result *r,
+                      double *out)
+{
+    double sum = 0;
+    size_t i;
+    int rc;
+
+    for (i = 0; i < n; i++) {
+        const corun_dim3 *g = &e->sc->apps[idx[i]].kernel.grid;
+        double alone;
+        rc = solo(e, idx[i]);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        alone = e->solo_rate[idx[i]] * 1e-9 * (double)g->x * g->y * g->z;
+        if (!(alone > 0) || !(r->window_ns > 0)) {
+            return CORUN_ESTATE;
+        }
+        sum += r->apps[i].window_tasks / r->window_ns / alone;
+    }
+    *out = sum;
+    return CORUN_OK;
+}
+
+static double share(const corun__run_result *r, size_t i)
+{
+    return r->window_ns > 0 ? r->apps[i].window_capsm_ns / ((double)r->sm_count * r->window_ns)
+                            : 0;
+}
+
+/* Time both apps had a kernel on the GPU (first launch to completion), over
+ * the span of the run. */
+static double corun_fraction(const corun__run_result *r)
+{
+    const corun__app_result *a = &r->apps[0], *b = &r->apps[1];
+    size_t i = 0, j = 0;
+    double both = 0;
+
+    while (i < a->completed && j < b->completed) {
+        double lo = fmax(a->kernels[i].start_ns, b->kernels[j].start_ns);
+        double hi = fmin(a->kernels[i].end_ns, b->kernels[j].end_ns);
+        if (hi > lo) {
+            both += hi - lo;
+        }
+        if (a->kernels[i].end_ns < b->kernels[j].end_ns) {
+            i++;
+        } else {
+            j++;
+        }
+    }
+    return r->span_ns > 0 ? both / r->span_ns : 0;
+}
+
+/* Pairs (a_SUFFIX_A, b_SUFFIX_B) for a in as, b in bs, a != b. */
+static size_t make_pairs(const ectx *e, const char *const *as, const char *sa,
+                         const char *const *bs, const char *sb, int (*out)[3])
+{
+    size_t n = 0, i, j;
+
+    for (j = 0; bs[j] != NULL; j++) {
+        for (i = 0; as[i] != NULL; i++) {
+            char x[64], y[64];
+            if (strcmp(as[i], bs[j]) == 0 || n == MAX_SETS) {
+                continue;
+            }
+            snprintf(x, sizeof(x), "%s_%s", as[i], sa);
+            snprintf(y, sizeof(y), "%s_%s", bs[j], sb);
+            out[n][0] = app_index(e, x);
+            out[n][1] = app_index(e, y);
+            out[n][2] = -1;
+            if (out[n][0] >= 0 && out[n][1] >= 0) {
+                n++;
+            }
+        }
+    }
+    if (e->o->max_sets > 0 && n > e->o->max_sets) {
+        n = e->o->max_sets;
+    }
+    return n;
+}
+
+/* Records the profiles the policy needs for the apps used by the sets. */
+static int ensure(ectx *e, int (*sets)[3], size_t n, unsigned needs)
+{
+    corun__scenario *p;
+    int idx[CORUN_SCENARIO_MAX_APPS];
+    size_t i, j, k, m = 0;
+    char path[4096];
+    int rc;
+
+    rc = corun__pstore_path(e->o->env.settings.profile_path, path, sizeof(path), e->why,
+                            e->why_len);
+    if (rc == CORUN_ENOENT && e->why[0] == '\0') {
+        snprintf(e->why, e->why_len, "this experiment needs a profile store (PROFILE_PATH is off)");
+        return CORUN_EINVAL;
+    }
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < 3 && sets[i][j] >= 0; j++) {
+            bool have = false;
+            for (k = 0; k < m; k++) {
+                have |= idx[k] == sets[i][j];
+            }
+            if (!have && m < CORUN_SCENARIO_MAX_APPS) {
+                idx[m++] = sets[i][j];
+            }
+        }
+    }
+    p = pick(e, idx, m);
+    if (p == NULL) {
+        return CORUN_ENOMEM;
+    }
+    rc = corun__scenario_ensure_profiles(p, &e->o->env, e->o->backend, path, needs, e->o->log,
+                                         e->o->log_ctx, e->why, e->why_len);
+    free(p);
+    return rc;
+}
+
+static void summary(json_t *root, const char *prefix, const double *v, size_t n)
+{
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    char key[64];
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        sum += v[i];
+        lo = fmin(lo, v[i]);
+        hi = fmax(hi, v[i]);
+    }
+    snprintf(key, sizeof(key), "mean_%s", prefix);
+    json_object_set_new(root, key, n ? json_real(sum / n) : json_null());
+    snprintf(key, sizeof(key), "min_%s", prefix);
+    json_object_set_new(root, key, n ? json_real(lo) : json_null());
+    snprintf(key, sizeof(key), "max_%s", prefix);
+    json_object_set_new(root, key, n ? json_real(hi) : json_null());
+}
+
+/* ---- the experiments ------------------------------------------------------ */
+
+static json_t *exp_hpf(ectx *e)
+{
+    int sets[MAX_SETS][3];
+    double speedup[MAX_SETS];
+    json_t *root, *arr;
+    size_t n, i;
+
+    if (load(e, "flep-hpf-pairs.json") != CORUN_OK) {
+        return NULL;
+    }
+    n = make_pairs(e, flep_low, "large", flep_all, "small", sets);
+    root = json_object();
+    arr = json_array();
+    for (i = 0; i < n; i++) {
+        corun__run_result m, f;
+        if (run_set(e, sets[i], 2, "mps", NULL, &m) != CORUN_OK) {
+            goto out_fail;
+        }
+        if (run_set(e, sets[i], 2, "flep-hpf", NULL, &f) != CORUN_OK) {
+            corun__run_result_free(&m);
+            goto out_fail;
+        }
+        speedup[i] = m.apps[1].mean_ns / f.apps[1].mean_ns;
+        progress_line(e->o, "hpf %s + %s: high-priority speedup %.2fx", m.apps[0].name,
+                      m.apps[1].name, speedup[i]);
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f}", "low", m.apps[0].name, "high",
+                           m.apps[1].name, "high_mps_us", m.apps[1].mean_ns * 1e-3,
+                           "high_flep_us", f.apps[1].mean_ns * 1e-3, "low_mps_us",
+                           m.apps[0].mean_ns * 1e-3, "low_flep_us", f.apps[0].mean_ns * 1e-3,
+                           "speedup", speedup[i]));
+        corun__run_result_free(&m);
+        corun__run_result_free(&f);
+    }
+    json_object_set_new(root, "pairs", arr);
+    summary(root, "speedup", speedup, n);
+    unload(e);
+    return root;
+out_fail:
+    json_decref(root);
+    json_decref(arr);
+    unload(e);
+    return NULL;
+}
+
+/* Shortest remaining time among equal priorities: pairs and triplets. */
+static json_t *exp_srt(ectx *e)
+{
+    int sets[MAX_SETS][3];
+    double gain[MAX_SETS], loss[MAX_SETS];
+    size_t n, npairs, i, j;
+    json_t *root, *pairs, *triplets;
+
+    if (load(e, "flep-srt-pairs.json") != CORUN_OK) {
+        return NULL;
+    }
+    npairs = make_pairs(e, flep_all, "large", flep_short, "small", sets);
+    /* Triplets (Fig. 12): each long kernel with the next two short ones
+     * other than itself, in a fixed order (FLEP picked 28 at random). */
+    n = npairs;
+    for (i = 0; flep_all[i] != NULL && n < MAX_SETS; i++) {
+        char name[64];
+        size_t got = 0;
+        if (e->o->max_sets > 0 && n - npairs >= e->o->max_sets) {
+            break;
+        }
+        snprintf(name, sizeof(name), "%s_large", flep_all[i]);
+        sets[n][0] = app_index(e, name);
+        for (j = 0; flep_short[j] != NULL && got < 2; j++) {
+            size_t s = (i + j) % 4;
+            if (strcmp(flep_short[s], flep_all[i]) == 0) {
+                continue;
+            }
+            snprintf(name, sizeof(name), "%s_small", flep_short[s]);
+            sets[n][1 + got++] = app_index(e, name);
+        }
+        if (got == 2 && sets[n][0] >= 0 && sets[n][1] >= 0 && sets[n][2] >= 0) {
+            n++;
+        }
+    }
+    if (ensure(e, sets, n, CORUN_POLICY_NEEDS_DURATIONS) != CORUN_OK) {
+        unload(e);
+        return NULL;
+    }
+    root = json_object();
+    pairs = json_array();
+    triplets = json_array();
+    for (i = 0; i < n; i++) {
+        size_t k = i < npairs ? 2 : 3;
+        corun__run_result m, f;
+        corun__colocation cm, cf;
+        double tm, tf;
+        json_t *o;
+        if (run_set(e, sets[i], k, "mps", NULL, &m) != CORUN_OK) {
+            goto out_fail;
+        }
+        if (run_set(e, sets[i], k, "flep-hpf", NULL, &f) != CORUN_OK) {
+            corun__run_result_free(&m);
+            goto out_fail;
+        }
+        if (colocation(e, sets[i], k, &m, &cm) != CORUN_OK ||
+            colocation(e, sets[i], k, &f, &cf) != CORUN_OK ||
+            throughput(e, sets[i], k, &m, &tm) != CORUN_OK ||
+            throughput(e, sets[i], k, &f, &tf) != CORUN_OK) {
+            corun__run_result_free(&m);
+            corun__run_result_free(&f);
+            goto out_fail;
+        }
+        gain[i] = cm.antt / cf.antt;
+        loss[i] = 1 - tf / tm;
+        o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "antt_mps", cm.antt, "antt_flep",
+                      cf.antt, "antt_gain", gain[i], "stp_mps", cm.stp, "stp_flep", cf.stp,
+                      "throughput_mps", tm, "throughput_flep", tf);
+        json_object_set_new(o, "throughput_loss", json_real(loss[i]));
+        for (j = 0; j < k; j++) {
+            char key[16];
+            snprintf(key, sizeof(key), "%s", j == 0 ? "long" : j == 1 ? "short" : "short2");
+            json_object_set_new(o, key, json_string(m.apps[j].name));
+        }
+        progress_line(e->o, "srt %s + %s%s%s: ANTT %.2f -> %.2f (%.2fx)", m.apps[0].name,
+                      m.apps[1].name, k == 3 ? " + " : "", k == 3 ? m.apps[2].name : "", cm.antt,
+                      cf.antt, gain[i]);
+        json_array_append_new(i < npairs ? pairs : triplets, o);
+        corun__run_result_free(&m);
+        corun__run_result_free(&f);
+    }
+    json_object_set_new(root, "pairs", pairs);
+    json_object_set_new(root, "triplets", triplets);
+    summary(root, "antt_gain", gain, npairs);
+    summary(root, "throughput_loss", loss, npairs);
+    summary(root, "triplet_antt_gain", gain + npairs, n - npairs);
+    unload(e);
+    return root;
+out_fail:
+    json_decref(root);
+    json_decref(pairs);
+    json_decref(triplets);
+    unload(e);
+    return NULL;
+}
+
+static json_t *exp_spatial(ectx *e)
+{
+    int sets[MAX_SETS][3];
+    double reduction[MAX_SETS], ovs[MAX_SETS], ovt[MAX_SETS];
+    corun__settings temporal = e->o->env.settings;
+    json_t *root, *arr;
+    size_t n, i, nred = 0;
+
+    if (load(e, "flep-spatial-pairs.json") != CORUN_OK) {
+        return NULL;
+    }
+    temporal.hpf_spatial = 0;
+    n = make_pairs(e, flep_low, "large", flep_all, "trivial", sets);
+    root = json_object();
+    arr = json_array();
+    for (i = 0; i < n; i++) {
+        corun__run_result m, sp, tp;
+        json_t *o;
+        if (run_set(e, sets[i], 2, "mps", NULL, &m) != CORUN_OK) {
+            goto out_fail;
+        }
+        if (run_set(e, sets[i], 2, "flep-hpf", NULL, &sp) != CORUN_OK) {
+            corun__run_result_free(&m);
+            goto out_fail;
+        }
+        if (run_set(e, sets[i], 2, "flep-hpf", &temporal, &tp) != CORUN_OK) {
+            corun__run_result_free(&m);
+            corun__run_result_free(&sp);
+            goto out_fail;
+        }
+        /* FLEP's preemption overhead: (T_FLEP - T_org) / T_org, T the time
+         * from the first launch until both kernels are done. */
+        ovs[i] = (sp.span_ns - m.span_ns) / m.span_ns;
+        ovt[i] = (tp.span_ns - m.span_ns) / m.span_ns;
+        o = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "low", m.apps[0].name,
+                      "high", m.apps[1].name, "t_org_us", m.span_ns * 1e-3, "spatial_us",
+                      sp.span_ns * 1e-3, "temporal_us", tp.span_ns * 1e-3, "overhead_spatial",
+                      ovs[i], "overhead_temporal", ovt[i], "high_spatial_us",
+                      sp.apps[1].mean_ns * 1e-3, "high_temporal_us", tp.apps[1].mean_ns * 1e-3);
+        if (ovt[i] > 0) {
+            reduction[nred] = 1 - ovs[i] / ovt[i];
+            json_object_set_new(o, "reduction", json_real(reduction[nred]));
+            nred++;
+        }
+        progress_line(e->o, "spatial %s + %s: overhead %.2f%% spatial, %.2f%% temporal",
+                      m.apps[0].name, m.apps[1].name, ovs[i] * 100, ovt[i] * 100);
+        json_array_append_new(arr, o);
+        corun__run_result_free(&m);
+        corun__run_result_free(&sp);
+        corun__run_result_free(&tp);
+    }
+    json_object_set_new(root, "pairs", arr);
+    summary(root, "overhead_spatial", ovs, n);
+    summary(root, "overhead_temporal", ovt, n);
+    summary(root, "reduction", reduction, nred);
+    unload(e);
+    return root;
+out_fail:
+    json_decref(root);
+    json_decref(arr);
+    unload(e);
+    return NULL;
+}
+
+static json_t *exp_ffs(ectx *e)
+{
+    int sets[MAX_SETS][3];
+    double hi[MAX_SETS], lo[MAX_SETS], ovh[MAX_SETS];
+    json_t *root, *arr;
+    size_t n, i;
+
+    if (load(e, "flep-ffs-pairs.json") != CORUN_OK) {
+        return NULL;
+    }
+    n = make_pairs(e, flep_low, "large", flep_all, "small", sets);
+    root = json_object();
+    arr = json_array();
+    for (i = 0; i < n; i++) {
+        corun__run_result f;
+        double tp;
+        if (run_set(e, sets[i], 2, "flep-ffs", NULL, &f) != CORUN_OK) {
+            goto out_fail;
+        }
+        if (throughput(e, sets[i], 2, &f, &tp) != CORUN_OK) {
+            corun__run_result_free(&f);
+            goto out_fail;
+        }
+        lo[i] = share(&f, 0);
+        hi[i] = share(&f, 1);
+        ovh[i] = 1 - tp;
+        progress_line(e->o, "ffs %s (w1) + %s (w2): shares %.3f / %.3f, throughput lost %.2f%%",
+                      f.apps[0].name, f.apps[1].name, lo[i], hi[i], ovh[i] * 100);
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "low", f.apps[0].name, "high",
+                           f.apps[1].name, "share_low", lo[i], "share_high", hi[i], "throughput",
+                           tp, "overhead", ovh[i]));
+        corun__run_result_free(&f);
+    }
+    json_object_set_new(root, "pairs", arr);
+    json_object_set_new(root, "max_overhead_setting",
+                        json_real(e->o->env.settings.ffs_max_overhead));
+    summary(root, "share_high", hi, n);
+    summary(root, "share_low", lo, n);
+    summary(root, "overhead", ovh, n);
+    unload(e);
+    return root;
+out_fail:
+    json_decref(root);
+    json_decref(arr);
+    unload(e);
+    return NULL;
+}
+
+/* Held-out error of each FLEP kernel's duration model (Fig. 7). */
+static json_t *exp_model(ectx *e)
+{
+    int sets[CORUN_SCENARIO_MAX_APPS][3];
+    double mape[CORUN_SCENARIO_MAX_APPS];
+    char path[4096];
+    corun__pstore ps;
+    json_t *root, *arr;
+    size_t i, n = 0, nk = 0;
+
+    if (load(e, "flep-srt-pairs.json") != CORUN_OK) {
+        return NULL;
+    }
+    /* Every kernel, trained at the sizes of its large input (a tenth to
+     * all of it), which cover its small input too. */
+    for (i = 0; flep_all[i] != NULL; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "%s_large", flep_all[i]);
+        sets[n][0] = app_index(e, name);
+        sets[n][1] = sets[n][2] = -1;
+        if (sets[n][0] >= 0 && (e->o->max_sets == 0 || n < e->o->max_sets)) {
+            n++;
+        }
+    }
+    if (ensure(e, sets, n, CORUN_POLICY_NEEDS_DURATIONS) != CORUN_OK ||
+        corun__pstore_path(e->o->env.settings.profile_path, path, sizeof(path), e->why,
+                           e->why_len) != CORUN_OK ||
+        corun__pstore_load(path, &ps, NULL, 0) != CORUN_OK) {
+        unload(e);
+        return NULL;
+    }
+    root = json_object();
+    arr = json_array();
+    for (i = 0; i < n; i++) {
+        const char *kernel = e->sc->apps[sets[i][0]].kernel.name;
+        const corun__prun **runs;
+        corun__dm_eval ev;
+        size_t nr;
+        if (corun__dm_runs_of(&ps, e->o->backend, kernel, &runs, &nr) != CORUN_OK) {
+            continue;
+        }
+        if (corun__dm_evaluate(runs, nr, e->o->env.settings.profile_holdout,
+                               e->o->env.settings.ridge_lambda, &ev) == CORUN_OK) {
+            mape[nk++] = ev.mape;
+            progress_line(e->o, "model %s: %zu runs, held-out error %.2f%% (worst %.2f%%)", kernel,
+                          nr, ev.mape * 100, ev.max_ape * 100);
+            json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:f, s:f}", "kernel", kernel,
+                                                 "train", (json_int_t)ev.ntrain, "test",
+                                                 (json_int_t)ev.ntest, "mape", ev.mape, "max_ape",
+                                                 ev.max_ape));
+        }
+        free(runs);
+    }
+    corun__pstore_free(&ps);
+    json_object_set_new(root, "kernels", arr);
+    summary(root, "mape", mape, nk);
+    unload(e);
+    return root;
+}
+
+static json_t *exp_slate(ectx *e)
+{
+    int sets[MAX_SETS][3];
+    double gain[MAX_SETS] = {0};
+    char path[4096];
+    corun__pstore ps;
+    json_t *root, *arr;
+    size_t n = 0, i, j, ncorun = 0;
+    double corun_gain = 0;
+
+    if (load(e, "slate-pairs.json") != CORUN_OK) {
+        return NULL;
+    }
+    for (i = 0; i < e->sc->napps; i++) {
+        for (j = i; j < e->sc->napps && n < MAX_SETS; j++) {
+            sets[n][0] = (int)i;
+            sets[n][1] = (int)j;
+            sets[n][2] = -1;
+            n++;
+        }
+    }
+    if (e->o->max_sets > 0 && n > e->o->max_sets) {
+        n = e->o->max_sets;
+    }
+    if (ensure(e, sets, n, CORUN_POLICY_NEEDS_PROFILES) != CORUN_OK ||
+        corun__pstore_path(e->o->env.settings.profile_path, path, sizeof(path), e->why,
+                           e->why_len) != CORUN_OK ||
+        corun__pstore_load(path, &ps, NULL, 0) != CORUN_OK) {
+        unload(e);
+        return NULL;
+    }
+    root = json_object();
+    arr = json_array();
+    for (i = 0; i < n; i++) {
+        corun__kclass cls[2];
+        corun__run_result m, s;
+        corun__colocation cm, cs;
+        double frac;
+        bool expect;
+        for (j = 0; j < 2; j++) {
+            const corun__pprof *p =
+                corun__pstore_find_prof(&ps, e->o->backend, e->sc->apps[sets[i][j]].kernel.name);
+            cls[j] = p ? corun__kclass_of(p->flop_frac, p->bw_frac, &e->o->env.settings)
+                       : CORUN_KCLASS_UNKNOWN;
+        }
+        /* Both start at once; the first app's kernel is submitted first and
+         * is the running kernel J_k of Table I's row. */
+        expect = corun__slate_complementary(cls[0], cls[1]);
+        if (run_set(e, sets[i], 2, "mps", NULL, &m) != CORUN_OK) {
+            goto out_fail;
+        }
+        if (run_set(e, sets[i], 2, "slate", NULL, &s) != CORUN_OK) {
+            corun__run_result_free(&m);
+            goto out_fail;
+        }
+        if (colocation(e, sets[i], 2, &m, &cm) != CORUN_OK ||
+            colocation(e, sets[i], 2, &s, &cs) != CORUN_OK) {
+            corun__run_result_free(&m);
+            corun__run_result_free(&s);
+            goto out_fail;
+        }
+        frac = corun_fraction(&s);
+        gain[i] = cs.stp / cm.stp - 1;
+        if (expect) {
+            corun_gain += gain[i];
+            ncorun++;
+        }
+        progress_line(e->o,
+                      "slate %s (%s) + %s (%s): %s, co-ran %.0f%% of the time, STP %.3f vs mps %.3f",
+                      s.apps[0].name, corun__kclass_name(cls[0]), s.apps[1].name,
+                      corun__kclass_name(cls[1]), expect ? "corun" : "solo", frac * 100, cs.stp,
+                      cm.stp);
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "a",
+                           s.apps[0].name, "b", s.apps[1].name, "class_a",
+                           corun__kclass_name(cls[0]), "class_b", corun__kclass_name(cls[1]),
+                           "decision", expect ? "corun" : "solo", "corun_fraction", frac,
+                           "stp_mps", cm.stp, "stp_slate", cs.stp, "gain", gain[i], "antt_mps",
+                           cm.antt, "antt_slate", cs.antt));
+        corun__run_result_free(&m);
+        corun__run_result_free(&s);
+    }
+    corun__pstore_free(&ps);
+    json_object_set_new(root, "pairs", arr);
+    summary(root, "gain", gain, n);
+    json_object_set_new(root, "mean_corun_gain", ncorun ? json_real(corun_gain / ncorun)
+                                                       : json_null());
+    unload(e);
+    return root;
+out_fail:
+    corun__pstore_free(&ps);
+    json_decref(root);
+    json_decref(arr);
+    unload(e);
+    return NULL;
+}
+
+json_t *corun__exp_run(const char *name, const corun__exp_opts *o, char *why, size_t why_len)
+{
+    static json_t *(*const fns[])(ectx *) = {exp_hpf,   exp_srt,   exp_spatial,
+                                             exp_ffs,   exp_model, exp_slate};
+    ectx e;
+    size_t i;
+
+    memset(&e, 0, sizeof(e));
+    e.o = o;
+    e.why = why;
+    e.why_len = why_len;
+    if (why_len > 0) {
+        why[0] = '\0';
+    }
+    if (strcmp(name, "all") == 0) {
+        json_t *root = json_object();
+        for (i = 0; corun__exp_names[i] != NULL; i++) {
+            json_t *r = corun__exp_run(corun__exp_names[i], o, why, why_len);
+            if (r == NULL) {
+                json_decref(root);
+                return NULL;
+            }
+            json_object_set_new(root, corun__exp_names[i], r);
+        }
+        return root;
+    }
+    for (i = 0; corun__exp_names[i] != NULL; i++) {
+        if (strcmp(name, corun__exp_names[i]) == 0) {
+            json_t *r = fns[i](&e);
+            if (r == NULL && why_len > 0 && why[0] == '\0') {
+                snprintf(why, why_len, "experiment '%s' failed", name);
+            }
+            if (r != NULL) {
+                json_object_set_new(r, "experiment", json_string(name));
+                json_object_set_new(r, "backend", json_string(o->backend));
+            }
+            return r;
+        }
+    }
+    snprintf(why, why_len, "unknown experiment '%s' (hpf, srt, spatial, ffs, model, slate, all)",
+             name);
+    return NULL;
+}

@@ -1,0 +1,294 @@
+/*
+ * scenario_train.c — profiling runs: each application's kernel alone on the
+ * GPU, to record the solo durations FLEP's duration model is trained on and
+ * the achieved rates Slate classifies kernels by (scenario.h).
+ *
+ * FLEP trains on 100 randomly generated inputs per kernel (§4.2). Here an
+ * "input" is a launch of the app's kernel whose grid (x dimension) and
+ * size hint are scaled by a random factor, so the model sees the same
+ * features a scheduled launch will have. Kernels run in their worker form on
+ * all CapSMs under the `manual` policy, one launch at a time, so every
+ * recorded duration is a solo one.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rng.h"
+#include "core/duration_model.h"
+#include "core/policy.h"
+#include "core/sched.h"
+#include "scenario/scenario.h"
+
+void corun__train_opts_default(corun__train_opts *o, const corun__settings *set)
+{
+    memset(o, 0, sizeof(*o));
+    o->runs = (uint32_t)set->profile_train_runs;
+    o->min_scale = 0.1;
+    o->max_scale = 1.0;
+    o->profile_runs = 3;
+    o->seed = set->seed;
+}
+
+typedef struct solo_done {
+    int done;
+} solo_done;
+
+static void on_solo_done(corun__sched *s, corun__kernel *k, void *user)
+{
+    ((solo_done *)user)->done = 1;
+}
+
+/* Runs one launch alone and waits for it. *dur_ns is submission to
+ * completion as the host sees it; *per_sm the kernel's workers per SM. */
+static int run_alone(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
+                     double *dur_ns, uint32_t *per_sm, char *why, size_t why_len)
+{
+    solo_done d = {0};
+    corun__kernel *k = NULL;
+    uint64_t give_up;
+    int rc;
+
+    rc = corun__sched_submit(s, spec, attr, on_solo_done, &d, &k, why, why_len);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    /* A solo run that takes a simulated (or real) hour is a bug, not a
+     * measurement. */
+    give_up = corun__sched_now(s) + 3600ull * 1000000000ull;
+    while (!d.done) {
+        if (corun__sched_now(s) >= give_up) {
+            snprintf(why, why_len, "kernel '%s' did not finish alone within an hour", spec->name);
+            return CORUN_ETIMEDOUT;
+        }
+        rc = corun__sched_step(s, give_up);
+        if (rc != CORUN_OK) {
+            snprintf(why, why_len, "backend failed while profiling '%s': %s", spec->name,
+                     corun_strerror(rc));
+            return rc;
+        }
+    }
+    if (k->state != CORUN_KS_DONE) {
+        snprintf(why, why_len, "kernel '%s' failed while profiling: %s", spec->name,
+                 corun_strerror(k->status));
+        rc = k->status != CORUN_OK ? k->status : CORUN_ELAUNCH;
+        corun__sched_release(s, k);
+        return rc;
+    }
+    *dur_ns = (double)(k->t_end - k->t_submit);
+    *per_sm = k->per_sm;
+    corun__sched_release(s, k);
+    return CORUN_OK;
+}
+
+static double dist_mean(const corun__dist *d)
+{
+    switch (d->kind) {
+    case CORUN_DIST_UNIFORM:
+        return 0.5 * (d->a + d->b);
+    case CORUN_DIST_CONST:
+    case CORUN_DIST_NORMAL: /* truncation at 0.05 a moves the mean negligibly */
+    case CORUN_DIST_EXP:
+    default:
+        return d->a;
+    }
+}
+
+static void fill_run(corun__prun *r, const char *backend, const corun__kspec *k,
+                     const corun_launch_attr *attr, double dur_ns)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->backend, sizeof(r->backend), "%s", backend);
+    snprintf(r->kernel, sizeof(r->kernel), "%s", k->name);
+    r->grid = (double)k->grid.x * k->grid.y * k->grid.z;
+    r->block = (double)k->block.x * k->block.y * k->block.z;
+    r->size = attr->size_hint;
+    r->smem = (double)k->shape.smem_static + k->smem_dynamic;
+    r->dur_ns = dur_ns;
+}
+
+/* The training runs and the profile of one application. */
+static int train_app(corun__sched *s, const corun__app *app, const corun__train_opts *o,
+                     corun__rng *rng, corun__pstore *out, char *why, size_t why_len)
+{
+    const char *backend = corun__sched_backend(s);
+    const uint32_t sms = corun__sched_gpu(s)->sm_count;
+    corun_launch_attr attr = app->attr;
+    uint32_t i, per_sm = 0;
+    double dur, sum = 0;
+    int rc;
+
+    /* Alone means alone: no reservation or quota narrows the GPU. */
+    attr.capsm = 0;
+    for (i = 0; i < o->runs; i++) {
+        corun__kspec k = app->kernel;
+        corun_launch_attr a = attr;
+        corun__prun r;
+        double f = corun__rng_uniform(rng, o->min_scale, o->max_scale);
+        k.grid.x = (uint32_t)fmax(1.0, floor(app->kernel.grid.x * f + 0.5));
+        a.size_hint = app->attr.size_hint * ((double)k.grid.x / app->kernel.grid.x);
+        rc = run_alone(s, &k, &a, &dur, &per_sm, why, why_len);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        fill_run(&r, backend, &k, &a, dur);
+        rc = corun__pstore_add_run(out, &r);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+    }
+    for (i = 0; i < o->profile_runs; i++) {
+        rc = run_alone(s, &app->kernel, &attr, &dur, &per_sm, why, why_len);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        sum += dur;
+    }
+    if (o->profile_runs > 0) {
+        corun__pprof p;
+        const corun__kspec *k = &app->kernel;
+        double tasks = (double)k->grid.x * k->grid.y * k->grid.z;
+        /* The tasks' solo time spread over every worker slot of the GPU:
+         * how long the kernel would take if nothing held it back. */
+        double ideal_ns = tasks * dist_mean(&k->task_ns) / ((double)per_sm * sms);
+        memset(&p, 0, sizeof(p));
+        snprintf(p.backend, sizeof(p.backend), "%s", backend);
+        snprintf(p.kernel, sizeof(p.kernel), "%s", k->name);
+        p.dur_ns = sum / o->profile_runs;
+        p.flop_frac = app->compute * ideal_ns / p.dur_ns;
+        p.bw_frac = k->mem_bw * ideal_ns / p.dur_ns;
+        p.samples = o->profile_runs;
+        rc = corun__pstore_add_prof(out, &p);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+    }
+    return CORUN_OK;
+}
+
+int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
+                          const corun__train_opts *o, int only_app, corun__pstore *out, char *why,
+                          size_t why_len)
+{
+    corun__sched_opts so;
+    corun__backend *be = NULL;
+    corun__sched *s = NULL;
+    corun__rng rng;
+    size_t i;
+    int rc;
+
+    if (only_app >= (int)sc->napps || !(o->min_scale > 0) || o->max_scale < o->min_scale) {
+        return CORUN_EINVAL;
+    }
+    rc = env->make_backend(env->make_ctx, sc, o->seed, &be, why, why_len);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    memset(&so, 0, sizeof(so));
+    so.backend = be;
+    so.policy = corun__policy_find("manual");
+    so.settings = env->settings;
+    rc = corun__sched_create(&so, &s);
+    if (rc != CORUN_OK) {
+        goto out_destroy_backend;
+    }
+    corun__rng_seed(&rng, o->seed * 7919u + 17u);
+    for (i = 0; i < sc->napps && rc == CORUN_OK; i++) {
+        if (only_app >= 0 && (int)i != only_app) {
+            continue;
+        }
+        rc = train_app(s, &sc->apps[i], o, &rng, out, why, why_len);
+        if (env->progress != NULL) {
+            env->progress(env->progress_ctx, (double)(i + 1) / (double)sc->napps);
+        }
+    }
+    corun__sched_destroy(s);
+out_destroy_backend:
+    be->ops->destroy(be);
+    return rc;
+}
+
+__attribute__((format(printf, 3, 4))) static void say(void (*log)(void *, const char *), void *ctx,
+                                                     const char *fmt, ...)
+{
+    char line[1200];
+    va_list ap;
+
+    if (log == NULL) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    log(ctx, line);
+}
+
+int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_env *env,
+                                    const char *backend, const char *store_path, unsigned needs,
+                                    void (*log)(void *ctx, const char *line), void *log_ctx,
+                                    char *why, size_t why_len)
+{
+    corun__pstore ps, add;
+    corun__train_opts dur, prof;
+    char note[1024] = "";
+    size_t i, j;
+    int rc;
+
+    if (needs == 0) {
+        return CORUN_OK;
+    }
+    rc = corun__pstore_load(store_path, &ps, note, sizeof(note));
+    if (note[0] != '\0') {
+        say(log, log_ctx, "%s", note);
+    }
+    if (rc != CORUN_OK) {
+        snprintf(why, why_len, "%s", note[0] ? note : corun_strerror(rc));
+        return rc;
+    }
+    corun__train_opts_default(&dur, &env->settings);
+    dur.profile_runs = 0;
+    corun__train_opts_default(&prof, &env->settings);
+    prof.runs = 0;
+    corun__pstore_init(&add);
+    for (i = 0; i < sc->napps && rc == CORUN_OK; i++) {
+        const char *name = sc->apps[i].kernel.name;
+        int dup = 0;
+        for (j = 0; j < i; j++) {
+            dup |= strcmp(sc->apps[j].kernel.name, name) == 0;
+        }
+        if (dup) {
+            continue; /* one kernel, one model and one profile */
+        }
+        if (needs & CORUN_POLICY_NEEDS_DURATIONS) {
+            const corun__prun **runs;
+            size_t n = 0;
+            rc = corun__dm_runs_of(&ps, backend, name, &runs, &n);
+            free(runs);
+            if (rc == CORUN_OK && n < CORUN_DM_MIN_RUNS) {
+                say(log, log_ctx, "profiling '%s' on %s: %u solo runs at random sizes", name,
+                    backend, dur.runs);
+                rc = corun__scenario_train(sc, env, &dur, (int)i, &add, why, why_len);
+            }
+        }
+        if (rc == CORUN_OK && (needs & CORUN_POLICY_NEEDS_PROFILES) &&
+            corun__pstore_find_prof(&ps, backend, name) == NULL) {
+            say(log, log_ctx, "profiling '%s' on %s: its intensity", name, backend);
+            rc = corun__scenario_train(sc, env, &prof, (int)i, &add, why, why_len);
+        }
+    }
+    corun__pstore_free(&ps);
+    if (rc == CORUN_OK && (add.nruns > 0 || add.nprofs > 0)) {
+        note[0] = '\0';
+        rc = corun__pstore_merge(store_path, &add, note, sizeof(note));
+        if (note[0] != '\0') {
+            say(log, log_ctx, "%s", note);
+        }
+        if (rc != CORUN_OK) {
+            snprintf(why, why_len, "%s", note[0] ? note : corun_strerror(rc));
+        }
+    }
+    corun__pstore_free(&add);
+    return rc;
+}
