@@ -33,6 +33,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
 STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness stream hostfunc demo overhead latency resume spatial apps policies sanitize"}
+# GPU_CHECK_EVENTS: random events per kernel in the correctness step (1000).
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
 DEADLINE=${GPU_CHECK_DEADLINE:-570}
@@ -95,7 +96,8 @@ GC=$BUILD/gpu/check/corun-gpucheck
 GCH=$BUILD/gpu/check/corun-gpucheck-hits
 
 has occupancy && run_step occupancy 120 "$GC" occupancy --json "$OUT/occupancy.json"
-has correctness && run_step correctness 420 "$GCH" correctness --events 1000 --json "$OUT/correctness.json"
+has correctness && run_step correctness 420 "$GCH" correctness --events "${GPU_CHECK_EVENTS:-1000}" \
+    --json "$OUT/correctness.json"
 if has demo; then
   run_step demo 200 bash -c "'$BUILD/corun' demo --backend cuda --quiet && \
       '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
@@ -114,7 +116,7 @@ if has policies; then
   # would train the duration models on the wrong numbers.
   rm -f "$OUT/profiles.txt" "$OUT/profiles.txt.lock"
   out_abs=$(cd "$OUT" && pwd)
-  run_step policies 900 bash -c "CORUN_PROFILE_PATH='$out_abs/profiles.txt' \
+  run_step policies 240 bash -c "CORUN_PROFILE_PATH='$out_abs/profiles.txt' \
       '$BUILD/corun' experiment all --backend ${GPU_CHECK_POLICIES_BACKEND:-cuda} \
       ${GPU_CHECK_POLICIES_ARGS:-} > '$OUT/policies.json' && \
       test -s '$OUT/policies.json' && grep -q '\"slate\"' '$OUT/policies.json'"
