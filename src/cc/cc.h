@@ -56,7 +56,8 @@ char *corun__cc_strndup(const char *s, size_t n);
 
 typedef enum corun__cc_severity {
     CORUN_CC_ERROR,
-    CORUN_CC_WARNING
+    CORUN_CC_WARNING,
+    CORUN_CC_NOTE
 } corun__cc_severity;
 
 typedef struct corun__cc_diag {
@@ -308,7 +309,7 @@ void corun__cc_quote(corun__cc_buf *b, const char *s);
 /* Reads a ptxas --resource-usage report of a first transformed build and
  * sets maxnreg for every kernel whose worker would fit fewer blocks per SM
  * than its plain kernel at some block size; warns where a pin cannot help. */
-int corun__cc_pins_from_report(const char *path, corun__cc_kernels *ks, const char *file,
+int corun__cc_pins_from_report(const char *path, const corun__cc_src *s, corun__cc_kernels *ks,
                                corun__cc_diags *d);
 
 #endif /* CORUN_CC_CC_H */

@@ -57,7 +57,9 @@ static void print_diags(corun__cc_diags *d)
     corun__cc_diags_sort(d);
     for (size_t i = 0; i < d->n; i++) {
         const corun__cc_diag *g = &d->v[i];
-        const char *sev = g->sev == CORUN_CC_ERROR ? "error" : "warning";
+        const char *sev = g->sev == CORUN_CC_ERROR     ? "error"
+                          : g->sev == CORUN_CC_WARNING ? "warning"
+                                                       : "note";
         if (g->file && g->line > 0) {
             fprintf(stderr, "%s:%u:%u: %s: corun-cc: %s\n", g->file, g->line, g->col, sev,
                     g->text);
@@ -237,7 +239,7 @@ int main(int argc, char **argv)
         rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
     }
     if (rc == CORUN_OK && !nothing && o.resource_usage != NULL) {
-        rc = corun__cc_pins_from_report(o.resource_usage, &ks, o.in, &d);
+        rc = corun__cc_pins_from_report(o.resource_usage, &src, &ks, &d);
     }
     if (rc == CORUN_OK && !nothing) {
         rc = corun__cc_emit_kernels(&src, &ks, o.line_name, &e, &d);
