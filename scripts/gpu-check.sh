@@ -14,6 +14,10 @@
 #   spatial      LS kernel launched into evicted CapSMs of a running kernel
 #   sanitize     compute-sanitizer memcheck and racecheck on the worker loop
 #   demo         corun demo on the GPU (LS+batch scenario, real kernels)
+#   apps         gpu/apps built with nvcc and with corun-nvcc: outputs equal,
+#                overhead (scripts/gpu-apps.sh; without libclang on the GPU
+#                machine it compiles build-gpu/apps-src, made by
+#                `scripts/gpu-apps.sh --prepare` where libclang is)
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
 # .deps from scripts/fetch-deps.sh on machines that cannot install packages).
 set -uo pipefail
@@ -21,7 +25,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness overhead latency resume spatial sanitize demo"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness overhead latency resume spatial sanitize demo apps"}
 COMMIT=${CORUN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 JOBS=$(nproc 2>/dev/null || echo 4)
 mkdir -p "$OUT"
@@ -91,6 +95,10 @@ if has demo; then
       '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
 fi
 
+if has apps; then
+  run_step apps 900 env OUT="$OUT" GPU_BUILD="$BUILD" scripts/gpu-apps.sh
+fi
+
 # One file with everything, for bench/results/.
 {
   printf '{\n  "device": "%s",\n  "driver": "%s",\n  "commit": "%s",\n  "date": "%s",\n' \
@@ -103,7 +111,7 @@ fi
     printf '"%s": %d' "$s" "${status[$s]}"
   done
   printf '},\n'
-  for f in occupancy correctness overhead latency resume spatial demo; do
+  for f in occupancy correctness overhead latency resume spatial demo apps; do
     if [ -s "$OUT/$f.json" ]; then
       printf '  "%s": ' "$f"
       cat "$OUT/$f.json"
@@ -118,12 +126,13 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness overhead latency resume spatial demo; do
+for f in occupancy correctness overhead latency resume spatial demo apps; do
   [ -s "$OUT/$f.log" ] || continue
   echo "---- $f"
   case $f in
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
     demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -6 ;;
+    apps) sed -n '/^gpu\/apps on/,$p' "$OUT/$f.log" | head -14 ;;
     *) grep -vE "^(==|   )" "$OUT/$f.log" | tail -12 ;;
   esac
 done

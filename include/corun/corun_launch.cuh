@@ -28,6 +28,8 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -56,6 +58,63 @@ struct kernel_slot {
 };
 
 namespace detail {
+
+/* How many launches went through corun and how many ran plain, and why the
+ * first plain one did: written at exit, as one JSON line appended to the
+ * file named by CORUN_LAUNCH_STATS, when that is set (scripts/gpu-apps.sh
+ * uses it to show that a transformed program really ran its workers). */
+struct launch_stats {
+    std::atomic<unsigned long> corun{0};
+    std::atomic<unsigned long> plain{0};
+    std::atomic<int> have_reason{0};
+    char reason[240];
+};
+
+inline launch_stats &stats()
+{
+    static launch_stats s;
+    return s;
+}
+
+inline void write_stats()
+{
+    const char *path = std::getenv("CORUN_LAUNCH_STATS");
+    FILE *f = path != nullptr ? std::fopen(path, "a") : nullptr;
+    if (f == nullptr) {
+        return;
+    }
+    launch_stats &s = stats();
+    std::fprintf(f, "{\"through_corun\": %lu, \"plain\": %lu, \"first_plain_reason\": \"%s\"}\n",
+                 s.corun.load(), s.plain.load(), s.have_reason.load() == 2 ? s.reason : "");
+    std::fclose(f);
+}
+
+inline void count(bool through_corun, const char *why)
+{
+    static const bool registered = [] {
+        if (std::getenv("CORUN_LAUNCH_STATS") != nullptr) {
+            std::atexit(write_stats);
+        }
+        return true;
+    }();
+    (void)registered;
+    launch_stats &s = stats();
+    if (through_corun) {
+        s.corun.fetch_add(1, std::memory_order_relaxed);
+        return;
+    }
+    s.plain.fetch_add(1, std::memory_order_relaxed);
+    int expect = 0;
+    if (s.have_reason.compare_exchange_strong(expect, 1)) {
+        size_t i = 0;
+        for (; why != nullptr && why[i] != '\0' && i + 1 < sizeof(s.reason); i++) {
+            const char c = why[i];
+            s.reason[i] = (c == '"' || c == '\\' || (unsigned char)c < 32) ? '\'' : c;
+        }
+        s.reason[i] = '\0';
+        s.have_reason.store(2);
+    }
+}
 
 /* The process-wide context if it drives a real GPU, else NULL (the
  * simulator cannot run a program's kernels). Decided once. */
@@ -117,8 +176,11 @@ inline cudaError_t launch_ptrs(kernel_slot &slot, const config &cfg, const char 
                                const void *plain, const void *worker, void **args)
 {
     corun_ctx *ctx = detail::gpu_ctx();
+    const char *why = "no usable GPU backend (corun_default_ctx)";
     if (ctx != nullptr) {
         corun_kernel *k = detail::registered(slot, ctx, name, plain, worker);
+        why = corun_last_error()[0] != '\0' ? corun_last_error()
+                                             : "kernel not registered (corun_kernel_get)";
         if (k != nullptr) {
             corun_launch_attr attr;
             std::memset(&attr, 0, sizeof(attr));
@@ -127,10 +189,13 @@ inline cudaError_t launch_ptrs(kernel_slot &slot, const config &cfg, const char 
             const corun_dim3 b = {cfg.block.x, cfg.block.y, cfg.block.z};
             if (corun_launch_stream(ctx, k, g, b, (uint32_t)cfg.smem, args, &attr,
                                     (void *)cfg.stream, nullptr) == CORUN_OK) {
+                detail::count(true, nullptr);
                 return cudaSuccess;
             }
+            why = corun_last_error();
         }
     }
+    detail::count(false, why);
     return cudaLaunchKernel(plain, cfg.grid, cfg.block, args, cfg.smem, cfg.stream);
 }
 

@@ -211,7 +211,7 @@ int main(int argc, char **argv)
         o.line_name = o.in;
     }
 
-    double t0 = now_ms();
+    double t0 = now_ms(), t_parse = 0;
     corun__cc_diags d = {0};
     corun__cc_src src;
     corun__cc_tu host, dev;
@@ -224,6 +224,7 @@ int main(int argc, char **argv)
     if (rc == CORUN_OK) {
         rc = corun__cc_parse(&o, &host, &dev, &d);
         parsed = 1;
+        t_parse = now_ms() - t0;
     }
     if (rc == CORUN_OK) {
         rc = corun__cc_src_index(&src, host.tu, host.file);
@@ -270,9 +271,10 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < ks.n; i++) {
             defs += ks.v[i].is_def;
         }
-        fprintf(stderr, "corun-cc: %s: %zu kernel%s, %zu launch%s rewritten, %.0f ms%s\n", o.in,
-                defs, defs == 1 ? "" : "s", nlaunches, nlaunches == 1 ? "" : "es",
-                now_ms() - t0, status == 1 ? " (refused)" : "");
+        fprintf(stderr,
+                "corun-cc: %s: %zu kernel%s, %zu launch%s rewritten, %.0f ms (parse %.0f)%s\n",
+                o.in, defs, defs == 1 ? "" : "s", nlaunches, nlaunches == 1 ? "" : "es",
+                now_ms() - t0, t_parse, status == 1 ? " (refused)" : "");
     }
 
     corun__cc_buf_free(&out);
