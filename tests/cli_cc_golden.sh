@@ -2,8 +2,9 @@
 # Golden tests of corun-cc (docs/corun-cc.md): every tests/cc/NAME.cu is
 # transformed and compared with tests/cc/NAME.expected (a transformed file)
 # or, for refused files, its messages with tests/cc/NAME.err (exit 1, no
-# output written). NAME.expected missing and NAME.err missing means the file
-# must come back unchanged, byte for byte. Then every transformed output is
+# output written); warnings of a transformed file are compared with
+# tests/cc/NAME.warn (none allowed without it). NAME.expected missing and
+# NAME.err missing means the file must come back unchanged, byte for byte. Then every transformed output is
 # compiled with nvcc -arch=sm_90 (skipped, exit 77, without nvcc; skipped in
 # sanitizer builds, whose plain build already does it).
 #
@@ -35,11 +36,14 @@ for in in *.cu; do
   "$cc" "$in" -o "$out" > "$tmp/$name.log" 2>&1
   rc=$?
   if [ "${CORUN_CC_GOLDEN_UPDATE:-0}" = 1 ]; then
-    rm -f "$name.expected" "$name.err"
+    rm -f "$name.expected" "$name.err" "$name.warn"
     if [ $rc -eq 1 ]; then
       cp "$tmp/$name.log" "$name.err"
     elif [ $rc -eq 0 ] && ! cmp -s "$in" "$out"; then
       cp "$out" "$name.expected"
+    fi
+    if [ $rc -eq 0 ] && [ -s "$tmp/$name.log" ]; then
+      cp "$tmp/$name.log" "$name.warn"
     fi
   fi
   if [ -f "$name.err" ]; then
@@ -59,6 +63,18 @@ for in in *.cu; do
   fi
   if [ $rc -ne 0 ]; then
     echo "FAIL $name: exit $rc"
+    cat "$tmp/$name.log"
+    fail=1
+    continue
+  fi
+  if [ -f "$name.warn" ]; then
+    if ! diff -u "$name.warn" "$tmp/$name.log"; then
+      echo "FAIL $name: warnings differ from $name.warn"
+      fail=1
+      continue
+    fi
+  elif [ -s "$tmp/$name.log" ]; then
+    echo "FAIL $name: unexpected messages:"
     cat "$tmp/$name.log"
     fail=1
     continue

@@ -222,6 +222,8 @@ typedef struct corun__cc_kernel {
     size_t nparams;
     corun__cc_param *tparams;
     size_t ntparams;
+    int clone;           /* a __device__ function cloned with blockIdx/gridDim
+                            parameters (checks.c), not a kernel */
     CXCursor cursor;     /* device-side declaration */
     CXCursor body;       /* device-side body (definitions) */
     /* filled by checks.c */
@@ -242,6 +244,11 @@ typedef struct corun__cc_kernels {
  * by a macro, explicit specializations, block scope). */
 int corun__cc_find_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
                            corun__cc_kernels *ks, corun__cc_diags *d);
+/* Describes function declaration fn (device side) like a kernel, appended
+ * to list; *index is the new record, or -1 when fn is not in this file or
+ * cannot be rewritten (then with a diagnostic). */
+int corun__cc_describe_function(const corun__cc_tu *dev, const corun__cc_src *s, CXCursor fn,
+                                corun__cc_kernels *list, corun__cc_diags *d, long *index);
 /* The declaration record that holds the launcher for this USR: the first
  * declaration in the file; NULL when the kernel is not declared here. */
 corun__cc_kernel *corun__cc_kernel_first(corun__cc_kernels *ks, const char *usr);
@@ -254,11 +261,27 @@ void corun__cc_kernels_free(corun__cc_kernels *ks);
 /* Checks (checks.c)                                                        */
 /* ------------------------------------------------------------------------ */
 
+/* A call of a cloned function, to become f__corun(blockIdx, gridDim, ...). */
+typedef struct corun__cc_callsite {
+    unsigned name_end; /* "__corun" goes here */
+    unsigned args_at;  /* just after "(": "blockIdx, gridDim" goes here */
+    int has_args;
+} corun__cc_callsite;
+
+typedef struct corun__cc_callsites {
+    corun__cc_callsite *v;
+    size_t n, cap;
+} corun__cc_callsites;
+
 /* Analyses what each kernel definition's code does (the device side: the
  * kernel and everything it calls in the unit) and refuses what a worker
- * cannot run safely; sets shared and wrap_body. */
+ * cannot run safely; sets shared and wrap_body. Functions of this file that
+ * a kernel calls and that read blockIdx/gridDim (or call such functions)
+ * are described in clones, and their calls from kernels and from other
+ * clones in sites. */
 int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
-                            corun__cc_kernels *ks, corun__cc_diags *d);
+                            corun__cc_kernels *ks, corun__cc_kernels *clones,
+                            corun__cc_callsites *sites, corun__cc_diags *d);
 
 /* ------------------------------------------------------------------------ */
 /* Edits (edits.c)                                                          */
@@ -295,10 +318,13 @@ int corun__cc_rewrite_launches(const corun__cc_tu *host, const corun__cc_tu *dev
                                corun__cc_edits *e, corun__cc_diags *d, size_t *nlaunches);
 
 /* Adds the edits that turn each kernel into body, plain kernel, worker and
- * launcher, and that follow explicit instantiations with the worker's.
+ * launcher, that follow explicit instantiations with the worker's, and that
+ * add each clone (f__corun, taking blockIdx and gridDim first) after its
+ * function, with the calls in sites rewritten.
  * line_name is the file name written in #line directives. */
-int corun__cc_emit_kernels(const corun__cc_src *s, corun__cc_kernels *ks, const char *line_name,
-                           corun__cc_edits *e, corun__cc_diags *d);
+int corun__cc_emit_kernels(const corun__cc_src *s, corun__cc_kernels *ks,
+                           const corun__cc_kernels *clones, const corun__cc_callsites *sites,
+                           const char *line_name, corun__cc_edits *e, corun__cc_diags *d);
 /* Appends a C string literal for s (quotes and escapes) to b. */
 void corun__cc_quote(corun__cc_buf *b, const char *s);
 

@@ -32,17 +32,31 @@
 #define MAX_DEPTH 512
 
 /* What one function's own body does. */
+struct fcall;
+
 typedef struct fnrec {
     CXCursor fn;
     unsigned hash;
     int barrier, shared, warpsync, unresolved;
-    int blockidx, grid, dp, asmbad, spin;
-    CXCursor blockidx_at, grid_at, dp_at, asm_at, spin_at;
+    int blockidx, grid, dp, asmbad, spin, poll;
+    CXCursor blockidx_at, grid_at, dp_at, asm_at, spin_at, poll_at;
     char grid_what[64], dp_what[64], asm_what[64];
     size_t *callees;
     size_t ncallees, cap;
+    struct fcall *calls; /* calls of functions with a definition in the unit */
+    size_t ncalls, capcalls;
+    int addr_taken;      /* named other than in a call */
     int walked;
 } fnrec;
+
+/* One call in a function's body: the callee's name, and the functions it
+ * may reach (several for a name resolved at instantiation). */
+typedef struct fcall {
+    CXCursor call, ref;
+    long targets[4];
+    size_t ntargets;
+    int nocap_lambda;    /* inside a lambda without a capture-default */
+} fcall;
 
 typedef struct ret_rec {
     unsigned off;
@@ -77,10 +91,14 @@ typedef struct checker {
     const corun__cc_tu *t;
     const corun__cc_src *s;
     corun__cc_diags *d;
+    corun__cc_kernels *clones;
+    corun__cc_callsites *sites;
     fnrec *v;
     size_t n, cap;
     int oom;
     /* the walk in progress */
+    CXCursor *callee_refs; /* names being called (not taken as values) */
+    size_t nrefs, caprefs;
     size_t cur;
     kernel_walk *kw;
     CXCursor stack[MAX_DEPTH];
@@ -257,31 +275,53 @@ static long add_fn(checker *k, CXCursor fn)
     return (long)k->n++;
 }
 
-static void add_callee(checker *k, CXCursor ref)
+/* An implicit instantiation of a function template is walked (and cloned)
+ * as its template, whose text it is; an explicit specialization has its
+ * own text and stays itself. */
+static CXCursor pattern(CXCursor def)
+{
+    if (clang_Cursor_isNull(def)) {
+        return def;
+    }
+    CXCursor t = clang_getSpecializedCursorTemplate(def);
+    if (clang_Cursor_isNull(t)) {
+        return def;
+    }
+    CXCursor td = clang_getCursorDefinition(t);
+    if (clang_Cursor_isNull(td)) {
+        td = t;
+    }
+    return clang_equalLocations(clang_getCursorLocation(def), clang_getCursorLocation(td)) ? td
+                                                                                         : def;
+}
+
+/* Adds the function ref names (if it has a body to walk) to the current
+ * function's callees; its index, or -1. */
+static long add_callee(checker *k, CXCursor ref)
 {
     if (clang_Cursor_isNull(ref) || !is_function_kind(clang_getCursorKind(ref))) {
-        return;
+        return -1;
     }
-    CXCursor def = clang_getCursorDefinition(ref);
+    CXCursor def = pattern(clang_getCursorDefinition(ref));
     if (clang_Cursor_isNull(def)) {
-        return; /* a builtin or declared only: nothing to walk */
+        return -1; /* a builtin or declared only: nothing to walk */
     }
     /* kernels are not callees (a launch from device code is refused) */
     if (corun__cc_has_attr(def, CXCursor_CUDAGlobalAttr)) {
-        return;
+        return -1;
     }
     /* a lambda defined in this body is walked as part of it */
     if (nested_in(def, k->v[k->cur].fn)) {
-        return;
+        return -1;
     }
     long i = add_fn(k, def);
     if (i < 0) {
-        return;
+        return -1;
     }
     fnrec *r = &k->v[k->cur];
     for (size_t j = 0; j < r->ncallees; j++) {
         if (r->callees[j] == (size_t)i) {
-            return;
+            return i;
         }
     }
     if (r->ncallees == r->cap) {
@@ -289,12 +329,55 @@ static void add_callee(checker *k, CXCursor ref)
         size_t *v = realloc(r->callees, cap * sizeof(*v));
         if (v == NULL) {
             k->oom = 1;
-            return;
+            return -1;
         }
         r->callees = v;
         r->cap = cap;
     }
     r->callees[r->ncallees++] = (size_t)i;
+    return i;
+}
+
+/* The name a call calls: the DeclRefExpr or OverloadedDeclRef under its
+ * callee expression, or a null cursor. */
+static CXCursor call_ref(CXCursor call)
+{
+    CXCursor c = corun__cc_child(call, 0);
+    for (int i = 0; i < 8 && !clang_Cursor_isNull(c); i++) {
+        enum CXCursorKind kind = clang_getCursorKind(c);
+        if (kind == CXCursor_OverloadedDeclRef ||
+            (kind == CXCursor_DeclRefExpr && !clang_Cursor_isNull(clang_getCursorReferenced(c)))) {
+            return c;
+        }
+        if (kind != CXCursor_UnexposedExpr && kind != CXCursor_DeclRefExpr &&
+            kind != CXCursor_ParenExpr) {
+            break;
+        }
+        c = corun__cc_child(c, 0);
+    }
+    return clang_getNullCursor();
+}
+
+static void record_fcall(checker *k, CXCursor call, CXCursor ref, const long *targets, size_t n,
+                         int nocap)
+{
+    fnrec *r = &k->v[k->cur];
+    if (r->ncalls == r->capcalls) {
+        size_t cap = r->capcalls ? r->capcalls * 2 : 8;
+        fcall *v = realloc(r->calls, cap * sizeof(*v));
+        if (v == NULL) {
+            k->oom = 1;
+            return;
+        }
+        r->calls = v;
+        r->capcalls = cap;
+    }
+    fcall *f = &r->calls[r->ncalls++];
+    f->call = call;
+    f->ref = ref;
+    f->ntargets = n > 4 ? 4 : n;
+    memcpy(f->targets, targets, f->ntargets * sizeof(long));
+    f->nocap_lambda = nocap;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -304,6 +387,9 @@ static void add_callee(checker *k, CXCursor ref)
 typedef struct overload_ctx {
     checker *k;
     int found;
+    long targets[4];
+    size_t ntargets;
+    CXCursor ref;
 } overload_ctx;
 
 static enum CXChildVisitResult overload_visit(CXCursor c, CXCursor p, CXClientData data)
@@ -313,9 +399,13 @@ static enum CXChildVisitResult overload_visit(CXCursor c, CXCursor p, CXClientDa
     if (clang_getCursorKind(c) == CXCursor_OverloadedDeclRef) {
         unsigned n = clang_getNumOverloadedDecls(c);
         for (unsigned i = 0; i < n; i++) {
-            add_callee(x->k, clang_getOverloadedDecl(c, i));
+            long t = add_callee(x->k, clang_getOverloadedDecl(c, i));
+            if (t >= 0 && x->ntargets < 4) {
+                x->targets[x->ntargets++] = t;
+            }
         }
         x->found = 1;
+        x->ref = c;
         return CXChildVisit_Break;
     }
     return CXChildVisit_Recurse;
@@ -405,6 +495,9 @@ static void check_loop(checker *k, CXCursor loop, fnrec *r)
     if (cond.grid && (cond.atomic || cond.vol || all.atomic || all.vol) && !r->spin) {
         r->spin = 1;
         r->spin_at = loop;
+    } else if (!cond.grid && (cond.atomic || cond.vol) && !r->poll) {
+        r->poll = 1;
+        r->poll_at = loop;
     }
 }
 
@@ -603,21 +696,37 @@ static enum CXChildVisitResult body_visit(CXCursor c, CXCursor parent, CXClientD
             snprintf(R->dp_what, sizeof(R->dp_what), "%s called from device code", nm);
         }
         clang_disposeString(sp);
-        if (!clang_Cursor_isNull(ref)) {
-            add_callee(k, ref);
-            CXCursor def = clang_getCursorDefinition(ref);
-            if (!clang_Cursor_isNull(def)) {
-                callee = find_fn(k, def);
+        CXCursor cref = call_ref(c);
+        if (!clang_Cursor_isNull(cref) &&
+            !push_cursor(&k->callee_refs, &k->nrefs, &k->caprefs, cref)) {
+            k->oom = 1;
+        }
+        int nocap = 0;
+        for (size_t i = k->depth; i-- > 0;) {
+            if (clang_getCursorKind(k->stack[i]) == CXCursor_LambdaExpr &&
+                !lambda_has_default_capture(k, k->stack[i])) {
+                nocap = 1;
+            }
+        }
+        if (!clang_Cursor_isNull(ref) && !is_function_kind(clang_getCursorKind(ref))) {
+            R->unresolved = 1; /* through an object or a pointer: op(x), fp(x) */
+        } else if (!clang_Cursor_isNull(ref)) {
+            long t = add_callee(k, ref);
+            callee = t;
+            if (t >= 0 && !clang_Cursor_isNull(cref)) {
+                record_fcall(k, c, cref, &t, 1, nocap);
             }
         } else {
             /* a dependent call: every candidate the name can mean */
-            overload_ctx x = {k, 0};
+            overload_ctx x = {k, 0, {0, 0, 0, 0}, 0, clang_getNullCursor()};
             CXCursor fe = corun__cc_child(c, 0);
             if (!clang_Cursor_isNull(fe) && overload_visit(fe, c, &x) == CXChildVisit_Recurse) {
                 clang_visitChildren(fe, overload_visit, &x);
             }
             if (!x.found) {
                 R->unresolved = 1;
+            } else if (x.ntargets > 0) {
+                record_fcall(k, c, x.ref, x.targets, x.ntargets, nocap);
             }
         }
         record_call(k, c, callee, barrier);
@@ -655,7 +764,14 @@ static enum CXChildVisitResult body_visit(CXCursor c, CXCursor parent, CXClientD
             }
         }
         if (!clang_Cursor_isNull(ref) && is_function_kind(clang_getCursorKind(ref))) {
-            add_callee(k, ref);
+            long t = add_callee(k, ref);
+            int called = 0;
+            for (size_t i = 0; i < k->nrefs && !called; i++) {
+                called = clang_equalCursors(k->callee_refs[i], c);
+            }
+            if (t >= 0 && !called) {
+                k->v[t].addr_taken = 1;
+            }
         }
         break;
     }
@@ -992,21 +1108,32 @@ static void free_walk(kernel_walk *kw)
     free(kw->modified);
 }
 
-/* Whether some code outside the kernels of this file reads blockIdx: asked
- * only when a kernel makes calls that cannot be resolved before template
- * instantiation (a functor or lambda argument may be such code). */
+/* Whether code that a call resolved only at instantiation could reach
+ * reads blockIdx: the operator() of a functor or lambda, or another member
+ * function, outside the kernels of this file. Asked only when a kernel
+ * makes such calls (calls of named functions are followed, and cloned). */
 typedef struct outside_ctx {
     checker *k;
     corun__cc_kernels *ks;
     CXCursor at;
     int found;
+    int in_member; /* inside a member function or a lambda */
 } outside_ctx;
 
 static enum CXChildVisitResult outside_visit(CXCursor c, CXCursor p, CXClientData data)
 {
     outside_ctx *x = data;
+    enum CXCursorKind kind = clang_getCursorKind(c);
     (void)p;
-    if (clang_getCursorKind(c) == CXCursor_DeclRefExpr) {
+    if (kind == CXCursor_CXXMethod || kind == CXCursor_LambdaExpr ||
+        kind == CXCursor_ConversionFunction) {
+        int saved = x->in_member;
+        x->in_member = 1;
+        clang_visitChildren(c, outside_visit, x);
+        x->in_member = saved;
+        return x->found ? CXChildVisit_Break : CXChildVisit_Continue;
+    }
+    if (kind == CXCursor_DeclRefExpr && x->in_member) {
         int b = builtin_var(clang_getCursorReferenced(c));
         long o = corun__cc_cursor_off(x->k->t, c, 0);
         if ((b == 'b' || b == 'g') && o >= 0) {
@@ -1022,6 +1149,207 @@ static enum CXChildVisitResult outside_visit(CXCursor c, CXCursor p, CXClientDat
         }
     }
     return CXChildVisit_Recurse;
+}
+
+static long pos_in(const reach *rs, long fn)
+{
+    for (size_t j = 0; j < rs->n; j++) {
+        if ((long)rs->v[j] == fn) {
+            return (long)j;
+        }
+    }
+    return -1;
+}
+
+/* Why function def cannot be given a clone, or NULL when it can. */
+static const char *not_cloneable(checker *k, const fnrec *r)
+{
+    if (corun__cc_cursor_off(k->t, r->fn, 0) < 0) {
+        return "it is defined in another file";
+    }
+    enum CXCursorKind kind = clang_getCursorKind(r->fn);
+    if (kind != CXCursor_FunctionDecl && kind != CXCursor_FunctionTemplate) {
+        return "it is a member function";
+    }
+    if (r->addr_taken) {
+        return "its address is taken, so calls through the pointer would miss the clone";
+    }
+    return NULL;
+}
+
+static int has_clone(const corun__cc_kernels *clones, const char *usr)
+{
+    for (size_t i = 0; i < clones->n; i++) {
+        if (strcmp(clones->v[i].usr, usr) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Describes function r for cloning (its first declaration too, when that
+ * comes earlier in the file). 0 when it cannot be rewritten. */
+static int describe_clone(checker *k, const fnrec *r)
+{
+    char *usr = corun__cc_kernel_usr(r->fn);
+    if (usr == NULL) {
+        k->oom = 1;
+        return 0;
+    }
+    int have = has_clone(k->clones, usr);
+    free(usr);
+    if (have) {
+        return 1;
+    }
+    long idx = -1;
+    CXCursor first = clang_getCanonicalCursor(r->fn);
+    if (!clang_equalCursors(first, r->fn) && corun__cc_cursor_off(k->t, first, 0) >= 0 &&
+        corun__cc_cursor_off(k->t, first, 0) < corun__cc_cursor_off(k->t, r->fn, 0)) {
+        if (corun__cc_describe_function(k->t, k->s, first, k->clones, k->d, &idx) != CORUN_OK) {
+            k->oom = 1;
+            return 0;
+        }
+        if (idx < 0) {
+            return 0;
+        }
+    }
+    if (corun__cc_describe_function(k->t, k->s, r->fn, k->clones, k->d, &idx) != CORUN_OK) {
+        k->oom = 1;
+        return 0;
+    }
+    return idx >= 0;
+}
+
+/* Records the call f(...) of a clone as a call of f__corun(blockIdx,
+ * gridDim, ...). 0, with a refusal, when the call cannot be edited. */
+static int add_site(checker *k, const corun__cc_kernel *kn, const fcall *c)
+{
+    const corun__cc_src *s = k->s;
+    char name[256];
+    fn_name(c->ref, name, sizeof(name));
+    if (c->nocap_lambda) {
+        refuse_at(k, c->call, "call in a lambda without a capture-default",
+                  "kernel '%s': '%s' is given the block-task's blockIdx/gridDim, which the "
+                  "lambda must capture; write [&] or [=]",
+                  kn->name, name);
+        return 0;
+    }
+    long sp = corun__cc_cursor_off(k->t, c->ref, 1);
+    long ex = corun__cc_cursor_off(k->t, c->ref, 0);
+    long ti = sp >= 0 ? corun__cc_tok_at(s, (unsigned)sp) : -1;
+    size_t lp = ti >= 0 ? (size_t)ti + 1 : 0;
+    if (ti >= 0 && corun__cc_tok_is(s, lp, "<")) {
+        lp = corun__cc_tok_match(s, lp) + 1;
+    }
+    if (sp < 0 || sp != ex || ti < 0 || corun__cc_src_define_at(s, (unsigned)sp) != NULL ||
+        !corun__cc_tok_is(s, (size_t)ti, name) || !corun__cc_tok_is(s, lp, "(")) {
+        refuse_at(k, c->call, "call of a function that reads blockIdx/gridDim",
+                  "kernel '%s': the call of '%s' is not written out in this file (a macro?), so "
+                  "it cannot be given the block-task's blockIdx/gridDim",
+                  kn->name, name);
+        return 0;
+    }
+    corun__cc_callsites *v = k->sites;
+    unsigned name_end = s->tok[ti].off + s->tok[ti].len;
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->v[i].name_end == name_end) {
+            return 1;
+        }
+    }
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        corun__cc_callsite *nv = realloc(v->v, cap * sizeof(*nv));
+        if (nv == NULL) {
+            k->oom = 1;
+            return 0;
+        }
+        v->v = nv;
+        v->cap = cap;
+    }
+    v->v[v->n].name_end = name_end;
+    v->v[v->n].args_at = s->tok[lp].off + 1;
+    v->v[v->n].has_args = !corun__cc_tok_is(s, lp + 1, ")");
+    v->n++;
+    return 1;
+}
+
+/* Functions the kernel reaches that read blockIdx/gridDim, or call ones
+ * that do, would see the worker's values: each gets a clone that takes
+ * the block-task's values as parameters, f__corun(blockIdx, gridDim, ...),
+ * called instead from the kernel's body and from the other clones. Returns
+ * 1 when that is impossible (refused). */
+static int clone_callees(checker *k, corun__cc_kernel *kn, reach *rs, int grid_refused)
+{
+    unsigned char *need = calloc(rs->n ? rs->n : 1, 1);
+    int refused = 0;
+    char fname[256];
+
+    if (need == NULL) {
+        k->oom = 1;
+        return 1;
+    }
+    for (size_t q = 1; q < rs->n; q++) {
+        need[q] = (unsigned char)k->v[rs->v[q]].blockidx;
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t q = 1; q < rs->n; q++) {
+            const fnrec *r = &k->v[rs->v[q]];
+            for (size_t c = 0; c < r->ncalls && !need[q]; c++) {
+                for (size_t t = 0; t < r->calls[c].ntargets; t++) {
+                    long j = pos_in(rs, r->calls[c].targets[t]);
+                    if (j > 0 && need[j]) {
+                        need[q] = 1;
+                        changed = 1;
+                    }
+                }
+            }
+        }
+    }
+    for (size_t q = 1; q < rs->n && !refused; q++) {
+        const fnrec *r = &k->v[rs->v[q]];
+        if (!need[q]) {
+            continue;
+        }
+        if (grid_refused && in_cooperative_groups(r->fn)) {
+            refused = 1; /* cooperative_groups' grid code: already said */
+            break;
+        }
+        fn_name(r->fn, fname, sizeof(fname));
+        const char *why = not_cloneable(k, r);
+        if (why == NULL && !describe_clone(k, r)) {
+            why = "it cannot be rewritten (see above)";
+        }
+        if (why != NULL) {
+            refuse_at(k, r->blockidx ? r->blockidx_at : r->fn,
+                      "__device__ function reading blockIdx/gridDim",
+                      "'%s', called from kernel '%s', %s blockIdx or gridDim, and %s; in a "
+                      "worker it would see the worker's values, not the block-task's: pass "
+                      "them as parameters",
+                      fname, kn->name, r->blockidx ? "reads the built-in" : "calls code reading",
+                      why);
+            refused = 1;
+        }
+    }
+    /* the calls to rewrite: in the kernel's body and in the clones */
+    for (size_t q = 0; q < rs->n && !refused; q++) {
+        const fnrec *r = &k->v[rs->v[q]];
+        if (q > 0 && !need[q]) {
+            continue;
+        }
+        for (size_t c = 0; c < r->ncalls && !refused; c++) {
+            int hit = 0;
+            for (size_t t = 0; t < r->calls[c].ntargets; t++) {
+                long j = pos_in(rs, r->calls[c].targets[t]);
+                hit |= j > 0 && need[j];
+            }
+            if (hit && !add_site(k, kn, &r->calls[c])) {
+                refused = 1;
+            }
+        }
+    }
+    free(need);
+    return refused;
 }
 
 static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, int *outside_done,
@@ -1045,24 +1373,20 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
     }
     /* one error per kind of problem, at its first place in this file if
      * it has one (a use in a header is the consequence of one here) */
-    long best[5] = {-1, -1, -1, -1, -1}; /* grid, dp, spin, asm, blockidx */
-    int best_here[5] = {0, 0, 0, 0, 0};
+    long best[4] = {-1, -1, -1, -1}; /* grid, dp, spin, asm */
+    int best_here[4] = {0, 0, 0, 0};
     for (size_t q = 0; q < rs->n; q++) {
         fnrec *r = &k->v[rs->v[q]];
         kn->shared |= r->barrier || r->shared || r->warpsync;
-        const int has[5] = {r->grid, r->dp, r->spin, r->asmbad, q > 0 && r->blockidx};
-        const CXCursor at[5] = {r->grid_at, r->dp_at, r->spin_at, r->asm_at, r->blockidx_at};
-        for (int c = 0; c < 5; c++) {
+        const int has[4] = {r->grid, r->dp, r->spin, r->asmbad};
+        const CXCursor at[4] = {r->grid_at, r->dp_at, r->spin_at, r->asm_at};
+        for (int c = 0; c < 4; c++) {
             int here = has[c] && corun__cc_cursor_off(k->t, at[c], 1) >= 0;
             if (has[c] && (best[c] < 0 || (here && !best_here[c]))) {
                 best[c] = (long)rs->v[q];
                 best_here[c] = here;
             }
         }
-    }
-    /* cooperative_groups' own grid functions read blockIdx: one error */
-    if (best[0] >= 0 && best[4] >= 0 && in_cooperative_groups(k->v[best[4]].fn)) {
-        best[4] = -1;
     }
     int refused = 0;
     if (best[0] >= 0) {
@@ -1090,27 +1414,34 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
                   kn->name);
         refused = 1;
     }
+    for (size_t q = 0; q < rs->n; q++) {
+        fnrec *r = &k->v[rs->v[q]];
+        if (r->poll) {
+            corun__cc_diag_at(k->d, CORUN_CC_WARNING, clang_getCursorLocation(r->poll_at),
+                              "loop polling memory",
+                              "kernel '%s' waits in a loop on an atomic or volatile value: safe "
+                              "under corun if it waits for earlier blocks (or for a lock), but a "
+                              "wait for a later block deadlocks when one worker runs both",
+                              kn->name);
+            break;
+        }
+    }
     if (best[3] >= 0) {
         fnrec *r = &k->v[best[3]];
         fn_name(r->fn, fname, sizeof(fname));
+        char in[300] = "";
+        if (best[3] != (long)rs->v[0]) {
+            snprintf(in, sizeof(in), " (in '%s')", fname);
+        }
         refuse_at(k, r->asm_at, r->asm_what,
-                  "kernel '%s' (in '%s'): %s", kn->name, fname,
+                  "kernel '%s'%s: %s", kn->name, in,
                   strstr(r->asm_what, "exit")
                       ? "a thread that exits leaves the worker, not the block-task"
                       : "in a worker the hardware registers describe the worker, not the "
                         "block-task");
         refused = 1;
     }
-    if (best[4] >= 0) {
-        fnrec *r = &k->v[best[4]];
-        fn_name(r->fn, fname, sizeof(fname));
-        refuse_at(k, r->blockidx_at, "__device__ function reading blockIdx/gridDim",
-                  "'%s', called from kernel '%s', reads the built-in blockIdx or gridDim: in "
-                  "a worker it would see the worker's index, not the block-task's; pass the "
-                  "values as parameters",
-                  fname, kn->name);
-        refused = 1;
-    }
+    refused |= clone_callees(k, kn, rs, best[0] >= 0);
     if (kw.addr_blockidx) {
         refuse_at(k, kw.addr_at, "address of blockIdx/gridDim",
                   "kernel '%s': the body's blockIdx/gridDim become parameters, whose address "
@@ -1194,8 +1525,9 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
                      corun__cc_src_line(k->s, off_of(k, outside->at)));
             refuse_at(k, kn->cursor, "call that cannot be resolved",
                       "kernel '%s' makes calls that are resolved only when its template is "
-                      "instantiated, and code outside the kernels reads blockIdx/gridDim (%s); "
-                      "corun-cc cannot prove the kernel does not reach it",
+                      "instantiated (a functor or lambda argument), and a member function or "
+                      "lambda outside the kernels reads blockIdx/gridDim (%s); corun-cc cannot "
+                      "prove the kernel does not reach it",
                       kn->name, where);
             refused = 1;
         }
@@ -1209,7 +1541,8 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
 }
 
 int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
-                            corun__cc_kernels *ks, corun__cc_diags *d)
+                            corun__cc_kernels *ks, corun__cc_kernels *clones,
+                            corun__cc_callsites *sites, corun__cc_diags *d)
 {
     checker k;
     reach rs = {0}, tmp = {0};
@@ -1219,7 +1552,9 @@ int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
     k.t = dev;
     k.s = s;
     k.d = d;
-    outside_ctx outside = {&k, ks, clang_getNullCursor(), 0};
+    k.clones = clones;
+    k.sites = sites;
+    outside_ctx outside = {&k, ks, clang_getNullCursor(), 0, 0};
     for (size_t i = 0; i < ks->n && !k.oom; i++) {
         corun__cc_kernel *kn = &ks->v[i];
         if (kn->is_def && !kn->refused) {
@@ -1237,8 +1572,10 @@ int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
     }
     for (size_t i = 0; i < k.n; i++) {
         free(k.v[i].callees);
+        free(k.v[i].calls);
     }
     free(k.v);
+    free(k.callee_refs);
     free(rs.v);
     free(tmp.v);
     return k.oom ? CORUN_ENOMEM : CORUN_OK;

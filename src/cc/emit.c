@@ -374,9 +374,124 @@ static int emit_instantiations(const corun__cc_src *s, corun__cc_kernels *ks, co
     return CORUN_OK;
 }
 
-int corun__cc_emit_kernels(const corun__cc_src *s, corun__cc_kernels *ks, const char *line_name,
-                           corun__cc_edits *e, corun__cc_diags *d)
+/* Copies [a, b) of the original with the calls in sites rewritten. */
+static void render_sites(corun__cc_buf *out, const corun__cc_src *s,
+                         const corun__cc_callsites *sites, unsigned a, unsigned b)
 {
+    unsigned p = a;
+    for (;;) {
+        /* the next insertion point at or after p */
+        unsigned next = b;
+        const corun__cc_callsite *at = NULL;
+        int args = 0;
+        for (size_t i = 0; i < sites->n; i++) {
+            const corun__cc_callsite *c = &sites->v[i];
+            if (c->name_end >= p && c->name_end < next) {
+                next = c->name_end;
+                at = c;
+                args = 0;
+            }
+            if (c->args_at >= p && c->args_at < next) {
+                next = c->args_at;
+                at = c;
+                args = 1;
+            }
+        }
+        corun__cc_buf_add(out, s->text + p, next - p);
+        if (at == NULL) {
+            return;
+        }
+        if (args) {
+            corun__cc_buf_adds(out, at->has_args ? "blockIdx, gridDim, " : "blockIdx, gridDim");
+        } else {
+            corun__cc_buf_adds(out, "__corun");
+        }
+        p = next;
+        /* the same offset is not both a name end and an argument start */
+        if (p == b) {
+            return;
+        }
+        corun__cc_buf_add(out, s->text + p, 1);
+        p++;
+    }
+}
+
+/* f__corun's head: f's, with blockIdx and gridDim as first parameters. */
+static void clone_head(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_kernel *k,
+                       int nodef)
+{
+    render(b, s, k, k->start, k->name_off, nodef);
+    corun__cc_buf_printf(b, "%s__corun", k->name);
+    render(b, s, k, k->name_end, k->lparen, nodef);
+    corun__cc_buf_adds(b, "(const uint3 blockIdx, const dim3 gridDim");
+    if (k->nparams > 0) {
+        corun__cc_buf_adds(b, ", ");
+        params(b, s, k, nodef);
+    }
+    corun__cc_buf_adds(b, ")");
+    render(b, s, k, k->rparen + 1, k->end, nodef);
+}
+
+static int emit_clones(const corun__cc_src *s, const corun__cc_kernels *clones,
+                       const corun__cc_callsites *sites, const char *file, corun__cc_edits *e)
+{
+    for (size_t i = 0; i < clones->n; i++) {
+        const corun__cc_kernel *c = &clones->v[i];
+        corun__cc_buf b = {0};
+        unsigned at;
+        if (c->refused || (!c->is_def && !c->first)) {
+            continue;
+        }
+        corun__cc_buf_adds(&b, "\n");
+        line_directive(&b, corun__cc_src_line(s, c->start), file);
+        clone_head(&b, s, c, !c->first);
+        if (c->is_def) {
+            render_sites(&b, s, sites, c->end, c->body_end);
+            corun__cc_buf_adds(&b, "\n");
+            line_directive(&b, corun__cc_src_line(s, c->body_end - 1), file);
+            at = c->body_end;
+        } else {
+            corun__cc_buf_adds(&b, ";\n");
+            line_directive(&b, corun__cc_src_line(s, c->end), file);
+            at = c->end + 1;
+        }
+        int rc = b.oom ? CORUN_ENOMEM : corun__cc_edit_add(e, at, 0, b.p);
+        corun__cc_buf_free(&b);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+    }
+    /* calls outside the clones' bodies (in kernels) are rewritten in place */
+    for (size_t i = 0; i < sites->n; i++) {
+        const corun__cc_callsite *c = &sites->v[i];
+        int in_clone = 0;
+        for (size_t j = 0; j < clones->n && !in_clone; j++) {
+            const corun__cc_kernel *f = &clones->v[j];
+            in_clone = f->is_def && c->name_end > f->end && c->name_end < f->body_end;
+        }
+        if (in_clone) {
+            continue;
+        }
+        int rc = corun__cc_edit_add(e, c->name_end, 0, "__corun");
+        if (rc == CORUN_OK) {
+            rc = corun__cc_edit_add(e, c->args_at, 0,
+                                    c->has_args ? "blockIdx, gridDim, " : "blockIdx, gridDim");
+        }
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+    }
+    return CORUN_OK;
+}
+
+int corun__cc_emit_kernels(const corun__cc_src *s, corun__cc_kernels *ks,
+                           const corun__cc_kernels *clones, const corun__cc_callsites *sites,
+                           const char *line_name, corun__cc_edits *e, corun__cc_diags *d)
+{
+    int crc = emit_clones(s, clones, sites, line_name, e);
+    if (crc != CORUN_OK) {
+        return crc;
+    }
     (void)d;
     for (size_t i = 0; i < ks->n; i++) {
         corun__cc_kernel *k = &ks->v[i];

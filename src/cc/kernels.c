@@ -111,6 +111,8 @@ typedef struct find_ctx {
     corun__cc_kernels *ks;
     corun__cc_diags *d;
     int rc;
+    int kernels;         /* describing kernels (else functions to clone) */
+    const char *what;    /* "kernel" or "function", for messages */
     /* per kernel being described */
     corun__cc_kernel *k;
     size_t cap_p, cap_t;
@@ -184,38 +186,49 @@ static enum CXChildVisitResult param_visit(CXCursor c, CXCursor parent, CXClient
 
 static void refuse(find_ctx *x, CXCursor c, const char *construct, const char *why)
 {
-    corun__cc_diag_at(x->d, CORUN_CC_ERROR, clang_getCursorLocation(c), construct, "%s", why);
+    char what[128];
+    const char *p = strstr(construct, "%s"); /* "kernel" or "function" goes there */
+    if (p != NULL) {
+        snprintf(what, sizeof(what), "%.*s%s%s", (int)(p - construct), construct, x->what, p + 2);
+    } else {
+        snprintf(what, sizeof(what), "%s", construct);
+    }
+    corun__cc_diag_at(x->d, CORUN_CC_ERROR, clang_getCursorLocation(c), what, "%s", why);
 }
 
-/* Describes kernel declaration c; parent is its lexical parent. */
-static int describe(find_ctx *x, CXCursor c, CXCursor parent)
+/* Describes declaration c (a kernel, or a function to clone) into x->ks.
+ * Sets x->k to the new record, or leaves it NULL when c is not in the file
+ * or was refused. */
+static int describe(find_ctx *x, CXCursor c)
 {
     const corun__cc_src *s = x->s;
     corun__cc_kernels *ks = x->ks;
+    CXCursor parent = clang_getCursorLexicalParent(c);
     long name_sp = corun__cc_cursor_off(x->t, c, 1);
     long name_ex = corun__cc_cursor_off(x->t, c, 0);
     long a, b;
 
+    x->k = NULL;
     if (name_ex < 0) {
         return CORUN_OK; /* declared in a header */
     }
     if (name_sp != name_ex) {
-        refuse(x, c, "kernel declared by a macro",
+        refuse(x, c, "%s declared by a macro",
                "its text is produced by a macro expansion, so it cannot be rewritten in place; "
-               "write the kernel out, or transform the macro's output");
+               "write it out, or transform the macro's output");
         return CORUN_OK;
     }
     enum CXCursorKind pk = clang_getCursorKind(parent);
     if (pk != CXCursor_TranslationUnit && pk != CXCursor_Namespace && pk != CXCursor_LinkageSpec) {
-        refuse(x, c, "kernel declared inside a function or class",
-               "corun-cc adds functions next to each kernel, which is only possible at "
-               "namespace scope");
+        refuse(x, c, "%s declared inside a function or class",
+               "corun-cc adds functions next to it, which is only possible at namespace "
+               "scope");
         return CORUN_OK;
     }
     if (clang_getCursorKind(c) == CXCursor_FunctionDecl &&
         !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(c))) {
-        refuse(x, c, "explicit specialization of a kernel template",
-               "not supported: make the specialization a separate kernel or an overload");
+        refuse(x, c, "explicit specialization of a %s template",
+               "not supported: make the specialization a separate function or an overload");
         return CORUN_OK;
     }
 
@@ -231,6 +244,7 @@ static int describe(find_ctx *x, CXCursor c, CXCursor parent)
     corun__cc_kernel *k = &ks->v[ks->n++];
     memset(k, 0, sizeof(*k));
     x->k = k;
+    k->clone = !x->kernels;
     x->cap_p = x->cap_t = 0;
     k->cursor = c;
     k->body = clang_getNullCursor();
@@ -252,7 +266,7 @@ static int describe(find_ctx *x, CXCursor c, CXCursor parent)
 
     corun__cc_extent(x->t, s, c, &a, &b);
     if (a < 0) {
-        refuse(x, c, "kernel", "its declaration does not lie in this file");
+        refuse(x, c, "%s", "its declaration does not lie in this file");
         k->refused = 1;
         return CORUN_OK;
     }
@@ -271,7 +285,7 @@ static int describe(find_ctx *x, CXCursor c, CXCursor parent)
 
     size_t ni = (size_t)corun__cc_tok_at(s, (unsigned)name_ex);
     if (corun__cc_tok_at(s, (unsigned)name_ex) < 0) {
-        refuse(x, c, "kernel", "cannot find its name in the file");
+        refuse(x, c, "%s", "cannot find its name in the file");
         k->refused = 1;
         return CORUN_OK;
     }
@@ -282,14 +296,14 @@ static int describe(find_ctx *x, CXCursor c, CXCursor parent)
         j = corun__cc_tok_match(s, j) + 1;
     }
     if (!corun__cc_tok_is(s, j, "(")) {
-        refuse(x, c, "kernel", "cannot find its parameter list in the file");
+        refuse(x, c, "%s", "cannot find its parameter list in the file");
         k->refused = 1;
         return CORUN_OK;
     }
     k->lparen = s->tok[j].off;
     size_t rp = corun__cc_tok_match(s, j);
     if (rp >= s->ntok) {
-        refuse(x, c, "kernel", "cannot find the end of its parameter list");
+        refuse(x, c, "%s", "cannot find the end of its parameter list");
         k->refused = 1;
         return CORUN_OK;
     }
@@ -302,13 +316,13 @@ static int describe(find_ctx *x, CXCursor c, CXCursor parent)
             ti++;
         }
         if (ti >= ni || !corun__cc_tok_is(s, ti + 1, "<")) {
-            refuse(x, c, "kernel template", "cannot find its template parameter list");
+            refuse(x, c, "%s template", "cannot find its template parameter list");
             k->refused = 1;
             return CORUN_OK;
         }
         size_t te = corun__cc_tok_match(s, ti + 1);
         if (te >= ni) {
-            refuse(x, c, "kernel template", "cannot find the end of its template parameters");
+            refuse(x, c, "%s template", "cannot find the end of its template parameters");
             k->refused = 1;
             return CORUN_OK;
         }
@@ -322,7 +336,7 @@ static int describe(find_ctx *x, CXCursor c, CXCursor parent)
     if (k->is_def) {
         long ba, bb;
         if (clang_Cursor_isNull(k->body)) {
-            refuse(x, c, "kernel", "its definition has no body that libclang could parse");
+            refuse(x, c, "%s", "its definition has no body that libclang could parse");
             k->refused = 1;
             return CORUN_OK;
         }
@@ -330,7 +344,7 @@ static int describe(find_ctx *x, CXCursor c, CXCursor parent)
         long bsp = corun__cc_cursor_off(x->t, k->body, 1);
         if (ba < 0 || bsp != ba || !corun__cc_tok_is(s, (size_t)corun__cc_tok_from(s, (unsigned)ba), "{") ||
             bb < 1 || s->text[bb - 1] != '}') {
-            refuse(x, k->body, "kernel body produced by a macro",
+            refuse(x, k->body, "%s body produced by a macro",
                    "the braces of the body must be written in this file");
             k->refused = 1;
             return CORUN_OK;
@@ -346,7 +360,7 @@ static int describe(find_ctx *x, CXCursor c, CXCursor parent)
             e++;
         }
         if (e >= s->ntok) {
-            refuse(x, c, "kernel declaration", "cannot find the ';' that ends it");
+            refuse(x, c, "%s declaration", "cannot find the ';' that ends it");
             k->refused = 1;
             return CORUN_OK;
         }
@@ -367,7 +381,7 @@ static int describe(find_ctx *x, CXCursor c, CXCursor parent)
             (strncmp(pn, "corun_", 6) == 0 && k->params[i].name_at < 0)) {
             corun__cc_diag_add(x->d, CORUN_CC_ERROR, s->path, corun__cc_src_line(s, k->params[i].start),
                                corun__cc_src_col(s, k->params[i].start), "kernel parameter name",
-                               "kernel '%s': parameter '%s' clashes with a name corun-cc uses",
+                               "'%s': parameter '%s' clashes with a name corun-cc uses",
                                k->name, pn);
             k->refused = 1;
         }
@@ -379,6 +393,7 @@ static enum CXChildVisitResult find_visit(CXCursor c, CXCursor parent, CXClientD
 {
     find_ctx *x = data;
     enum CXCursorKind kind = clang_getCursorKind(c);
+    (void)parent;
 
     switch (kind) {
     case CXCursor_Namespace:
@@ -389,7 +404,7 @@ static enum CXChildVisitResult find_visit(CXCursor c, CXCursor parent, CXClientD
     case CXCursor_FunctionDecl:
     case CXCursor_FunctionTemplate:
         if (corun__cc_has_attr(c, CXCursor_CUDAGlobalAttr)) {
-            x->rc = describe(x, c, parent);
+            x->rc = describe(x, c);
         }
         break;
     case CXCursor_StructDecl:
@@ -412,9 +427,22 @@ static enum CXChildVisitResult find_visit(CXCursor c, CXCursor parent, CXClientD
 int corun__cc_find_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
                            corun__cc_kernels *ks, corun__cc_diags *d)
 {
-    find_ctx x = {dev, s, ks, d, CORUN_OK, NULL, 0, 0};
+    find_ctx x = {dev, s, ks, d, CORUN_OK, 1, "kernel", NULL, 0, 0};
 
     memset(ks, 0, sizeof(*ks));
     clang_visitChildren(clang_getTranslationUnitCursor(dev->tu), find_visit, &x);
     return x.rc;
+}
+
+int corun__cc_describe_function(const corun__cc_tu *dev, const corun__cc_src *s, CXCursor fn,
+                                corun__cc_kernels *list, corun__cc_diags *d, long *index)
+{
+    find_ctx x = {dev, s, list, d, CORUN_OK, 0, "function", NULL, 0, 0};
+
+    *index = -1;
+    int rc = describe(&x, fn);
+    if (rc == CORUN_OK && x.k != NULL && !x.k->refused) {
+        *index = (long)(x.k - list->v);
+    }
+    return rc;
 }

@@ -215,7 +215,8 @@ int main(int argc, char **argv)
     corun__cc_diags d = {0};
     corun__cc_src src;
     corun__cc_tu host, dev;
-    corun__cc_kernels ks = {0};
+    corun__cc_kernels ks = {0}, clones = {0};
+    corun__cc_callsites sites = {0};
     corun__cc_edits e = {0};
     corun__cc_buf out = {0};
     size_t nlaunches = 0;
@@ -234,7 +235,7 @@ int main(int argc, char **argv)
     }
     int nothing = rc == CORUN_OK && ks.n == 0 && d.errors == 0;
     if (rc == CORUN_OK && !nothing) {
-        rc = corun__cc_check_kernels(&dev, &src, &ks, &d);
+        rc = corun__cc_check_kernels(&dev, &src, &ks, &clones, &sites, &d);
     }
     if (rc == CORUN_OK && !nothing) {
         rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
@@ -243,7 +244,7 @@ int main(int argc, char **argv)
         rc = corun__cc_pins_from_report(o.resource_usage, &src, &ks, &d);
     }
     if (rc == CORUN_OK && !nothing) {
-        rc = corun__cc_emit_kernels(&src, &ks, o.line_name, &e, &d);
+        rc = corun__cc_emit_kernels(&src, &ks, &clones, &sites, o.line_name, &e, &d);
     }
     if (rc == CORUN_OK && !nothing && d.errors == 0) {
         corun__cc_buf pro = {0};
@@ -280,6 +281,8 @@ int main(int argc, char **argv)
     corun__cc_buf_free(&out);
     corun__cc_edits_free(&e);
     corun__cc_kernels_free(&ks);
+    corun__cc_kernels_free(&clones);
+    free(sites.v);
     if (parsed) {
         corun__cc_tu_free(&host);
         corun__cc_tu_free(&dev);

@@ -1,9 +1,9 @@
-// A __device__ function that reads blockIdx would see the worker's index.
+// A function reading blockIdx that cannot be cloned: its address is taken,
+// so a call through the pointer would still reach the original.
 __device__ int my_block() { return blockIdx.x; }
 
-__global__ void uses_helper(int *p)
+__global__ void through_pointer(int *p)
 {
-    p[my_block() * blockDim.x + threadIdx.x] = 1;
+    int (*get)() = my_block;
+    p[get() * blockDim.x + threadIdx.x] = my_block();
 }
-
-void run(int *p) { uses_helper<<<4, 32>>>(p); }
