@@ -15,7 +15,10 @@
 #   hostfunc     why completions are not host functions (they serialise streams)
 #   stream       corun_launch_stream keeps the order of the user's stream
 #   demo         corun demo on the GPU (LS+batch scenario, real kernels)
-#   apps         gpu/apps built with nvcc and with corun-nvcc: outputs, times
+#   apps         gpu/apps built with nvcc and with corun-nvcc: outputs equal,
+#                overhead (scripts/gpu-apps.sh; without libclang on the GPU
+#                machine it compiles build-gpu/apps-src, made by
+#                `scripts/gpu-apps.sh --prepare` where libclang is)
 #   policies     FLEP's and Slate's experiments (corun experiment all --backend
 #                cuda): HPF pairs, SRT pairs and triplets, spatial vs temporal,
 #                FFS shares, duration-model error, Slate pairings; scenario
@@ -108,9 +111,7 @@ has resume && run_step resume 200 "$GC" resume --json "$OUT/resume.json"
 has spatial && run_step spatial 120 "$GC" spatial --trials 20 --json "$OUT/spatial.json"
 has hostfunc && run_step hostfunc 60 "$GC" hostfunc --trials 10 --json "$OUT/hostfunc.json"
 has stream && run_step stream 60 "$GC" stream --json "$OUT/stream.json"
-if has apps && [ -x scripts/gpu-apps.sh ]; then
-  run_step apps 240 env BUILD="$BUILD" scripts/gpu-apps.sh
-fi
+has apps && run_step apps 240 env OUT="$OUT" GPU_BUILD="$BUILD" scripts/gpu-apps.sh
 if has policies; then
   # A fresh store per check: durations measured on another day or GPU
   # would train the duration models on the wrong numbers.

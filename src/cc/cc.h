@@ -1,0 +1,341 @@
+/*
+ * cc.h — the internals of corun-cc, the source-to-source transformer that
+ * turns an unmodified CUDA file into a corun one (docs/corun-cc.md).
+ *
+ * The pipeline, one file per step:
+ *   parse.c     libclang on the file twice: host side and device side
+ *   source.c    the file itself: text, lines, raw tokens, macro ranges
+ *   kernels.c   every __global__ declaration of the file, as text positions
+ *   checks.c    what each kernel's code does: refusals, barrier kind
+ *   launches.c  every host launch, as edits to the original text
+ *   emit.c      the text that replaces or follows each kernel
+ *   edits.c     the edit list, applied to the original text
+ *   pins.c      occupancy pins from a ptxas resource report
+ *   main.c      the command line
+ * Nothing here prints: problems are collected as diagnostics (diag.c) and
+ * main.c prints them.
+ */
+#ifndef CORUN_CC_CC_H
+#define CORUN_CC_CC_H
+
+#include <clang-c/Index.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CORUN_CC_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+#define CORUN__CC_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CORUN__CC_PRINTF(a, b)
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Growable text (buf.c)                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Always NUL-terminated once anything was added. Allocation failure sets
+ * oom and turns later additions into no-ops, so callers check once, at the
+ * end, instead of after every append. */
+typedef struct corun__cc_buf {
+    char *p;
+    size_t len, cap;
+    int oom;
+} corun__cc_buf;
+
+void corun__cc_buf_free(corun__cc_buf *b);
+void corun__cc_buf_add(corun__cc_buf *b, const char *s, size_t n);
+void corun__cc_buf_adds(corun__cc_buf *b, const char *s);
+void corun__cc_buf_printf(corun__cc_buf *b, const char *fmt, ...) CORUN__CC_PRINTF(2, 3);
+/* A heap copy of s[0, n), or NULL when out of memory. */
+char *corun__cc_strndup(const char *s, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* Diagnostics (diag.c)                                                     */
+/* ------------------------------------------------------------------------ */
+
+typedef enum corun__cc_severity {
+    CORUN_CC_ERROR,
+    CORUN_CC_WARNING,
+    CORUN_CC_NOTE
+} corun__cc_severity;
+
+typedef struct corun__cc_diag {
+    corun__cc_severity sev;
+    char *file;
+    unsigned line, col;
+    char *text; /* "<construct>: <reason>" */
+} corun__cc_diag;
+
+typedef struct corun__cc_diags {
+    corun__cc_diag *v;
+    size_t n, cap;
+    size_t errors;
+    int oom;
+} corun__cc_diags;
+
+/* Records "file:line:col: error|warning: corun-cc: <construct>: <reason>".
+ * file may be NULL (no position). Duplicates (same position and text) are
+ * recorded once: both sides of the parse often find the same problem. */
+void corun__cc_diag_add(corun__cc_diags *d, corun__cc_severity sev, const char *file,
+                        unsigned line, unsigned col, const char *construct, const char *fmt, ...)
+    CORUN__CC_PRINTF(7, 8);
+/* Same, at a libclang location (its spelling location). */
+void corun__cc_diag_at(corun__cc_diags *d, corun__cc_severity sev, CXSourceLocation loc,
+                       const char *construct, const char *fmt, ...) CORUN__CC_PRINTF(5, 6);
+/* Sorts by file position, errors first at equal positions. */
+void corun__cc_diags_sort(corun__cc_diags *d);
+void corun__cc_diags_free(corun__cc_diags *d);
+
+/* ------------------------------------------------------------------------ */
+/* The main file (source.c)                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct corun__cc_tok {
+    unsigned off, len;
+    CXTokenKind kind;
+} corun__cc_tok;
+
+typedef struct corun__cc_range {
+    unsigned start, end; /* byte offsets, end exclusive */
+} corun__cc_range;
+
+typedef struct corun__cc_define {
+    corun__cc_range r;   /* from the macro's name to the end of its body */
+    unsigned body;       /* offset where the replacement list starts */
+    int function_like;
+} corun__cc_define;
+
+typedef struct corun__cc_src {
+    const char *path;          /* as given on the command line */
+    char *text;                /* contents, NUL-terminated */
+    size_t len;
+    unsigned *line_start;      /* offset of each line's first byte */
+    size_t nlines;
+    corun__cc_tok *tok;        /* raw tokens of the whole file, in order */
+    size_t ntok;
+    corun__cc_define *defines; /* #define directives of the file, in order */
+    size_t ndefines;
+    corun__cc_range *expansions; /* macro invocations in the file, in order */
+    size_t nexpansions;
+} corun__cc_src;
+
+/* Reads the file. CORUN_EIO with a diagnostic when it cannot. */
+int corun__cc_src_read(corun__cc_src *s, const char *path, corun__cc_diags *d);
+/* Records tokens and macro ranges from a parsed translation unit. */
+int corun__cc_src_index(corun__cc_src *s, CXTranslationUnit tu, CXFile file);
+void corun__cc_src_free(corun__cc_src *s);
+
+/* 1-based line and column of a byte offset. */
+unsigned corun__cc_src_line(const corun__cc_src *s, unsigned off);
+unsigned corun__cc_src_col(const corun__cc_src *s, unsigned off);
+/* Index of the token starting at off, or -1. */
+long corun__cc_tok_at(const corun__cc_src *s, unsigned off);
+/* Index of the first token starting at or after off (ntok if none). */
+size_t corun__cc_tok_from(const corun__cc_src *s, unsigned off);
+/* Whether token i is exactly the punctuation or identifier text t. */
+int corun__cc_tok_is(const corun__cc_src *s, size_t i, const char *t);
+/* Index of the token that closes the bracket opened by token i ("(", "[",
+ * "{", "<<<", or the "<" of a template list, where ">>" closes two), or
+ * ntok when it is not closed. */
+size_t corun__cc_tok_match(const corun__cc_src *s, size_t i);
+/* The #define whose body contains off, or NULL. */
+const corun__cc_define *corun__cc_src_define_at(const corun__cc_src *s, unsigned off);
+/* The end of the macro invocation that begins at off, or off itself. */
+unsigned corun__cc_src_expansion_end(const corun__cc_src *s, unsigned off);
+
+/* ------------------------------------------------------------------------ */
+/* Parsing (parse.c)                                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct corun__cc_opts {
+    const char *in;
+    const char *out;
+    const char *cuda_path;     /* CUDA installation; default /usr/local/cuda */
+    const char *line_name;     /* file name for #line; default: in */
+    const char *resource_usage;/* ptxas --resource-usage report for pins */
+    const char **cflags;       /* -I -D -U -include -isystem -std flags for libclang */
+    size_t ncflags;
+    int check_only;            /* analyse and report, write nothing */
+} corun__cc_opts;
+
+typedef struct corun__cc_tu {
+    CXIndex index;
+    CXTranslationUnit tu;
+    CXFile file;   /* the main file in this unit */
+    int device;    /* parsed with --cuda-device-only */
+} corun__cc_tu;
+
+/* Parses opts->in for the host and for the device (in parallel). Every
+ * error diagnostic of either side is recorded; the caller refuses the file
+ * when there is one, because libclang's KeepGoing drops what it could not
+ * parse. CORUN_EPARSE when libclang could not produce a unit at all. */
+int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *dev,
+                    corun__cc_diags *d);
+void corun__cc_tu_free(corun__cc_tu *t);
+
+/* Offset of loc in the unit's main file, or -1 when it lies elsewhere.
+ * spelling: where the characters are (inside a #define for macro bodies);
+ * otherwise where the macro was invoked. */
+long corun__cc_off(const corun__cc_tu *t, CXSourceLocation loc, int spelling);
+/* Same for a cursor's own location (its name, for declarations). */
+long corun__cc_cursor_off(const corun__cc_tu *t, CXCursor c, int spelling);
+/* A cursor's extent in the main file as invoked (macro invocations are
+ * covered whole); -1 in start when it is not in the main file. */
+void corun__cc_extent(const corun__cc_tu *t, const corun__cc_src *s, CXCursor c, long *start,
+                      long *end);
+/* The cursor's spelling, compared with a C string. */
+int corun__cc_spelled(CXCursor c, const char *name);
+/* The i-th child of c, or a null cursor. */
+CXCursor corun__cc_child(CXCursor c, unsigned i);
+unsigned corun__cc_nchildren(CXCursor c);
+/* Whether c (a declaration) has a child attribute of this kind. */
+int corun__cc_has_attr(CXCursor c, enum CXCursorKind kind);
+
+/* ------------------------------------------------------------------------ */
+/* Kernels (kernels.c)                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct corun__cc_param {
+    unsigned start, end;  /* the declaration, default argument included */
+    unsigned def;         /* where " = default" starts; == end when none */
+    char *name;           /* given or invented (corun_pN / corun_tN) */
+    long name_at;         /* where an invented name is inserted, or -1 */
+    int pack;             /* a parameter pack (Ts... / Ts... xs) */
+} corun__cc_param;
+
+typedef struct corun__cc_kernel {
+    char *name;
+    char *usr;           /* identity shared by declarations and both sides */
+    int is_template;
+    int is_def;          /* this record is the definition */
+    int first;           /* first declaration of the kernel in the file */
+    int braced_c;        /* inside extern "C" { } */
+    unsigned start;      /* first byte of the declaration (template, extern "C") */
+    unsigned tmpl_end;   /* end of "template <...>", == start when not a template */
+    unsigned name_off, name_end;
+    unsigned lparen, rparen; /* the parameter list's parentheses */
+    unsigned end;        /* the body's "{", or the ";" of a declaration */
+    unsigned body_end;   /* after the body's "}" (definitions) */
+    int launch_bounds;   /* declares __launch_bounds__ */
+    corun__cc_param *params;
+    size_t nparams;
+    corun__cc_param *tparams;
+    size_t ntparams;
+    int clone;           /* a __device__ function cloned with blockIdx/gridDim
+                            parameters (checks.c), not a kernel */
+    CXCursor cursor;     /* device-side declaration */
+    CXCursor body;       /* device-side body (definitions) */
+    /* filled by checks.c */
+    int shared;          /* barrier, shared memory or warp sync: CORUN_SHARED */
+    int wrap_body;       /* the body declares its own blockIdx/gridDim */
+    int refused;
+    /* filled by pins.c */
+    unsigned maxnreg;    /* 0 = no pin */
+} corun__cc_kernel;
+
+typedef struct corun__cc_kernels {
+    corun__cc_kernel *v;
+    size_t n, cap;
+} corun__cc_kernels;
+
+/* Every __global__ declaration in the main file of the device-side unit,
+ * in file order. Kernels that cannot be rewritten are refused here (defined
+ * by a macro, explicit specializations, block scope). */
+int corun__cc_find_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
+                           corun__cc_kernels *ks, corun__cc_diags *d);
+/* Describes function declaration fn (device side) like a kernel, appended
+ * to list; *index is the new record, or -1 when fn is not in this file or
+ * cannot be rewritten (then with a diagnostic). */
+int corun__cc_describe_function(const corun__cc_tu *dev, const corun__cc_src *s, CXCursor fn,
+                                corun__cc_kernels *list, corun__cc_diags *d, long *index);
+/* The declaration record that holds the launcher for this USR: the first
+ * declaration in the file; NULL when the kernel is not declared here. */
+corun__cc_kernel *corun__cc_kernel_first(corun__cc_kernels *ks, const char *usr);
+/* The USR of a function or function template cursor, specializations
+ * mapped to their template. Caller frees. */
+char *corun__cc_kernel_usr(CXCursor fn);
+void corun__cc_kernels_free(corun__cc_kernels *ks);
+
+/* ------------------------------------------------------------------------ */
+/* Checks (checks.c)                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A call of a cloned function, to become f__corun(blockIdx, gridDim, ...). */
+typedef struct corun__cc_callsite {
+    unsigned name_end; /* "__corun" goes here */
+    unsigned args_at;  /* just after "(": "blockIdx, gridDim" goes here */
+    int has_args;
+} corun__cc_callsite;
+
+typedef struct corun__cc_callsites {
+    corun__cc_callsite *v;
+    size_t n, cap;
+} corun__cc_callsites;
+
+/* Analyses what each kernel definition's code does (the device side: the
+ * kernel and everything it calls in the unit) and refuses what a worker
+ * cannot run safely; sets shared and wrap_body. Functions of this file that
+ * a kernel calls and that read blockIdx/gridDim (or call such functions)
+ * are described in clones, and their calls from kernels and from other
+ * clones in sites. */
+int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
+                            corun__cc_kernels *ks, corun__cc_kernels *clones,
+                            corun__cc_callsites *sites, corun__cc_diags *d);
+
+/* ------------------------------------------------------------------------ */
+/* Edits (edits.c)                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct corun__cc_edit {
+    unsigned off, len; /* replaces [off, off + len) of the original */
+    char *text;
+    size_t seq;        /* insertion order, for edits at one offset */
+} corun__cc_edit;
+
+typedef struct corun__cc_edits {
+    corun__cc_edit *v;
+    size_t n, cap;
+} corun__cc_edits;
+
+/* Adds an edit. Identical edits are kept once (a macro body edited for
+ * each of its expansions). CORUN_ENOMEM. */
+int corun__cc_edit_add(corun__cc_edits *e, unsigned off, unsigned len, const char *text);
+/* Writes the original text with every edit applied to out, behind the
+ * prologue. CORUN_EINVAL, with a diagnostic, when two edits overlap. */
+int corun__cc_edits_apply(corun__cc_edits *e, const corun__cc_src *s, const char *prologue,
+                          corun__cc_buf *out, corun__cc_diags *d);
+void corun__cc_edits_free(corun__cc_edits *e);
+
+/* ------------------------------------------------------------------------ */
+/* Launches (launches.c) and kernel text (emit.c)                            */
+/* ------------------------------------------------------------------------ */
+
+/* Finds every launch in the host-side unit (and device-side launches, which
+ * are refused) and adds the edits that send host launches through corun. */
+int corun__cc_rewrite_launches(const corun__cc_tu *host, const corun__cc_tu *dev,
+                               const corun__cc_src *s, corun__cc_kernels *ks,
+                               corun__cc_edits *e, corun__cc_diags *d, size_t *nlaunches);
+
+/* Adds the edits that turn each kernel into body, plain kernel, worker and
+ * launcher, that follow explicit instantiations with the worker's, and that
+ * add each clone (f__corun, taking blockIdx and gridDim first) after its
+ * function, with the calls in sites rewritten.
+ * line_name is the file name written in #line directives. */
+int corun__cc_emit_kernels(const corun__cc_src *s, corun__cc_kernels *ks,
+                           const corun__cc_kernels *clones, const corun__cc_callsites *sites,
+                           const char *line_name, corun__cc_edits *e, corun__cc_diags *d);
+/* Appends a C string literal for s (quotes and escapes) to b. */
+void corun__cc_quote(corun__cc_buf *b, const char *s);
+
+/* ------------------------------------------------------------------------ */
+/* Occupancy pins (pins.c)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* Reads a ptxas --resource-usage report of a first transformed build and
+ * sets maxnreg for every kernel whose worker would fit fewer blocks per SM
+ * than its plain kernel at some block size; warns where a pin cannot help. */
+int corun__cc_pins_from_report(const char *path, const corun__cc_src *s, corun__cc_kernels *ks,
+                               corun__cc_diags *d);
+
+#endif /* CORUN_CC_CC_H */

@@ -1,0 +1,294 @@
+/*
+ * main.c — the corun-cc command line:
+ *
+ *   corun-cc in.cu -o out.cu [--check] [-I DIR] [-D NAME[=V]] [-U NAME]
+ *            [-include FILE] [-isystem DIR] [-std=c++17] [--cuda-path DIR]
+ *            [--line-name NAME] [--resource-usage FILE] [-v]
+ *
+ * Exit status: 0 transformed (or nothing to transform: the output is a
+ * byte-for-byte copy), 1 refused (every reason printed as
+ * file:line:col: error: corun-cc: <construct>: <reason>; nothing written),
+ * 2 bad command line, 3 out of memory or cannot write.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cc/cc.h"
+#include "corun/corun.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: corun-cc IN.cu -o OUT.cu [options]\n"
+            "\n"
+            "Rewrites a CUDA file so its kernels run as corun workers (preemptible and\n"
+            "resizable) and its host launches go through the corun scheduler. What cannot\n"
+            "be made safe is refused with file:line:col and the reason.\n"
+            "\n"
+            "options:\n"
+            "  -o FILE              where to write the result (- for stdout)\n"
+            "  --check              analyse and report only; write nothing\n"
+            "  -I DIR, -D N[=V], -U N, -include FILE, -isystem DIR, -std=STD\n"
+            "                       preprocessor and language flags, as given to nvcc\n"
+            "  --cuda-path DIR      CUDA installation (default /usr/local/cuda)\n"
+            "  --line-name NAME     file name for #line directives (default: IN.cu as given)\n"
+            "  --resource-usage F   ptxas --resource-usage report of a first transformed\n"
+            "                       build: pins workers that would lose occupancy\n"
+            "  -v                   print what was transformed and how long it took\n"
+            "  --version, --help\n"
+            "\n"
+            "exit status: 0 written (a file without kernels is copied unchanged),\n"
+            "1 refused, 2 bad command line, 3 cannot write or out of memory\n");
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void print_diags(corun__cc_diags *d)
+{
+    corun__cc_diags_sort(d);
+    for (size_t i = 0; i < d->n; i++) {
+        const corun__cc_diag *g = &d->v[i];
+        const char *sev = g->sev == CORUN_CC_ERROR     ? "error"
+                          : g->sev == CORUN_CC_WARNING ? "warning"
+                                                       : "note";
+        if (g->file && g->line > 0) {
+            fprintf(stderr, "%s:%u:%u: %s: corun-cc: %s\n", g->file, g->line, g->col, sev,
+                    g->text);
+        } else if (g->file) {
+            fprintf(stderr, "%s: %s: corun-cc: %s\n", g->file, sev, g->text);
+        } else {
+            fprintf(stderr, "%s: corun-cc: %s\n", sev, g->text);
+        }
+    }
+    if (d->oom) {
+        fprintf(stderr, "error: corun-cc: out of memory while recording diagnostics\n");
+    }
+}
+
+/* Writes data to path through a temporary file, so a reader never sees a
+ * half-written output. */
+static int write_out(const char *path, const char *data, size_t n)
+{
+    if (strcmp(path, "-") == 0) {
+        return fwrite(data, 1, n, stdout) == n && fflush(stdout) == 0 ? CORUN_OK : CORUN_EIO;
+    }
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 32);
+    if (tmp == NULL) {
+        return CORUN_ENOMEM;
+    }
+    snprintf(tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int rc = CORUN_EIO;
+    if (f != NULL) {
+        int ok = fwrite(data, 1, n, f) == n;
+        ok = (fclose(f) == 0) && ok;
+        if (ok && rename(tmp, path) == 0) {
+            rc = CORUN_OK;
+        }
+    }
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun-cc: cannot write %s: %s\n", path, strerror(errno));
+        remove(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+/* Accepts "-I DIR" and "-IDIR" (likewise -D, -U, -isystem, -include);
+ * stores one or two argv entries in cflags. 0 when a is not such a flag,
+ * -1 when its value is missing. */
+static int take_cflag(int argc, char **argv, int *i, const char **cflags, size_t *n)
+{
+    static const char *const joined[] = {"-I", "-D", "-U", NULL};
+    static const char *const separate[] = {"-isystem", "-include", "-I", "-D", "-U", NULL};
+    const char *a = argv[*i];
+
+    if (strncmp(a, "-std=", 5) == 0) {
+        cflags[(*n)++] = a;
+        return 1;
+    }
+    for (size_t k = 0; separate[k]; k++) {
+        if (strcmp(a, separate[k]) == 0) {
+            if (*i + 1 >= argc) {
+                return -1;
+            }
+            cflags[(*n)++] = a;
+            cflags[(*n)++] = argv[++*i];
+            return 1;
+        }
+    }
+    for (size_t k = 0; joined[k]; k++) {
+        if (strncmp(a, joined[k], 2) == 0 && a[2] != '\0') {
+            cflags[(*n)++] = a;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    corun__cc_opts o;
+    int verbose = 0;
+    const char **cflags = calloc((size_t)argc * 2 + 1, sizeof(char *));
+
+    memset(&o, 0, sizeof(o));
+    if (cflags == NULL) {
+        fprintf(stderr, "corun-cc: out of memory\n");
+        return 3;
+    }
+    o.cflags = cflags;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int t;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            free(cflags);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("corun-cc %s (libclang: ", CORUN_CC_VERSION);
+            CXString v = clang_getClangVersion();
+            printf("%s)\n", clang_getCString(v));
+            clang_disposeString(v);
+            free(cflags);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--cuda-path") == 0 ||
+                   strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "corun-cc: %s needs a value\n", a);
+                free(cflags);
+                return 2;
+            }
+            const char *v = argv[++i];
+            if (a[1] == 'o') {
+                o.out = v;
+            } else if (a[2] == 'c') {
+                o.cuda_path = v;
+            } else if (a[2] == 'l') {
+                o.line_name = v;
+            } else {
+                o.resource_usage = v;
+            }
+        } else if (strcmp(a, "--check") == 0) {
+            o.check_only = 1;
+        } else if (strcmp(a, "-v") == 0) {
+            verbose = 1;
+        } else if ((t = take_cflag(argc, argv, &i, cflags, &o.ncflags)) != 0) {
+            if (t < 0) {
+                fprintf(stderr, "corun-cc: %s needs a value\n", a);
+                free(cflags);
+                return 2;
+            }
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "corun-cc: unknown option '%s' (see --help)\n", a);
+            free(cflags);
+            return 2;
+        } else if (o.in == NULL) {
+            o.in = a;
+        } else {
+            fprintf(stderr, "corun-cc: more than one input ('%s' and '%s')\n", o.in, a);
+            free(cflags);
+            return 2;
+        }
+    }
+    if (o.in == NULL || (o.out == NULL && !o.check_only)) {
+        fprintf(stderr, "corun-cc: %s\n", o.in == NULL ? "no input file" : "no output (-o FILE)");
+        usage(stderr);
+        free(cflags);
+        return 2;
+    }
+    if (o.line_name == NULL) {
+        o.line_name = o.in;
+    }
+
+    double t0 = now_ms(), t_parse = 0;
+    corun__cc_diags d = {0};
+    corun__cc_src src;
+    corun__cc_tu host, dev;
+    corun__cc_kernels ks = {0}, clones = {0};
+    corun__cc_callsites sites = {0};
+    corun__cc_edits e = {0};
+    corun__cc_buf out = {0};
+    size_t nlaunches = 0;
+    int parsed = 0;
+    int rc = corun__cc_src_read(&src, o.in, &d);
+    if (rc == CORUN_OK) {
+        rc = corun__cc_parse(&o, &host, &dev, &d);
+        parsed = 1;
+        t_parse = now_ms() - t0;
+    }
+    if (rc == CORUN_OK) {
+        rc = corun__cc_src_index(&src, host.tu, host.file);
+    }
+    if (rc == CORUN_OK) {
+        rc = corun__cc_find_kernels(&dev, &src, &ks, &d);
+    }
+    int nothing = rc == CORUN_OK && ks.n == 0 && d.errors == 0;
+    if (rc == CORUN_OK && !nothing) {
+        rc = corun__cc_check_kernels(&dev, &src, &ks, &clones, &sites, &d);
+    }
+    if (rc == CORUN_OK && !nothing) {
+        rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
+    }
+    if (rc == CORUN_OK && !nothing && o.resource_usage != NULL) {
+        rc = corun__cc_pins_from_report(o.resource_usage, &src, &ks, &d);
+    }
+    if (rc == CORUN_OK && !nothing) {
+        rc = corun__cc_emit_kernels(&src, &ks, &clones, &sites, o.line_name, &e, &d);
+    }
+    if (rc == CORUN_OK && !nothing && d.errors == 0) {
+        corun__cc_buf pro = {0};
+        corun__cc_buf_adds(&pro, "#include \"corun/corun_launch.cuh\"\n#line 1 ");
+        corun__cc_quote(&pro, o.line_name);
+        corun__cc_buf_adds(&pro, "\n");
+        rc = pro.oom ? CORUN_ENOMEM : corun__cc_edits_apply(&e, &src, pro.p, &out, &d);
+        corun__cc_buf_free(&pro);
+    }
+
+    int status = 0;
+    if (d.errors > 0 || rc == CORUN_EPARSE || rc == CORUN_EINVAL || rc == CORUN_EIO) {
+        status = 1;
+    } else if (rc != CORUN_OK) {
+        fprintf(stderr, "corun-cc: %s\n", corun_strerror(rc));
+        status = 3;
+    }
+    print_diags(&d);
+    if (status == 0 && !o.check_only) {
+        int w = nothing ? write_out(o.out, src.text, src.len) : write_out(o.out, out.p, out.len);
+        status = w == CORUN_OK ? 0 : 3;
+    }
+    if (verbose) {
+        size_t defs = 0;
+        for (size_t i = 0; i < ks.n; i++) {
+            defs += ks.v[i].is_def;
+        }
+        fprintf(stderr,
+                "corun-cc: %s: %zu kernel%s, %zu launch%s rewritten, %.0f ms (parse %.0f)%s\n",
+                o.in, defs, defs == 1 ? "" : "s", nlaunches, nlaunches == 1 ? "" : "es",
+                now_ms() - t0, t_parse, status == 1 ? " (refused)" : "");
+    }
+
+    corun__cc_buf_free(&out);
+    corun__cc_edits_free(&e);
+    corun__cc_kernels_free(&ks);
+    corun__cc_kernels_free(&clones);
+    free(sites.v);
+    if (parsed) {
+        corun__cc_tu_free(&host);
+        corun__cc_tu_free(&dev);
+    }
+    corun__cc_src_free(&src);
+    corun__cc_diags_free(&d);
+    free(cflags);
+    return status;
+}

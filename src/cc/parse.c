@@ -1,0 +1,290 @@
+/*
+ * parse.c — libclang on the input, once as the host compiler sees it and
+ * once as the device compiler does (__CUDA_ARCH__ defined), so code on both
+ * sides of #ifdef __CUDA_ARCH__ is analysed. The two parses run in
+ * parallel: each takes most of corun-cc's time.
+ *
+ * libclang 19's CUDA wrappers include texture_fetch_functions.h, which CUDA
+ * 13 no longer ships, and device-side parsing of host launches needs a
+ * declaration of cudaConfigureCall; both are given as in-memory files.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cc/cc.h"
+#include "corun/corun.h"
+
+#define VDIR "/corun-cc-virtual"
+
+static const char device_prelude[] =
+    "extern \"C\" int cudaConfigureCall(dim3, dim3, unsigned long = 0, cudaStream_t = 0);\n";
+
+typedef struct parse_job {
+    const corun__cc_opts *o;
+    corun__cc_tu *t;
+    int rc;
+    char cuda_arg[4200];
+    char cccl[4200];
+} parse_job;
+
+static void *parse_side(void *arg)
+{
+    parse_job *j = arg;
+    const corun__cc_opts *o = j->o;
+    const char *argv[64 + 2 * 256];
+    int n = 0;
+    int have_std = 0;
+    struct CXUnsavedFile files[2] = {
+        {VDIR "/texture_fetch_functions.h", "", 0},
+        {VDIR "/corun_device_prelude.h", device_prelude, sizeof(device_prelude) - 1},
+    };
+
+    argv[n++] = "-x";
+    argv[n++] = "cuda";
+    argv[n++] = "--cuda-gpu-arch=sm_90";
+    argv[n++] = j->t->device ? "--cuda-device-only" : "--cuda-host-only";
+    argv[n++] = "-nocudalib";
+    argv[n++] = j->cuda_arg;
+    argv[n++] = "-isystem";
+    argv[n++] = VDIR;
+    if (j->cccl[0] != '\0') {
+        argv[n++] = "-isystem";
+        argv[n++] = j->cccl;
+    }
+    argv[n++] = "-Wno-unknown-cuda-version";
+    argv[n++] = "-ferror-limit=0";
+    for (size_t i = 0; i < o->ncflags && n < 60 + 2 * 250; i++) {
+        if (strncmp(o->cflags[i], "-std=", 5) == 0) {
+            have_std = 1;
+        }
+        argv[n++] = o->cflags[i];
+    }
+    if (!have_std) {
+        argv[n++] = "-std=c++17";
+    }
+    if (j->t->device) {
+        argv[n++] = "-include";
+        argv[n++] = VDIR "/corun_device_prelude.h";
+    }
+
+    j->t->index = clang_createIndex(0, 0);
+    enum CXErrorCode e = clang_parseTranslationUnit2(
+        j->t->index, o->in, argv, n, files, 2,
+        CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &j->t->tu);
+    if (e != CXError_Success || j->t->tu == NULL) {
+        j->rc = CORUN_EPARSE;
+        return NULL;
+    }
+    j->t->file = clang_getFile(j->t->tu, o->in);
+    j->rc = j->t->file ? CORUN_OK : CORUN_EPARSE;
+    return NULL;
+}
+
+static int already(const corun__cc_diags *d, CXSourceLocation loc, const char *msg)
+{
+    CXFile f = NULL;
+    unsigned line = 0, col = 0;
+    clang_getSpellingLocation(loc, &f, &line, &col, NULL);
+    size_t n = strlen(msg);
+    for (size_t i = 0; i < d->n; i++) {
+        const corun__cc_diag *g = &d->v[i];
+        if (g->line == line && g->col == col && strncmp(g->text, "parse error: ", 13) == 0 &&
+            strncmp(g->text + 13, msg, n) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Records the unit's errors; the device side's only when the host side did
+ * not report the same. clang's complaint about a kernel referenced from a
+ * kernel is what dynamic parallelism looks like to it: said as such. */
+static void record_errors(const corun__cc_tu *t, corun__cc_diags *d)
+{
+    unsigned n = clang_getNumDiagnostics(t->tu);
+    for (unsigned i = 0; i < n; i++) {
+        CXDiagnostic g = clang_getDiagnostic(t->tu, i);
+        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(g);
+        if (sev >= CXDiagnostic_Error) {
+            CXString msg = clang_getDiagnosticSpelling(g);
+            const char *m = clang_getCString(msg);
+            CXSourceLocation loc = clang_getDiagnosticLocation(g);
+            if (strncmp(m, "reference to __global__ function", 32) == 0) {
+                corun__cc_diag_at(d, CORUN_CC_ERROR, loc, "dynamic parallelism",
+                                  "a kernel launched from device code cannot be scheduled or "
+                                  "preempted by corun");
+            } else if (!t->device || !already(d, loc, m)) {
+                corun__cc_diag_at(d, CORUN_CC_ERROR, loc, "parse error", "%s%s", m,
+                                  t->device ? " (device side)" : "");
+            }
+            clang_disposeString(msg);
+        }
+        clang_disposeDiagnostic(g);
+    }
+}
+
+int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *dev,
+                    corun__cc_diags *d)
+{
+    parse_job jobs[2];
+    pthread_t th;
+    const char *cp = o->cuda_path ? o->cuda_path : "/usr/local/cuda";
+
+    memset(host, 0, sizeof(*host));
+    memset(dev, 0, sizeof(*dev));
+    dev->device = 1;
+    for (int i = 0; i < 2; i++) {
+        memset(&jobs[i], 0, sizeof(jobs[i]));
+        jobs[i].o = o;
+        jobs[i].t = i == 0 ? host : dev;
+        snprintf(jobs[i].cuda_arg, sizeof(jobs[i].cuda_arg), "--cuda-path=%s", cp);
+        snprintf(jobs[i].cccl, sizeof(jobs[i].cccl), "%s/include/cccl", cp);
+        if (access(jobs[i].cccl, R_OK) != 0) {
+            jobs[i].cccl[0] = '\0';
+        }
+    }
+    int threaded = pthread_create(&th, NULL, parse_side, &jobs[1]) == 0;
+    parse_side(&jobs[0]);
+    if (threaded) {
+        pthread_join(th, NULL);
+    } else {
+        parse_side(&jobs[1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (jobs[i].rc != CORUN_OK) {
+            corun__cc_diag_add(d, CORUN_CC_ERROR, o->in, 0, 0, "parse error",
+                               "libclang could not parse the file (%s side)",
+                               i == 0 ? "host" : "device");
+            return CORUN_EPARSE;
+        }
+    }
+    record_errors(host, d);
+    record_errors(dev, d);
+    return CORUN_OK;
+}
+
+void corun__cc_tu_free(corun__cc_tu *t)
+{
+    if (t->tu) {
+        clang_disposeTranslationUnit(t->tu);
+    }
+    if (t->index) {
+        clang_disposeIndex(t->index);
+    }
+    memset(t, 0, sizeof(*t));
+}
+
+long corun__cc_off(const corun__cc_tu *t, CXSourceLocation loc, int spelling)
+{
+    CXFile f = NULL;
+    unsigned off = 0;
+
+    if (spelling) {
+        clang_getSpellingLocation(loc, &f, NULL, NULL, &off);
+    } else {
+        clang_getExpansionLocation(loc, &f, NULL, NULL, &off);
+    }
+    if (f == NULL || !clang_File_isEqual(f, t->file)) {
+        return -1;
+    }
+    return (long)off;
+}
+
+long corun__cc_cursor_off(const corun__cc_tu *t, CXCursor c, int spelling)
+{
+    return corun__cc_off(t, clang_getCursorLocation(c), spelling);
+}
+
+void corun__cc_extent(const corun__cc_tu *t, const corun__cc_src *s, CXCursor c, long *start,
+                      long *end)
+{
+    CXSourceRange r = clang_getCursorExtent(c);
+    *start = corun__cc_off(t, clang_getRangeStart(r), 0);
+    *end = corun__cc_off(t, clang_getRangeEnd(r), 0);
+    if (*start < 0 || *end < 0 || *end < *start) {
+        *start = *end = -1;
+        return;
+    }
+    /* An extent that ends inside a macro invocation ends where the
+     * invocation does. */
+    long e = (long)corun__cc_src_expansion_end(s, (unsigned)*end);
+    if (e == *end && *end > 0) {
+        e = (long)corun__cc_src_expansion_end(s, (unsigned)*end - 1);
+        if (e < *end) {
+            e = *end;
+        }
+    }
+    *end = e;
+}
+
+int corun__cc_spelled(CXCursor c, const char *name)
+{
+    CXString s = clang_getCursorSpelling(c);
+    int eq = strcmp(clang_getCString(s), name) == 0;
+    clang_disposeString(s);
+    return eq;
+}
+
+typedef struct nth_ctx {
+    unsigned want, seen;
+    CXCursor found;
+} nth_ctx;
+
+static enum CXChildVisitResult nth_visit(CXCursor c, CXCursor p, CXClientData data)
+{
+    nth_ctx *x = data;
+    (void)p;
+    if (x->seen++ == x->want) {
+        x->found = c;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Continue;
+}
+
+CXCursor corun__cc_child(CXCursor c, unsigned i)
+{
+    nth_ctx x = {i, 0, clang_getNullCursor()};
+    clang_visitChildren(c, nth_visit, &x);
+    return x.found;
+}
+
+static enum CXChildVisitResult count_visit(CXCursor c, CXCursor p, CXClientData data)
+{
+    (void)c;
+    (void)p;
+    (*(unsigned *)data)++;
+    return CXChildVisit_Continue;
+}
+
+unsigned corun__cc_nchildren(CXCursor c)
+{
+    unsigned n = 0;
+    clang_visitChildren(c, count_visit, &n);
+    return n;
+}
+
+typedef struct attr_ctx {
+    enum CXCursorKind kind;
+    int found;
+} attr_ctx;
+
+static enum CXChildVisitResult attr_visit(CXCursor c, CXCursor p, CXClientData data)
+{
+    attr_ctx *x = data;
+    (void)p;
+    if (clang_getCursorKind(c) == x->kind) {
+        x->found = 1;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Continue;
+}
+
+int corun__cc_has_attr(CXCursor c, enum CXCursorKind kind)
+{
+    attr_ctx x = {kind, 0};
+    clang_visitChildren(c, attr_visit, &x);
+    return x.found;
+}

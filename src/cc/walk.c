@@ -1,0 +1,854 @@
+/*
+ * walk.c — what each function's body does, on the device side of the
+ * parse: calls (resolved, or every candidate of a name resolved at
+ * instantiation), reads of the built-in blockIdx/gridDim, barriers, shared
+ * memory, warp-synchronous operations, grid synchronisation, device-side
+ * runtime calls, inline PTX, loops that spin or poll, returns and the
+ * conditions around them. Each function is walked once; a kernel's own body
+ * also records what checks.c needs to judge its returns and uses of
+ * blockIdx.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cc/walk.h"
+#include "corun/corun.h"
+
+/* ------------------------------------------------------------------------ */
+/* helpers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+int corun__cc_name_in(const char *name, const char *const *set)
+{
+    for (size_t i = 0; set[i] != NULL; i++) {
+        if (strcmp(name, set[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static const char *const barrier_names[] = {
+    "__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or",
+    "__barrier_sync", "__barrier_sync_count", "this_thread_block", NULL};
+
+static const char *const warpsync_names[] = {
+    "__syncwarp", "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
+    "__ballot_sync", "__any_sync", "__all_sync", "__uni_sync", "__match_any_sync",
+    "__match_all_sync", "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
+    "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync", "tiled_partition",
+    "coalesced_threads", NULL};
+
+static const char *const grid_names[] = {"this_grid", "this_multi_grid", "this_cluster",
+                                         "grid_group", "multi_grid_group", "cluster_group",
+                                         NULL};
+
+/* Whether c is declared inside namespace cooperative_groups. */
+int corun__cc_in_coop_groups(CXCursor c)
+{
+    for (int i = 0; i < 16 && !clang_Cursor_isNull(c); i++) {
+        enum CXCursorKind k = clang_getCursorKind(c);
+        if (k == CXCursor_TranslationUnit) {
+            break;
+        }
+        if (k == CXCursor_Namespace && corun__cc_spelled(c, "cooperative_groups")) {
+            return 1;
+        }
+        c = clang_getCursorSemanticParent(c);
+    }
+    return 0;
+}
+
+/* blockIdx / gridDim / blockDim / threadIdx as the CUDA built-ins (not a
+ * user variable of that name): 'b','g','d','t', or 0. */
+int corun__cc_builtin_var(CXCursor ref)
+{
+    if (clang_getCursorKind(ref) != CXCursor_VarDecl) {
+        return 0;
+    }
+    CXString ts = clang_getTypeSpelling(clang_getCursorType(ref));
+    const char *t = clang_getCString(ts);
+    int r = 0;
+    if (strstr(t, "__cuda_builtin_blockIdx_t")) {
+        r = 'b';
+    } else if (strstr(t, "__cuda_builtin_gridDim_t")) {
+        r = 'g';
+    } else if (strstr(t, "__cuda_builtin_blockDim_t")) {
+        r = 'd';
+    } else if (strstr(t, "__cuda_builtin_threadIdx_t")) {
+        r = 't';
+    }
+    clang_disposeString(ts);
+    return r;
+}
+
+static CXCursor strip(CXCursor c)
+{
+    for (int i = 0; i < 16; i++) {
+        enum CXCursorKind k = clang_getCursorKind(c);
+        unsigned n = corun__cc_nchildren(c);
+        if ((k != CXCursor_UnexposedExpr && k != CXCursor_ParenExpr &&
+             k != CXCursor_CStyleCastExpr && k != CXCursor_CXXStaticCastExpr) ||
+            n == 0) {
+            break;
+        }
+        /* a cast's operand is its last child (a TypeRef may come first) */
+        c = corun__cc_child(c, n - 1);
+    }
+    return c;
+}
+
+/* Whether inner's definition lies inside outer's (a lambda in a body). */
+static int nested_in(CXCursor inner, CXCursor outer)
+{
+    CXSourceRange ri = clang_getCursorExtent(inner), ro = clang_getCursorExtent(outer);
+    CXFile fi = NULL, fo = NULL, fo2 = NULL;
+    unsigned i0, o0, o1;
+    clang_getExpansionLocation(clang_getRangeStart(ri), &fi, NULL, NULL, &i0);
+    clang_getExpansionLocation(clang_getRangeStart(ro), &fo, NULL, NULL, &o0);
+    clang_getExpansionLocation(clang_getRangeEnd(ro), &fo2, NULL, NULL, &o1);
+    return fi && fo && fo2 && clang_File_isEqual(fi, fo) && clang_File_isEqual(fo, fo2) &&
+           i0 > o0 && i0 < o1;
+}
+
+int corun__cc_is_function(enum CXCursorKind k)
+{
+    return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod ||
+           k == CXCursor_FunctionTemplate || k == CXCursor_Constructor ||
+           k == CXCursor_Destructor || k == CXCursor_ConversionFunction;
+}
+
+static int push_cursor(CXCursor **v, size_t *n, size_t *cap, CXCursor c)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        CXCursor *nv = realloc(*v, nc * sizeof(**v));
+        if (nv == NULL) {
+            return 0;
+        }
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = c;
+    return 1;
+}
+
+unsigned corun__cc_off_of(const checker *k, CXCursor c)
+{
+    long o = corun__cc_cursor_off(k->t, c, 0);
+    return o < 0 ? 0 : (unsigned)o;
+}
+
+/* ------------------------------------------------------------------------ */
+/* the function table                                                       */
+/* ------------------------------------------------------------------------ */
+
+static long find_fn(checker *k, CXCursor fn)
+{
+    unsigned h = clang_hashCursor(fn);
+    for (size_t i = 0; i < k->n; i++) {
+        if (k->v[i].hash == h && clang_equalCursors(k->v[i].fn, fn)) {
+            return (long)i;
+        }
+    }
+    return -1;
+}
+
+long corun__cc_add_fn(checker *k, CXCursor fn)
+{
+    long i = find_fn(k, fn);
+    if (i >= 0) {
+        return i;
+    }
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        fnrec *v = realloc(k->v, cap * sizeof(*v));
+        if (v == NULL) {
+            k->oom = 1;
+            return -1;
+        }
+        k->v = v;
+        k->cap = cap;
+    }
+    fnrec *r = &k->v[k->n];
+    memset(r, 0, sizeof(*r));
+    r->fn = fn;
+    r->hash = clang_hashCursor(fn);
+    return (long)k->n++;
+}
+
+/* An implicit instantiation of a function template is walked (and cloned)
+ * as its template, whose text it is; an explicit specialization has its
+ * own text and stays itself. */
+static CXCursor pattern(CXCursor def)
+{
+    if (clang_Cursor_isNull(def)) {
+        return def;
+    }
+    CXCursor t = clang_getSpecializedCursorTemplate(def);
+    if (clang_Cursor_isNull(t)) {
+        return def;
+    }
+    CXCursor td = clang_getCursorDefinition(t);
+    if (clang_Cursor_isNull(td)) {
+        td = t;
+    }
+    return clang_equalLocations(clang_getCursorLocation(def), clang_getCursorLocation(td)) ? td
+                                                                                         : def;
+}
+
+/* Adds the function ref names (if it has a body to walk) to the current
+ * function's callees; its index, or -1. */
+static long add_callee(checker *k, CXCursor ref)
+{
+    if (clang_Cursor_isNull(ref) || !corun__cc_is_function(clang_getCursorKind(ref))) {
+        return -1;
+    }
+    CXCursor def = pattern(clang_getCursorDefinition(ref));
+    if (clang_Cursor_isNull(def)) {
+        return -1; /* a builtin or declared only: nothing to walk */
+    }
+    /* kernels are not callees (a launch from device code is refused) */
+    if (corun__cc_has_attr(def, CXCursor_CUDAGlobalAttr)) {
+        return -1;
+    }
+    /* a lambda defined in this body is walked as part of it */
+    if (nested_in(def, k->v[k->cur].fn)) {
+        return -1;
+    }
+    long i = corun__cc_add_fn(k, def);
+    if (i < 0) {
+        return -1;
+    }
+    fnrec *r = &k->v[k->cur];
+    for (size_t j = 0; j < r->ncallees; j++) {
+        if (r->callees[j] == (size_t)i) {
+            return i;
+        }
+    }
+    if (r->ncallees == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 8;
+        size_t *v = realloc(r->callees, cap * sizeof(*v));
+        if (v == NULL) {
+            k->oom = 1;
+            return -1;
+        }
+        r->callees = v;
+        r->cap = cap;
+    }
+    r->callees[r->ncallees++] = (size_t)i;
+    return i;
+}
+
+/* The name a call calls: the DeclRefExpr or OverloadedDeclRef under its
+ * callee expression, or a null cursor. */
+static CXCursor call_ref(CXCursor call)
+{
+    CXCursor c = corun__cc_child(call, 0);
+    for (int i = 0; i < 8 && !clang_Cursor_isNull(c); i++) {
+        enum CXCursorKind kind = clang_getCursorKind(c);
+        if (kind == CXCursor_OverloadedDeclRef ||
+            (kind == CXCursor_DeclRefExpr && !clang_Cursor_isNull(clang_getCursorReferenced(c)))) {
+            return c;
+        }
+        if (kind != CXCursor_UnexposedExpr && kind != CXCursor_DeclRefExpr &&
+            kind != CXCursor_ParenExpr) {
+            break;
+        }
+        c = corun__cc_child(c, 0);
+    }
+    return clang_getNullCursor();
+}
+
+static void record_fcall(checker *k, CXCursor call, CXCursor ref, const long *targets, size_t n,
+                         int nocap)
+{
+    fnrec *r = &k->v[k->cur];
+    if (r->ncalls == r->capcalls) {
+        size_t cap = r->capcalls ? r->capcalls * 2 : 8;
+        fcall *v = realloc(r->calls, cap * sizeof(*v));
+        if (v == NULL) {
+            k->oom = 1;
+            return;
+        }
+        r->calls = v;
+        r->capcalls = cap;
+    }
+    fcall *f = &r->calls[r->ncalls++];
+    f->call = call;
+    f->ref = ref;
+    f->ntargets = n > 4 ? 4 : n;
+    memcpy(f->targets, targets, f->ntargets * sizeof(long));
+    f->nocap_lambda = nocap;
+}
+
+/* ------------------------------------------------------------------------ */
+/* walking one function body                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct overload_ctx {
+    checker *k;
+    int found;
+    long targets[4];
+    size_t ntargets;
+    CXCursor ref;
+} overload_ctx;
+
+static enum CXChildVisitResult overload_visit(CXCursor c, CXCursor p, CXClientData data)
+{
+    overload_ctx *x = data;
+    (void)p;
+    if (clang_getCursorKind(c) == CXCursor_OverloadedDeclRef) {
+        unsigned n = clang_getNumOverloadedDecls(c);
+        for (unsigned i = 0; i < n; i++) {
+            long t = add_callee(x->k, clang_getOverloadedDecl(c, i));
+            if (t >= 0 && x->ntargets < 4) {
+                x->targets[x->ntargets++] = t;
+            }
+        }
+        x->found = 1;
+        x->ref = c;
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* Scans an asm statement's string literals for instructions that read the
+ * hardware block index or end the thread. */
+static void check_asm(checker *k, CXCursor c, fnrec *r)
+{
+    CXToken *toks = NULL;
+    unsigned n = 0;
+    clang_tokenize(k->t->tu, clang_getCursorExtent(c), &toks, &n);
+    for (unsigned i = 0; i < n; i++) {
+        if (clang_getTokenKind(toks[i]) != CXToken_Literal) {
+            continue;
+        }
+        CXString sp = clang_getTokenSpelling(k->t->tu, toks[i]);
+        const char *lit = clang_getCString(sp);
+        const char *what = NULL;
+        if (strstr(lit, "%ctaid") || strstr(lit, "%nctaid")) {
+            what = "inline PTX reading %ctaid/%nctaid";
+        } else if (strstr(lit, "%clusterid") || strstr(lit, "%nclusterid") ||
+                   strstr(lit, "%cluster_ctaid")) {
+            what = "inline PTX reading cluster registers";
+        } else if (strstr(lit, "exit;") || strstr(lit, "exit ;")) {
+            what = "inline PTX exit";
+        }
+        if (strstr(lit, "bar.") || strstr(lit, "barrier.")) {
+            r->barrier = 1;
+        }
+        if (strstr(lit, "shfl.") || strstr(lit, "vote.") || strstr(lit, "bar.warp")) {
+            r->warpsync = 1;
+        }
+        if (what != NULL && !r->asmbad) {
+            r->asmbad = 1;
+            r->asm_at = c;
+            snprintf(r->asm_what, sizeof(r->asm_what), "%s", what);
+        }
+        clang_disposeString(sp);
+    }
+    clang_disposeTokens(k->t->tu, toks, n);
+}
+
+/* Facts of a loop condition: gridDim, an atomic call, a volatile read. */
+typedef struct spin_ctx {
+    int grid, atomic, vol;
+} spin_ctx;
+
+static enum CXChildVisitResult spin_visit(CXCursor c, CXCursor p, CXClientData data)
+{
+    spin_ctx *x = data;
+    enum CXCursorKind kind = clang_getCursorKind(c);
+    (void)p;
+    if (kind == CXCursor_DeclRefExpr && corun__cc_builtin_var(clang_getCursorReferenced(c)) == 'g') {
+        x->grid = 1;
+    }
+    if (kind == CXCursor_CallExpr) {
+        CXString sp = clang_getCursorSpelling(c);
+        const char *nm = clang_getCString(sp);
+        if (strncmp(nm, "atomic", 6) == 0 || strncmp(nm, "__atomic", 8) == 0 ||
+            strncmp(nm, "__nv_atomic", 11) == 0 || strcmp(nm, "load") == 0) {
+            x->atomic = 1;
+        }
+        clang_disposeString(sp);
+    }
+    if (clang_isExpression(kind) && clang_isVolatileQualifiedType(clang_getCursorType(c))) {
+        x->vol = 1;
+    }
+    return CXChildVisit_Recurse;
+}
+
+static void check_loop(checker *k, CXCursor loop, fnrec *r)
+{
+    enum CXCursorKind kind = clang_getCursorKind(loop);
+    unsigned n = corun__cc_nchildren(loop);
+    spin_ctx cond = {0, 0, 0}, all = {0, 0, 0};
+    (void)k;
+    if (n == 0) {
+        return;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        CXCursor ch = corun__cc_child(loop, i);
+        int is_body = kind == CXCursor_DoStmt ? i == 0 : i == n - 1;
+        spin_visit(ch, loop, is_body ? &all : &cond);
+        clang_visitChildren(ch, spin_visit, is_body ? &all : &cond);
+    }
+    if (cond.grid && (cond.atomic || cond.vol || all.atomic || all.vol) && !r->spin) {
+        r->spin = 1;
+        r->spin_at = loop;
+    } else if (!cond.grid && (cond.atomic || cond.vol) && !r->poll) {
+        r->poll = 1;
+        r->poll_at = loop;
+    }
+}
+
+static int lambda_has_default_capture(checker *k, CXCursor lambda)
+{
+    long a, b;
+    corun__cc_extent(k->t, k->s, lambda, &a, &b);
+    if (a < 0) {
+        return 1; /* not in this file: cannot tell, nvcc will say */
+    }
+    size_t i = corun__cc_tok_from(k->s, (unsigned)a);
+    if (!corun__cc_tok_is(k->s, i, "[")) {
+        return 1;
+    }
+    if (corun__cc_tok_is(k->s, i + 1, "=")) {
+        return 1;
+    }
+    return corun__cc_tok_is(k->s, i + 1, "&") &&
+           (corun__cc_tok_is(k->s, i + 2, ",") || corun__cc_tok_is(k->s, i + 2, "]"));
+}
+
+static void note_modified(checker *k, CXCursor lhs)
+{
+    if (k->kw == NULL) {
+        return;
+    }
+    for (int i = 0; i < 8; i++) {
+        lhs = strip(lhs);
+        if (clang_getCursorKind(lhs) == CXCursor_MemberRefExpr) {
+            CXCursor base = corun__cc_child(lhs, 0);
+            if (clang_Cursor_isNull(base)) {
+                return;
+            }
+            lhs = base;
+            continue;
+        }
+        break;
+    }
+    if (clang_getCursorKind(lhs) == CXCursor_DeclRefExpr) {
+        CXCursor ref = clang_getCursorReferenced(lhs);
+        if (!clang_Cursor_isNull(ref) &&
+            !push_cursor(&k->kw->modified, &k->kw->nmod, &k->kw->capmod, ref)) {
+            k->oom = 1;
+        }
+    }
+}
+
+/* The enclosing statements of the node being visited that decide whether
+ * it runs: loops (all their parts) and the conditions of if/switch. */
+static void enclosing(checker *k, CXCursor node, CXCursor **conds, size_t *nconds,
+                      size_t *capc, CXCursor **loops, size_t *nloops, size_t *capl)
+{
+    CXCursor inner = node;
+    for (size_t i = k->depth; i-- > 0;) {
+        CXCursor a = k->stack[i];
+        enum CXCursorKind kind = clang_getCursorKind(a);
+        if (kind == CXCursor_LambdaExpr) {
+            break;
+        }
+        if (kind == CXCursor_WhileStmt || kind == CXCursor_ForStmt ||
+            kind == CXCursor_DoStmt || kind == CXCursor_CXXForRangeStmt) {
+            if (!push_cursor(loops, nloops, capl, a)) {
+                k->oom = 1;
+            }
+        }
+        if (kind == CXCursor_IfStmt || kind == CXCursor_SwitchStmt || kind == CXCursor_WhileStmt ||
+            kind == CXCursor_ForStmt || kind == CXCursor_DoStmt ||
+            kind == CXCursor_CXXForRangeStmt) {
+            unsigned n = corun__cc_nchildren(a);
+            for (unsigned j = 0; j < n; j++) {
+                CXCursor ch = corun__cc_child(a, j);
+                if (clang_equalCursors(ch, inner)) {
+                    continue;
+                }
+                enum CXCursorKind ck = clang_getCursorKind(ch);
+                if (ck == CXCursor_CompoundStmt || ck == CXCursor_NullStmt ||
+                    ck == CXCursor_ReturnStmt) {
+                    continue;
+                }
+                if (kind == CXCursor_IfStmt && clang_isStatement(ck) &&
+                    ck != CXCursor_DeclStmt) {
+                    continue;
+                }
+                if (!push_cursor(conds, nconds, capc, ch)) {
+                    k->oom = 1;
+                }
+            }
+        }
+        inner = a;
+    }
+}
+
+static int in_lambda(const checker *k)
+{
+    for (size_t i = 0; i < k->depth; i++) {
+        if (clang_getCursorKind(k->stack[i]) == CXCursor_LambdaExpr) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void record_call(checker *k, CXCursor c, long callee, int barrier)
+{
+    kernel_walk *kw = k->kw;
+    if (kw == NULL) {
+        return;
+    }
+    if (kw->ncalls == kw->capcalls) {
+        size_t cap = kw->capcalls ? kw->capcalls * 2 : 16;
+        call_rec *v = realloc(kw->calls, cap * sizeof(*v));
+        if (v == NULL) {
+            k->oom = 1;
+            return;
+        }
+        kw->calls = v;
+        kw->capcalls = cap;
+    }
+    call_rec *r = &kw->calls[kw->ncalls++];
+    memset(r, 0, sizeof(*r));
+    r->off = corun__cc_off_of(k, c);
+    r->callee = callee;
+    r->barrier = barrier;
+    CXCursor *conds = NULL, *loops = NULL;
+    size_t nc = 0, cc = 0, nl = 0, cl = 0;
+    enclosing(k, c, &conds, &nc, &cc, &loops, &nl, &cl);
+    free(conds);
+    r->loops = loops;
+    r->nloops = nl;
+}
+
+static void record_return(checker *k, CXCursor c)
+{
+    kernel_walk *kw = k->kw;
+    if (kw == NULL || in_lambda(k)) {
+        return;
+    }
+    if (kw->nrets == kw->caprets) {
+        size_t cap = kw->caprets ? kw->caprets * 2 : 8;
+        ret_rec *v = realloc(kw->rets, cap * sizeof(*v));
+        if (v == NULL) {
+            k->oom = 1;
+            return;
+        }
+        kw->rets = v;
+        kw->caprets = cap;
+    }
+    ret_rec *r = &kw->rets[kw->nrets++];
+    memset(r, 0, sizeof(*r));
+    r->off = corun__cc_off_of(k, c);
+    r->at = c;
+    size_t cc = 0, cl = 0;
+    enclosing(k, c, &r->conds, &r->nconds, &cc, &r->loops, &r->nloops, &cl);
+}
+
+static void visit_body(checker *k, CXCursor c);
+
+static enum CXChildVisitResult body_visit(CXCursor c, CXCursor parent, CXClientData data)
+{
+    checker *k = data;
+    enum CXCursorKind kind = clang_getCursorKind(c);
+    (void)parent;
+
+/* the table may grow while the body is walked: never keep a pointer */
+#define R (&k->v[k->cur])
+    switch (kind) {
+    case CXCursor_CallExpr: {
+        CXCursor ref = clang_getCursorReferenced(c);
+        CXString sp = clang_getCursorSpelling(c);
+        const char *nm = clang_getCString(sp);
+        int barrier = 0;
+        long callee = -1;
+        if (corun__cc_name_in(nm, barrier_names)) {
+            R->barrier = barrier = 1;
+        }
+        if (corun__cc_name_in(nm, warpsync_names)) {
+            R->warpsync = 1;
+        }
+        int grid_sync = corun__cc_name_in(nm, grid_names) && (clang_Cursor_isNull(ref) || corun__cc_in_coop_groups(ref));
+        if (strcmp(nm, "sync") == 0 && !clang_Cursor_isNull(ref) && corun__cc_in_coop_groups(ref)) {
+            CXCursor cls = clang_getCursorSemanticParent(ref);
+            grid_sync |= corun__cc_spelled(cls, "grid_group") ||
+                         corun__cc_spelled(cls, "multi_grid_group") ||
+                         corun__cc_spelled(cls, "cluster_group");
+        }
+        if (grid_sync) {
+            if (!R->grid) {
+                R->grid = 1;
+                R->grid_at = c;
+                snprintf(R->grid_what, sizeof(R->grid_what), "cooperative_groups::%s", nm);
+            }
+        }
+        if (strncmp(nm, "cuda", 4) == 0 && nm[4] >= 'A' && nm[4] <= 'Z' && !R->dp) {
+            R->dp = 1;
+            R->dp_at = c;
+            snprintf(R->dp_what, sizeof(R->dp_what), "%s called from device code", nm);
+        }
+        clang_disposeString(sp);
+        CXCursor cref = call_ref(c);
+        if (!clang_Cursor_isNull(cref) &&
+            !push_cursor(&k->callee_refs, &k->nrefs, &k->caprefs, cref)) {
+            k->oom = 1;
+        }
+        int nocap = 0;
+        for (size_t i = k->depth; i-- > 0;) {
+            if (clang_getCursorKind(k->stack[i]) == CXCursor_LambdaExpr &&
+                !lambda_has_default_capture(k, k->stack[i])) {
+                nocap = 1;
+            }
+        }
+        if (!clang_Cursor_isNull(ref) && !corun__cc_is_function(clang_getCursorKind(ref))) {
+            R->unresolved = 1; /* through an object or a pointer: op(x), fp(x) */
+        } else if (!clang_Cursor_isNull(ref)) {
+            long t = add_callee(k, ref);
+            callee = t;
+            if (t >= 0 && !clang_Cursor_isNull(cref)) {
+                record_fcall(k, c, cref, &t, 1, nocap);
+            }
+        } else {
+            /* a dependent call: every candidate the name can mean */
+            overload_ctx x = {k, 0, {0, 0, 0, 0}, 0, clang_getNullCursor()};
+            CXCursor fe = corun__cc_child(c, 0);
+            if (!clang_Cursor_isNull(fe) && overload_visit(fe, c, &x) == CXChildVisit_Recurse) {
+                clang_visitChildren(fe, overload_visit, &x);
+            }
+            if (!x.found) {
+                R->unresolved = 1;
+            } else if (x.ntargets > 0) {
+                record_fcall(k, c, x.ref, x.targets, x.ntargets, nocap);
+            }
+        }
+        record_call(k, c, callee, barrier);
+        break;
+    }
+    case CXCursor_DeclRefExpr: {
+        CXCursor ref = clang_getCursorReferenced(c);
+        int b = corun__cc_builtin_var(ref);
+        if ((b == 'b' || b == 'g') && !R->blockidx) {
+            R->blockidx = 1;
+            R->blockidx_at = c;
+        }
+        if ((b == 'b' || b == 'g') && k->kw != NULL && !k->kw->qualified_blockidx) {
+            /* ::blockIdx names the hardware index past any shadowing */
+            long o = corun__cc_cursor_off(k->t, c, 1);
+            size_t ti = o >= 0 ? corun__cc_tok_from(k->s, (unsigned)o) : 0;
+            if (o >= 0 && ti > 0 && corun__cc_tok_is(k->s, ti - 1, "::")) {
+                k->kw->qualified_blockidx = 1;
+                k->kw->qualified_at = c;
+            }
+        }
+        if ((b == 'b' || b == 'g') && k->kw != NULL) {
+            for (size_t i = k->depth; i-- > 0;) {
+                enum CXCursorKind ak = clang_getCursorKind(k->stack[i]);
+                if (ak == CXCursor_LambdaExpr && !lambda_has_default_capture(k, k->stack[i]) &&
+                    !k->kw->lambda_blockidx) {
+                    k->kw->lambda_blockidx = 1;
+                    k->kw->lambda_at = c;
+                }
+                if ((ak == CXCursor_StructDecl || ak == CXCursor_ClassDecl ||
+                     ak == CXCursor_UnionDecl) && !k->kw->local_class_blockidx) {
+                    k->kw->local_class_blockidx = 1;
+                    k->kw->local_at = c;
+                }
+            }
+        }
+        if (!clang_Cursor_isNull(ref) && corun__cc_is_function(clang_getCursorKind(ref))) {
+            long t = add_callee(k, ref);
+            int called = 0;
+            for (size_t i = 0; i < k->nrefs && !called; i++) {
+                called = clang_equalCursors(k->callee_refs[i], c);
+            }
+            if (t >= 0 && !called) {
+                k->v[t].addr_taken = 1;
+            }
+        }
+        break;
+    }
+    case CXCursor_TypeRef:
+    case CXCursor_TemplateRef: {
+        CXCursor ref = clang_getCursorReferenced(c);
+        if (!clang_Cursor_isNull(ref) && corun__cc_in_coop_groups(ref)) {
+            CXString sp = clang_getCursorSpelling(ref);
+            const char *nm = clang_getCString(sp);
+            if (corun__cc_name_in(nm, grid_names) && !R->grid) {
+                R->grid = 1;
+                R->grid_at = c;
+                snprintf(R->grid_what, sizeof(R->grid_what), "cooperative_groups::%s", nm);
+            } else if (strcmp(nm, "thread_block") == 0) {
+                R->barrier = 1;
+            } else if (strcmp(nm, "thread_block_tile") == 0 ||
+                       strcmp(nm, "coalesced_group") == 0) {
+                R->warpsync = 1;
+            }
+            clang_disposeString(sp);
+        }
+        break;
+    }
+    case CXCursor_VarDecl:
+        if (corun__cc_has_attr(c, CXCursor_CUDASharedAttr)) {
+            R->shared = 1;
+        }
+        break;
+    case CXCursor_AsmStmt:
+        check_asm(k, c, R);
+        break;
+    case CXCursor_WhileStmt:
+    case CXCursor_DoStmt:
+    case CXCursor_ForStmt:
+        check_loop(k, c, R);
+        break;
+    case CXCursor_ReturnStmt:
+        record_return(k, c);
+        break;
+    case CXCursor_BinaryOperator:
+    case CXCursor_CompoundAssignOperator: {
+        enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(c);
+        if (op >= CXBinaryOperator_Assign && op <= CXBinaryOperator_OrAssign) {
+            note_modified(k, corun__cc_child(c, 0));
+        }
+        break;
+    }
+    case CXCursor_UnaryOperator: {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(c);
+        if (op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec ||
+            op == CXUnaryOperator_PreInc || op == CXUnaryOperator_PreDec ||
+            op == CXUnaryOperator_AddrOf) {
+            note_modified(k, corun__cc_child(c, 0));
+        }
+        if (op == CXUnaryOperator_AddrOf && k->kw != NULL) {
+            CXCursor sub = strip(corun__cc_child(c, 0));
+            int b = clang_getCursorKind(sub) == CXCursor_DeclRefExpr
+                        ? corun__cc_builtin_var(clang_getCursorReferenced(sub))
+                        : 0;
+            if ((b == 'b' || b == 'g') && !k->kw->addr_blockidx) {
+                k->kw->addr_blockidx = 1;
+                k->kw->addr_at = c;
+            }
+        }
+        break;
+    }
+    default:
+        break;
+    }
+#undef R
+    visit_body(k, c);
+    return CXChildVisit_Continue;
+}
+
+/* Visits the children of c with c on the ancestor stack. */
+static void visit_body(checker *k, CXCursor c)
+{
+    if (k->depth >= MAX_DEPTH) {
+        return;
+    }
+    k->stack[k->depth++] = c;
+    clang_visitChildren(c, body_visit, k);
+    k->depth--;
+}
+
+void corun__cc_walk_fn(checker *k, size_t i, kernel_walk *kw)
+{
+    if (k->v[i].walked) {
+        return;
+    }
+    k->v[i].walked = 1;
+    size_t saved_cur = k->cur;
+    kernel_walk *saved_kw = k->kw;
+    size_t saved_depth = k->depth;
+    k->cur = i;
+    k->kw = kw;
+    k->depth = 0;
+    visit_body(k, k->v[i].fn);
+    k->cur = saved_cur;
+    k->kw = saved_kw;
+    k->depth = saved_depth;
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* per kernel                                                               */
+/* ------------------------------------------------------------------------ */
+
+
+static int reached(const reach *rs, size_t i)
+{
+    for (size_t j = 0; j < rs->n; j++) {
+        if (rs->v[j] == i) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Everything the function at index root calls, transitively (root first). */
+int corun__cc_collect(checker *k, size_t root, reach *rs)
+{
+    rs->n = 0;
+    if (rs->cap == 0) {
+        rs->v = malloc(16 * sizeof(size_t));
+        if (rs->v == NULL) {
+            return 0;
+        }
+        rs->cap = 16;
+    }
+    rs->v[rs->n++] = root;
+    for (size_t q = 0; q < rs->n; q++) {
+        corun__cc_walk_fn(k, rs->v[q], NULL);
+        if (k->oom) {
+            return 0;
+        }
+        fnrec *r = &k->v[rs->v[q]];
+        for (size_t j = 0; j < r->ncallees; j++) {
+            size_t c = r->callees[j];
+            if (reached(rs, c)) {
+                continue;
+            }
+            if (rs->n == rs->cap) {
+                size_t *nv = realloc(rs->v, rs->cap * 2 * sizeof(size_t));
+                if (nv == NULL) {
+                    return 0;
+                }
+                rs->v = nv;
+                rs->cap *= 2;
+            }
+            rs->v[rs->n++] = c;
+        }
+    }
+    return 1;
+}
+
+
+CORUN__CC_PRINTF(4, 5)
+void corun__cc_refuse_at(checker *k, CXCursor at, const char *construct, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    corun__cc_diag_at(k->d, CORUN_CC_ERROR, clang_getCursorLocation(at), construct, "%s", msg);
+}
+
+void corun__cc_fn_name(CXCursor fn, char *out, size_t n)
+{
+    CXString sp = clang_getCursorSpelling(fn);
+    snprintf(out, n, "%s", clang_getCString(sp));
+    clang_disposeString(sp);
+}
+

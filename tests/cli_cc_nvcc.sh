@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# corun-nvcc as a drop-in nvcc: transforms .cu inputs into its cache (a
+# second build hits the cache), keeps the user's output names for -c,
+# passes other inputs and options through, links libcorun, refuses or
+# (CORUN_NVCC_ON_REFUSAL=plain) compiles refused files unchanged, and
+# leaves files without kernels alone. Compiles and links only: no GPU.
+#
+# Usage: cli_cc_nvcc.sh CORUN_BINARY SOURCE_DIR
+set -uo pipefail
+build=$(cd "$(dirname "$1")" && pwd)
+src=$(cd "$2" && pwd)
+wrap=$build/corun-nvcc
+nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+if [ ! -x "$wrap" ]; then
+  echo "no corun-nvcc in $build: skipped"
+  exit 77
+fi
+if [ ! -x "$nvcc" ]; then
+  echo "no nvcc at $nvcc: skipped"
+  exit 77
+fi
+if grep -q "^CORUN_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2> /dev/null; then
+  echo "sanitizer build: left to the plain build (programs would link an ASan libcorun)"
+  exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export CORUN_CACHE=$tmp/cache NVCC_REAL=$nvcc
+# libcorun may not define the stream-ordered launch API yet: link a stub
+if ! nm -D "$build/libcorun.so" 2> /dev/null | grep -q " T corun_launch_stream$"; then
+  cc -std=c11 -I"$src/include" -c "$src/tests/cc/stub/corun_launch_stub.c" -o "$tmp/stub.o" || exit 1
+  export CORUN_NVCC_EXTRA_LIBS=$tmp/stub.o
+fi
+fail=0
+check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
+
+mkdir -p "$tmp/proj/inc"
+cat > "$tmp/proj/inc/scale.h" <<'H'
+#define SCALE 3
+H
+cat > "$tmp/proj/k.cu" <<'K'
+#include "inc/scale.h"
+#include <cstdio>
+__global__ void k(int *p) { p[blockIdx.x] = SCALE * (int)blockIdx.x; }
+int run(int *p) { k<<<4, 1>>>(p); return cudaGetLastError() == cudaSuccess; }
+K
+cat > "$tmp/proj/main.cpp" <<'M'
+int run(int *p);
+int main() { return run(nullptr) ? 0 : 0; }
+M
+cat > "$tmp/proj/host.cu" <<'H'
+#include <cstdio>
+int host_only() { return printf("no kernels\n"); }
+H
+cd "$tmp/proj" || exit 1
+
+# -c without -o: the object is named after the source, in the current folder
+check "$wrap" -arch=sm_90 -std=c++17 -c k.cu
+check test -f k.o
+entries=$(ls "$CORUN_CACHE"/*.cu 2> /dev/null | wc -l)
+check test "$entries" -eq 1
+# the cached file is the transformed one; a second build reuses it
+check grep -q "k__corun_launch" "$CORUN_CACHE"/*.cu
+before=$(stat -c %Y "$CORUN_CACHE"/*.cu)
+sleep 1
+check "$wrap" -arch=sm_90 -std=c++17 -c k.cu -o k2.o
+check test "$(stat -c %Y "$CORUN_CACHE"/*.cu)" = "$before"
+# a host compiler input and a link step that adds libcorun
+check g++ -c main.cpp -o main.o
+check "$wrap" -arch=sm_90 -o prog k.o main.o
+check test -x prog
+# compile and link in one call, as gpu/apps does
+check "$wrap" -O2 -arch=sm_90 -std=c++17 -o prog2 k.cu main.cpp
+check test -x prog2
+# __FILE__ and messages keep the user's file name
+check "$wrap" -arch=sm_90 -std=c++17 -E k.cu -o k.ii
+check grep -q '"k.cu"' k.ii
+# a file without kernels is compiled as it is
+check "$wrap" -arch=sm_90 -c host.cu -o host.o
+check grep -q "no kernels" "$CORUN_CACHE"/*.cu
+# a refused file fails the build, or is compiled unchanged on request
+cp "$src/tests/cc/refuse_device_blockidx.cu" bad.cu
+if "$wrap" -arch=sm_90 -c bad.cu -o bad.o 2> bad.log; then
+  echo "FAIL: a refused file was compiled"
+  fail=1
+fi
+check grep -q "error: corun-cc: __device__ function reading blockIdx" bad.log
+check env CORUN_NVCC_ON_REFUSAL=plain "$wrap" -arch=sm_90 -c bad.cu -o bad.o
+check test -f bad.o
+# nvcc's own options still work
+check "$wrap" --version
+exit $fail
