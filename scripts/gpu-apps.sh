@@ -118,6 +118,7 @@ rows=()
 json_rows=()
 fail=0
 device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+say "== running (at most $LIMIT s per run)"
 for a in $APPS; do
   po=$work/$a.plain.out
   co=$work/$a.corun.out
@@ -146,6 +147,8 @@ for a in $APPS; do
     over=$(awk -v p="$pms" -v c="$cms" 'BEGIN { if (p > 0) printf "%+.1f", (c - p) / p * 100; else print "n/a" }')
   fi
   [ "$equal" = yes ] || fail=1
+  say "$(printf '  %-13s plain %s ms (exit %d), corun %s ms (exit %d), outputs equal: %s [%d s]' \
+    "$a" "${pms:-?}" "$prc" "${cms:-?}" "$crc" "$equal" "$SECONDS")"
   rows+=("$(printf '%-13s %10s %10s %10s  %-6s %-7s %s' "$a" "${pms:-?}" "${cms:-?}" "$over" "$equal" "${via:-?}" "${why:0:60}")")
   json_rows+=("$(printf '{"program": "%s", "plain_ms": %s, "corun_ms": %s, "overhead_pct": %s, "outputs_equal": %s, "plain_exit": %d, "corun_exit": %d, "plain_valid": "%s", "corun_valid": "%s", "launches_corun_plain": "%s", "first_plain_reason": "%s"}' \
     "$a" "${pms:-null}" "${cms:-null}" "$([ "$over" = n/a ] && echo null || echo "${over#+}")" \

@@ -19,9 +19,14 @@
 #                overhead (scripts/gpu-apps.sh; without libclang on the GPU
 #                machine it compiles build-gpu/apps-src, made by
 #                `scripts/gpu-apps.sh --prepare` where libclang is)
-#   policies     FLEP's and Slate's experiments (corun experiment all --backend
-#                cuda): HPF pairs, SRT pairs and triplets, spatial vs temporal,
-#                FFS shares, duration-model error, Slate pairings; scenario
+#   demotrace    the demo scenario's kernels one by one (corun sim --backend
+#                cuda --json: submit, start, end of every kernel) under mps
+#                and smguard, and the LS application alone
+#   policies     FLEP's and Slate's experiments (corun experiment NAME
+#                --backend cuda, NAME from GPU_CHECK_EXPERIMENTS, default
+#                hpf ffs model slate srt spatial, each its own step):
+#                HPF pairs, FFS shares, duration-model error, Slate
+#                pairings, SRT pairs and triplets, spatial vs temporal; scenario
 #                kernels run as the calibrated synthetic FMA kernel, which
 #                does not model DRAM traffic (mem_frac, mem_bw are ignored on
 #                the GPU; Slate's classes come from the scenarios' declared
@@ -35,7 +40,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness stream hostfunc demo overhead latency resume spatial apps policies sanitize"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness stream hostfunc demo demotrace overhead latency resume spatial apps policies sanitize"}
 # GPU_CHECK_EVENTS: random events per kernel in the correctness step (1000).
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
@@ -105,32 +110,57 @@ if has demo; then
   run_step demo 200 bash -c "'$BUILD/corun' demo --backend cuda --quiet && \
       '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
 fi
+if has demotrace; then
+  run_step demotrace 120 bash -c "for p in mps smguard; do \
+      '$BUILD/corun' sim --scenario bench/scenarios/ls-batch.json --policy \$p --backend cuda \
+        --json --quiet > '$OUT/demotrace-'\$p.json || exit 1; done; \
+      '$BUILD/corun' sim --scenario bench/scenarios/ls-batch.json --apps ls --policy smguard \
+        --backend cuda --json --quiet > '$OUT/demotrace-ls.json'"
+fi
 has overhead && run_step overhead 300 "$GC" overhead --reps 15 --json "$OUT/overhead.json"
 has latency && run_step latency 200 "$GC" latency --trials 30 --json "$OUT/latency.json"
 has resume && run_step resume 200 "$GC" resume --json "$OUT/resume.json"
 has spatial && run_step spatial 120 "$GC" spatial --trials 20 --json "$OUT/spatial.json"
 has hostfunc && run_step hostfunc 60 "$GC" hostfunc --trials 10 --json "$OUT/hostfunc.json"
 has stream && run_step stream 60 "$GC" stream --json "$OUT/stream.json"
-has apps && run_step apps 240 env OUT="$OUT" GPU_BUILD="$BUILD" scripts/gpu-apps.sh
-if has policies; then
-  # A fresh store per check: durations measured on another day or GPU
-  # would train the duration models on the wrong numbers.
-  rm -f "$OUT/profiles.txt" "$OUT/profiles.txt.lock"
-  out_abs=$(cd "$OUT" && pwd)
-  run_step policies 240 bash -c "CORUN_PROFILE_PATH='$out_abs/profiles.txt' \
-      '$BUILD/corun' experiment all --backend ${GPU_CHECK_POLICIES_BACKEND:-cuda} \
-      ${GPU_CHECK_POLICIES_ARGS:-} > '$OUT/policies.json' && \
-      test -s '$OUT/policies.json' && grep -q '\"slate\"' '$OUT/policies.json'"
-  # A failed step must not leave a partial file that looks like results.
-  [ "${status[policies]}" -eq 0 ] || rm -f "$OUT/policies.json"
-fi
 if has sanitize; then
   if command -v compute-sanitizer >/dev/null 2>&1; then
-    run_step memcheck 200 compute-sanitizer --tool memcheck --error-exitcode 3 "$GC" sanitize
-    run_step racecheck 200 compute-sanitizer --tool racecheck --error-exitcode 3 "$GC" sanitize
+    run_step memcheck 120 compute-sanitizer --tool memcheck --error-exitcode 3 "$GC" sanitize
+    run_step racecheck 120 compute-sanitizer --tool racecheck --error-exitcode 3 "$GC" sanitize
   else
     summary+=("sanitize     SKIPPED (no compute-sanitizer)")
   fi
+fi
+has apps && run_step apps 300 env OUT="$OUT" GPU_BUILD="$BUILD" \
+    GPU_APPS_TIMEOUT="${GPU_APPS_TIMEOUT:-60}" scripts/gpu-apps.sh
+if has policies; then
+  # One step per experiment (GPU_CHECK_EXPERIMENTS), so what finished is
+  # kept when the time runs out; they share one fresh profile store:
+  # durations measured on another day or GPU would train the duration
+  # models on the wrong numbers.
+  rm -f "$OUT/profiles.txt" "$OUT/profiles.txt.lock" "$OUT"/policies-*.json
+  out_abs=$(cd "$OUT" && pwd)
+  for x in ${GPU_CHECK_EXPERIMENTS:-hpf ffs model slate srt spatial}; do
+    run_step "policies-$x" 240 bash -c "CORUN_PROFILE_PATH='$out_abs/profiles.txt' \
+        '$BUILD/corun' experiment $x --backend ${GPU_CHECK_POLICIES_BACKEND:-cuda} \
+        ${GPU_CHECK_POLICIES_ARGS:-} > '$OUT/policies-$x.json' && \
+        test -s '$OUT/policies-$x.json'"
+    # A failed step must not leave a partial file that looks like results.
+    [ "${status[policies-$x]}" -eq 0 ] || rm -f "$OUT/policies-$x.json"
+  done
+  {
+    echo '{'
+    first=1
+    for f in "$OUT"/policies-*.json; do
+      [ -s "$f" ] || continue
+      x=${f##*/policies-}
+      [ $first -eq 0 ] && echo ','
+      first=0
+      printf '"%s": ' "${x%.json}"
+      cat "$f"
+    done
+    echo '}'
+  } > "$OUT/policies.json"
 fi
 
 # One file with everything, for bench/results/.
@@ -161,7 +191,7 @@ for line in "${summary[@]}"; do
   echo "  $line"
 done
 for f in occupancy correctness overhead latency resume spatial hostfunc stream demo apps policies memcheck racecheck; do
-  [ -s "$OUT/$f.log" ] || continue
+  [ -s "$OUT/$f.log" ] || [ -s "$OUT/$f.json" ] || continue
   echo "---- $f"
   case $f in
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
@@ -171,8 +201,6 @@ for f in occupancy correctness overhead latency resume spatial hostfunc stream d
       if [ -s "$OUT/policies.json" ]; then
         grep -E '"(experiment|mean_speedup|min_speedup|mean_antt_gain|mean_triplet_antt_gain|mean_throughput_loss|mean_reduction|mean_share_high|mean_share_low|mean_overhead|max_overhead|mean_mape|mean_gain|mean_corun_gain)"' \
           "$OUT/policies.json"
-      else
-        tail -12 "$OUT/$f.log"
       fi ;;
     *) grep -vE "^(==|   )" "$OUT/$f.log" | tail -12 ;;
   esac

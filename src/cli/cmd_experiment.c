@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -24,9 +25,24 @@ static int make_backend(void *vctx, const corun__scenario *sc, uint64_t seed, co
     return corun__backend_create(m->backend, &m->cli->settings, &sc->gpu, seed, out, why, why_len);
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Progress lines carry the seconds since the experiment started, so a
+ * slow run set on a GPU shows where the time went. */
 static void log_line(void *ctx, const char *line)
 {
-    fprintf(stderr, "  %s\n", line);
+    static double t0;
+    double now = mono_s();
+
+    if (t0 == 0) {
+        t0 = now;
+    }
+    fprintf(stderr, "  [%6.1f s] %s\n", now - t0, line);
 }
 
 void corun__usage_experiment(FILE *out)
