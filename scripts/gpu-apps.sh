@@ -113,6 +113,29 @@ else
 fi
 
 # --- run and compare ------------------------------------------------------------
+# run_limited OUTFILE CMD...: runs CMD with output to OUTFILE for at most
+# $LIMIT s; a run still going then gets its threads' backtraces taken by
+# cuda-gdb (where there is one) into OUTFILE.bt before it is killed.
+run_limited() {
+  local out=$1 pid ticks=0
+  shift
+  "$@" > "$out" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2> /dev/null; do
+    if [ $ticks -ge $((LIMIT * 10)) ]; then
+      if command -v cuda-gdb > /dev/null 2>&1; then
+        timeout 60 cuda-gdb -batch -p "$pid" -ex "thread apply all bt" > "$out.bt" 2>&1
+      fi
+      kill -9 "$pid" 2> /dev/null
+      wait "$pid" 2> /dev/null
+      return 124
+    fi
+    sleep 0.1
+    ticks=$((ticks + 1))
+  done
+  wait "$pid"
+}
+
 field() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" "$2" | tail -1; }
 rows=()
 json_rows=()
@@ -125,11 +148,11 @@ for a in $APPS; do
   stats=$work/$a.stats
   rm -f "$po" "$co" "$stats"
   # shellcheck disable=SC2086
-  timeout "$LIMIT" "$work/plain/$a" $ARGS --out "$po" > "$work/$a.plain.txt" 2>&1
+  run_limited "$work/$a.plain.txt" "$work/plain/$a" $ARGS --out "$po"
   prc=$?
   # shellcheck disable=SC2086
-  CORUN_RESERVE_CAPSM=${GPU_APPS_RESERVE:-0} CORUN_LAUNCH_STATS=$stats timeout "$LIMIT" "$work/corun/$a" $ARGS --out "$co" \
-    > "$work/$a.corun.txt" 2>&1
+  run_limited "$work/$a.corun.txt" env CORUN_RESERVE_CAPSM="${GPU_APPS_RESERVE:-0}" \
+    CORUN_LAUNCH_STATS="$stats" "$work/corun/$a" $ARGS --out "$co"
   crc=$?
   pms=$(field time_ms "$work/$a.plain.txt")
   cms=$(field time_ms "$work/$a.corun.txt")
@@ -172,5 +195,7 @@ done
   done
   printf '  ]\n}\n'
 } > "$OUT/apps.json"
-say "wrote $OUT/apps.json"
+mkdir -p "$OUT/apps"
+cp "$work"/*.txt "$work"/*.bt "$work"/*.stats "$OUT/apps/" 2> /dev/null
+say "wrote $OUT/apps.json (program outputs and any hang backtraces in $OUT/apps/)"
 exit $fail

@@ -21,6 +21,9 @@
 #include <thread>
 
 #include <cuda.h>
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include "cases.cuh"
 #include "corun/corun.h"
@@ -870,7 +873,9 @@ static int mode_sanitize(std::vector<Case *> &cases)
         printf("%-13s %s\n", c->name, bad ? "FAIL" : "ok");
         failures += bad != 0;
     }
+    printf("sanitize: all cases ran; closing the context\n");
     corun_ctx_destroy(ctx);
+    printf("sanitize: context closed\n");
     return failures;
 }
 
@@ -883,9 +888,26 @@ static void usage()
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n");
 }
 
+/* A crash (e.g. under compute-sanitizer) leaves a backtrace in the log
+ * instead of an empty file. */
+static void on_fatal(int sig)
+{
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    static const char msg[] = "corun-gpucheck: fatal signal; backtrace:\n";
+    (void)!write(2, msg, sizeof(msg) - 1);
+    backtrace_symbols_fd(frames, n, 2);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    signal(SIGSEGV, on_fatal);
+    signal(SIGBUS, on_fatal);
+    signal(SIGABRT, on_fatal);
     const char *json_path = nullptr;
     unsigned events = 1000;
     int reps = 15, trials = 30, rc = 0;

@@ -31,6 +31,24 @@
 _Static_assert(sizeof(corun_ctl) == 3 * CORUN_CTL_LINE, "control block layout");
 _Static_assert(offsetof(corun_ctl, next) == CORUN_CTL_LINE, "control block layout");
 
+/*
+ * Eager module loading, unless the user chose otherwise. With lazy loading
+ * (CUDA's default since 12.2) the first use of a kernel loads it, and that
+ * load waits for the context to be idle (CUDA Programming Guide, Lazy
+ * Loading, "Potential hazards"). A stream-ordered corun launch leaves the
+ * user's stream waiting on the GPU for a completion word that corun's
+ * scheduler thread writes; if the application meanwhile touches a kernel
+ * for the first time, the load waits for that stream and the scheduler
+ * thread waits for the load: a deadlock (seen on the H100 as gpu/apps
+ * programs with more than one kernel hanging). Setting the variable before
+ * the runtime starts, from a constructor of libcorun, loads every kernel at
+ * start-up instead. CUDA_MODULE_LOADING=LAZY set by the user is kept.
+ */
+__attribute__((constructor)) static void eager_loading(void)
+{
+    (void)setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+}
+
 /* ---- process-wide device state: context, module, calibration ------------- */
 
 extern const unsigned char *corun__synth_fatbin(size_t *len);
