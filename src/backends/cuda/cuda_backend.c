@@ -965,7 +965,17 @@ static void cuda_destroy(corun__backend *be)
     int i;
 
     (void)set_current(b);
-    (void)cu->cuCtxSynchronize();
+    /* Our own streams only: the application's other work is not ours to
+     * wait for (and cuCtxSynchronize here crashed inside libcuda under
+     * compute-sanitizer, driver 580). */
+    if (b->ctl) {
+        (void)cu->cuStreamSynchronize(b->ctl);
+    }
+    for (i = 0; i < 2 * NSTREAMS; i++) {
+        if (b->streams[i]) {
+            (void)cu->cuStreamSynchronize(b->streams[i]);
+        }
+    }
     pthread_mutex_lock(&b->mu);
     b->stopping = 1;
     pthread_cond_broadcast(&b->work);
