@@ -187,7 +187,7 @@ done
 } | tee -a "$log"
 {
   printf '{\n  "device": "%s",\n  "commit": "%s",\n  "date": "%s",\n  "args": "%s",\n  "programs": [\n' \
-    "${device:-unknown}" "$(git rev-parse --short HEAD 2> /dev/null || echo unknown)" \
+    "${device:-unknown}" "${CORUN_COMMIT:-$(git rev-parse --short HEAD 2> /dev/null || echo unknown)}" \
     "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$ARGS"
   n=${#json_rows[@]}
   for i in "${!json_rows[@]}"; do

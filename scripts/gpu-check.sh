@@ -47,6 +47,7 @@ STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness stream hostfunc demo demot
 # tool stops a command at 600 s; keep a margin for the summary).
 DEADLINE=${GPU_CHECK_DEADLINE:-570}
 COMMIT=${CORUN_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+export CORUN_COMMIT=$COMMIT  # gpu-apps.sh labels its results with it too
 JOBS=$(nproc 2>/dev/null || echo 4)
 mkdir -p "$OUT"
 export PATH=/usr/local/cuda/bin:$PATH
