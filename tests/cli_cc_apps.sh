@@ -21,10 +21,6 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export CORUN_CACHE=$tmp/cache NVCC_REAL=$nvcc
-if ! nm -D "$build/libcorun.so" 2> /dev/null | grep -q " T corun_launch_stream$"; then
-  cc -std=c11 -I"$src/include" -c "$src/tests/cc/stub/corun_launch_stub.c" -o "$tmp/stub.o" || exit 1
-  export CORUN_NVCC_EXTRA_LIBS=$tmp/stub.o
-fi
 apps="pathfinder hotspot lavamd backprop srad matrixmul blackscholes fastwalsh binomial convsep md5search"
 make -s -C "$src/gpu/apps" -j 2 NVCC="$wrap" BUILD="$tmp/bin" apps > "$tmp/make.log" 2>&1
 rc=$?

@@ -26,11 +26,6 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export CORUN_CACHE=$tmp/cache NVCC_REAL=$nvcc
-# libcorun may not define the stream-ordered launch API yet: link a stub
-if ! nm -D "$build/libcorun.so" 2> /dev/null | grep -q " T corun_launch_stream$"; then
-  cc -std=c11 -I"$src/include" -c "$src/tests/cc/stub/corun_launch_stub.c" -o "$tmp/stub.o" || exit 1
-  export CORUN_NVCC_EXTRA_LIBS=$tmp/stub.o
-fi
 fail=0
 check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
 
