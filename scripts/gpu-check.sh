@@ -23,15 +23,20 @@
 #                cuda --json: submit, start, end of every kernel) under mps
 #                and smguard (8 and 66 CapSMs reserved), and the LS
 #                application alone
+#   counters     Slate's rates of the slate-pairs kernels from CUPTI hardware
+#                counters and from counted operations, each kernel in a
+#                process of its own ($OUT/profiles-counters.txt,
+#                profiles-counted.txt)
 #   policies     FLEP's and Slate's experiments (corun experiment NAME
 #                --backend cuda, NAME from GPU_CHECK_EXPERIMENTS, default
 #                hpf ffs model slate srt spatial, each its own step):
 #                HPF pairs, FFS shares, duration-model error, Slate
 #                pairings, SRT pairs and triplets, spatial vs temporal; scenario
-#                kernels run as the calibrated synthetic FMA kernel, which
-#                does not model DRAM traffic (mem_frac, mem_bw are ignored on
-#                the GPU; Slate's classes come from the scenarios' declared
-#                intensities). Profiles go to $OUT/profiles.txt.
+#                kernels run as the calibrated synthetic kernel, which performs
+#                the FMAs and streams the DRAM bytes the scenario declares;
+#                Slate's classes come from the rates measured on the GPU
+#                (counted operations over measured time, against measured
+#                peaks). Profiles go to $OUT/profiles.txt.
 #                GPU_CHECK_POLICIES_BACKEND=sim dry-runs the step without a GPU.
 #   sanitize     compute-sanitizer memcheck and racecheck on the worker loop
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
@@ -41,7 +46,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness stream hostfunc demo demotrace overhead latency resume spatial apps policies sanitize"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness stream hostfunc demo demotrace overhead latency resume spatial apps counters policies sanitize"}
 # GPU_CHECK_EVENTS: random events per kernel in the correctness step (1000).
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
@@ -142,6 +147,24 @@ if has sanitize; then
 fi
 has apps && run_step apps 300 env OUT="$OUT" GPU_BUILD="$BUILD" \
     GPU_APPS_TIMEOUT="${GPU_APPS_TIMEOUT:-60}" scripts/gpu-apps.sh
+if has counters; then
+  # Slate's kernel rates from CUPTI's hardware counters, beside the counted
+  # ones the policies step uses. One process per kernel: after a counter
+  # measurement, the next scheduled worker launch in the same process did
+  # not finish (H200, driver 580; cause not found), and `corun profile`
+  # measures the rates last.
+  rm -f "$OUT/profiles-counters.txt" "$OUT/profiles-counters.txt.lock"
+  out_abs=$(cd "$OUT" && pwd)
+  run_step counters 200 bash -c "for app in bs gs mm rg tr; do \
+      CORUN_PROFILE_COUNTERS=1 CORUN_PROFILE_PATH='$out_abs/profiles-counters.txt' timeout 60 \
+        '$BUILD/corun' profile --train-scenario bench/scenarios/slate-pairs.json --runs 5 \
+        --app \$app --backend cuda 2>&1 | grep -E 'rates of|failed' || exit 1; \
+      CORUN_PROFILE_COUNTERS=0 CORUN_PROFILE_PATH='$out_abs/profiles-counted.txt' timeout 60 \
+        '$BUILD/corun' profile --train-scenario bench/scenarios/slate-pairs.json --runs 5 \
+        --app \$app --backend cuda 2>&1 | grep -E 'rates of|failed' || exit 1; done; \
+    echo '-- counters'; CORUN_PROFILE_PATH='$out_abs/profiles-counters.txt' '$BUILD/corun' profile; \
+    echo '-- counted'; CORUN_PROFILE_PATH='$out_abs/profiles-counted.txt' '$BUILD/corun' profile"
+fi
 if has policies; then
   # One step per experiment (GPU_CHECK_EXPERIMENTS), so what finished is
   # kept when the time runs out; they share one fresh profile store:
@@ -199,12 +222,14 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness overhead latency resume spatial hostfunc stream demo apps policies memcheck racecheck; do
+for f in occupancy correctness overhead latency resume spatial hostfunc stream demo apps counters policies memcheck racecheck; do
   [ -s "$OUT/$f.log" ] || [ -s "$OUT/$f.json" ] || continue
   echo "---- $f"
   case $f in
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
     demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -6 ;;
+    counters) grep -E "^(cuda|backend|-- )" "$OUT/$f.log" | head -14 ;;
+    spatial) grep -E "^(LS|  LS|evict)" "$OUT/$f.log" | head -30 ;;
     memcheck|racecheck) grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/$f.log" | head -4 ;;
     policies)
       if [ -s "$OUT/policies.json" ]; then

@@ -163,6 +163,107 @@ static void profiles_measure_achieved_rates(void **state)
     corun__pstore_free(&ps);
 }
 
+/* A backend that measures rates itself (as cuda does with its counters) is
+ * believed: its shares go into the profile, and the log says how they were
+ * measured. The sim with a rates operation added stands in for it. */
+static corun__backend_ops measuring_ops;
+static int rates_calls;
+
+static int fixed_rates(corun__backend *be, const corun__kspec *spec, corun__rates *out, char *why,
+                       size_t why_len)
+{
+    (void)be;
+    memset(out, 0, sizeof(*out));
+    rates_calls++;
+    if (strcmp(spec->name, "slate_rg") == 0) {
+        snprintf(why, why_len, "cannot measure '%s'", spec->name);
+        return CORUN_ENOTSUP;
+    }
+    out->peak_flops = 60e12;
+    out->peak_bytes_per_s = 3e12;
+    out->flops_per_s = 30e12;
+    out->bytes_per_s = 0.3e12;
+    out->flop_frac = 0.5;
+    out->bw_frac = 0.1;
+    snprintf(out->source, sizeof(out->source), "test counters");
+    return CORUN_OK;
+}
+
+static int make_measuring_sim(void *ctx, const corun__scenario *sc, uint64_t seed,
+                              corun__backend **out, char *why, size_t why_len)
+{
+    int rc = make_sim(ctx, sc, seed, out, why, why_len);
+
+    if (rc == CORUN_OK) {
+        measuring_ops = *(*out)->ops;
+        measuring_ops.rates = fixed_rates;
+        (*out)->ops = &measuring_ops;
+    }
+    return rc;
+}
+
+static char heard[2048];
+
+static void hear(void *ctx, const char *line)
+{
+    (void)ctx;
+    snprintf(heard + strlen(heard), sizeof(heard) - strlen(heard), "%s\n", line);
+}
+
+static void measured_rates_are_recorded(void **state)
+{
+    corun__scenario sc;
+    corun__run_env env;
+    corun__train_opts o;
+    corun__pstore ps;
+    char why[512] = "";
+    const corun__pprof *bs;
+    int bs_app = -1, rg_app = -1;
+    size_t i;
+
+    init_sim_settings();
+    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/slate-pairs.json"), &sc,
+                                          why, sizeof(why)),
+                     CORUN_OK);
+    for (i = 0; i < sc.napps; i++) {
+        if (strcmp(sc.apps[i].kernel.name, "slate_bs") == 0) {
+            bs_app = (int)i;
+        } else if (strcmp(sc.apps[i].kernel.name, "slate_rg") == 0) {
+            rg_app = (int)i;
+        }
+    }
+    assert_true(bs_app >= 0 && rg_app >= 0);
+    memset(&env, 0, sizeof(env));
+    env.make_backend = make_measuring_sim;
+    env.make_ctx = &sim_settings;
+    env.settings = sim_settings;
+    corun__train_opts_default(&o, &sim_settings);
+    o.runs = 0;
+    o.profile_runs = 1;
+    o.log = hear;
+    heard[0] = '\0';
+    rates_calls = 0;
+    corun__pstore_init(&ps);
+    assert_int_equal(corun__scenario_train(&sc, &env, &o, bs_app, &ps, why, sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(rates_calls, 1);
+    bs = corun__pstore_find_prof(&ps, "sim", "slate_bs");
+    assert_non_null(bs);
+    /* the backend's shares, not the declared mem_bw of 0.73 */
+    assert_true(fabs(bs->flop_frac - 0.5) < 1e-12);
+    assert_true(fabs(bs->bw_frac - 0.1) < 1e-12);
+    assert_int_equal(corun__kclass_of(bs->flop_frac, bs->bw_frac, &sim_settings),
+                     CORUN_KCLASS_HC);
+    assert_non_null(strstr(heard, "slate_bs"));
+    assert_non_null(strstr(heard, "test counters"));
+    /* a kernel the backend cannot measure fails the profile, with the reason */
+    assert_int_equal(corun__scenario_train(&sc, &env, &o, rg_app, &ps, why, sizeof(why)),
+                     CORUN_ENOTSUP);
+    assert_non_null(strstr(why, "cannot measure 'slate_rg'"));
+    assert_null(corun__pstore_find_prof(&ps, "sim", "slate_rg"));
+    corun__pstore_free(&ps);
+}
+
 /* ---- decisions, on the recording backend ------------------------------- */
 
 typedef struct fixture {
@@ -386,6 +487,7 @@ int main(void)
         cmocka_unit_test(table_ii_benchmarks_get_their_classes),
         cmocka_unit_test(table_i_reads_as_printed),
         cmocka_unit_test(profiles_measure_achieved_rates),
+        cmocka_unit_test(measured_rates_are_recorded),
         cmocka_unit_test_setup_teardown(complementary_arrival_shares_the_gpu, setup_null,
                                         teardown_null),
         cmocka_unit_test_setup_teardown(conflicting_arrival_waits, setup_null, teardown_null),

@@ -201,9 +201,9 @@ struct StencilCase : Case {
         shape = "3D grid, 8x8x4 thr";
         plain = (const void *)stencil3d;
         worker = (const void *)stencil3d__corun;
-        nx = scale == 2 ? 512 : scale == 1 ? 256 : 32;
-        ny = scale == 2 ? 512 : scale == 1 ? 256 : 32;
-        nz = scale == 2 ? 256 : scale == 1 ? 128 : 16;
+        nx = scale >= 2 ? 512 : scale == 1 ? 256 : 32;
+        ny = scale >= 2 ? 512 : scale == 1 ? 256 : 32;
+        nz = scale == 3 ? 1024 : scale == 2 ? 256 : scale == 1 ? 128 : 16;
         size_t n = (size_t)nx * ny * nz;
         in = floats(n, 5, 0, 1);
         o = (float *)alloc(n * sizeof(float));
@@ -244,7 +244,7 @@ struct BlackScholesCase : Case {
         shape = "1D, 128 thr, math";
         plain = (const void *)blackscholes;
         worker = (const void *)blackscholes__corun;
-        n = scale == 2 ? (1 << 26) : scale == 1 ? (1 << 22) : (1 << 14);
+        n = scale == 3 ? (1 << 28) : scale == 2 ? (1 << 26) : scale == 1 ? (1 << 22) : (1 << 14);
         S = floats(n, 7, 5, 30);
         X = floats(n, 8, 1, 100);
         T = floats(n, 9, 0.25f, 10);

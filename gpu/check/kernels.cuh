@@ -224,14 +224,24 @@ extern "C" __global__ void flagspin(const unsigned *flag)
 }
 
 /* Records when its first block started (GPU clock), for the spatial test. */
-extern "C" __global__ void ls_probe(unsigned long long *first_start, unsigned long long task_ns)
+/* The latency-sensitive probe: one wave of blocks that each spin task_ns.
+ * stamps[0] receives the earliest block start, stamps[1] the latest. */
+extern "C" __global__ void ls_probe(unsigned long long *stamps, unsigned long long task_ns)
 {
     const unsigned long long t0 = corun_globaltimer();
     if (threadIdx.x == 0) {
-        atomicMin(first_start, t0);
+        atomicMin(&stamps[0], t0);
+        atomicMax(&stamps[1], t0);
     }
     while (corun_globaltimer() - t0 < task_ns) {
     }
+}
+
+/* Writes the GPU clock to *at: ordered in a stream, it timestamps the
+ * operations before it on the device's clock. */
+extern "C" __global__ void clock_stamp(unsigned long long *at)
+{
+    *at = corun_globaltimer();
 }
 
 #endif

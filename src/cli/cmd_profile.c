@@ -60,6 +60,12 @@ static int load_store(const char *path, corun__pstore *ps)
     return rc == CORUN_OK ? 0 : -1;
 }
 
+static void say_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "corun: %s\n", line);
+}
+
 /* Runs the training runs of the chosen apps and merges them into the store. */
 static int train(corun__cli *cli, const corun__scenario *sc, const char *backend, const char *path,
                  const int *apps, size_t napps, uint32_t runs, uint32_t profile_runs, int quiet)
@@ -79,6 +85,7 @@ static int train(corun__cli *cli, const corun__scenario *sc, const char *backend
     corun__train_opts_default(&o, &cli->settings);
     o.runs = runs;
     o.profile_runs = profile_runs;
+    o.log = quiet ? NULL : say_line;
     corun__pstore_init(&add);
     for (i = 0; i < napps && rc == CORUN_OK; i++) {
         if (!quiet) {

@@ -74,6 +74,9 @@ typedef struct corun__kspec {
                                    Above 1 the kernel is bandwidth-bound even alone: its
                                    tasks then take longer than task_ns, and it loses
                                    little when it runs on fewer SMs (Slate, Fig. 1) */
+    double compute;             /* FLOP rate a block-task achieves alone at full
+                                   occupancy, as a share of the peak, 0..1; 0 = not
+                                   declared (cuda: FMAs fill the task's compute time) */
     /* user code (cuda) */
     const void *user;           /* backend-defined: registered kernel */
     const void *args;           /* cuda: one pointer per parameter value, as for
@@ -109,6 +112,15 @@ typedef struct corun__bevent {
     int status;             /* CORUN_OK, or the launch failed on the device */
 } corun__bevent;
 
+/* What a kernel achieves alone on the whole GPU (Slate's profile, §III-B). */
+typedef struct corun__rates {
+    double flop_frac;        /* achieved FLOP/s over the device's peak FLOP/s */
+    double bw_frac;          /* achieved DRAM bytes/s over the peak bytes/s */
+    double flops_per_s, bytes_per_s;     /* achieved */
+    double peak_flops, peak_bytes_per_s; /* the device's, measured by the backend */
+    char source[320];        /* how: "cupti counters", "counted operations (why)" */
+} corun__rates;
+
 typedef struct corun__bkernel corun__bkernel;
 typedef struct corun__backend corun__backend;
 
@@ -140,6 +152,11 @@ typedef struct corun__backend_ops {
                 size_t *n);
     /* Optional: k is done or failed (called once); release what waits on it. */
     void (*finished)(corun__backend *be, corun__bkernel *k);
+    /* Optional: measure spec's code alone on the whole GPU (one plain launch,
+     * no other work in flight). NULL: the caller derives the rates from the
+     * declared behaviour (sim). CORUN_ENOTSUP for code it cannot measure. */
+    int (*rates)(corun__backend *be, const corun__kspec *spec, corun__rates *out, char *why,
+                 size_t why_len);
     /* Optional: make a poll() in progress on another thread return. */
     void (*wake)(corun__backend *be);
     void (*destroy)(corun__backend *be);

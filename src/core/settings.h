@@ -43,6 +43,8 @@
       "kernel profile store (durations, intensities); ~ = home, %h = host; 'off' = none")        \
     X(PROFILE_TRAIN_RUNS, profile_train_runs, UINT, "100", 5, 100000, "",                        \
       "solo runs per kernel when training duration models (FLEP: 100 random inputs)")            \
+    X(PROFILE_COUNTERS, profile_counters, UINT, "0", 0, 1, "",                                   \
+      "cuda: Slate's kernel rates from counted operations (0) or CUPTI hardware counters (1)")   \
     X(PROFILE_HOLDOUT, profile_holdout, DBL, "0.2", 0, 0.9, "",                                  \
       "share of a kernel's recorded runs held out to measure the duration model's error")       \
     X(RIDGE_LAMBDA, ridge_lambda, DBL, "0.001", 0, 1e6, "",                                      \

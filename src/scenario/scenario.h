@@ -185,6 +185,10 @@ typedef struct corun__train_opts {
     uint32_t profile_runs;  /* solo runs at the app's own size for the intensity
                                profile; 0 = no profile */
     uint64_t seed;
+    /* if not NULL, hears each profile's measured rates and how they were
+     * measured */
+    void (*log)(void *ctx, const char *line);
+    void *log_ctx;
 } corun__train_opts;
 
 /* FLEP's 100 random inputs, sizes from a tenth of the app's to the app's. */
@@ -194,11 +198,13 @@ void corun__train_opts_default(corun__train_opts *o, const corun__settings *set)
  * the whole GPU, one launch at a time, in its worker form on CapSMs (as the
  * policies run it): o->runs times at random sizes, recording each duration
  * as a run, and o->profile_runs times at its own size, recording its
- * achieved rates as a profile — work per block-task is the app's
- * "compute" and "mem_bw" (shares of the peaks on a fully occupied GPU), so
- * achieved = share x (solo time of the tasks spread over all workers) /
- * measured duration; DRAM saturation shows as a lower achieved share. The
- * records are added to *out (not written to any file). */
+ * achieved rates as a profile. A backend that can measure rates (cuda:
+ * hardware counters through CUPTI, else counted operations, both against
+ * peaks measured on the device) gives them; for the others (sim) work per
+ * block-task is the app's "compute" and "mem_bw" (shares of the peaks on a
+ * fully occupied GPU), so achieved = share x (solo time of the tasks spread
+ * over all workers) / measured duration; DRAM saturation shows as a lower
+ * achieved share. The records are added to *out (not written to any file). */
 int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
                           const corun__train_opts *o, int only_app, corun__pstore *out, char *why,
                           size_t why_len);

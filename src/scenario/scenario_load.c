@@ -238,6 +238,7 @@ static int parse_kernel(const ctx *c, const char *path, json_t *v, corun__kspec 
         (rc = get_number(c, path, v, "compute", 0, 1, compute, 0)) != CORUN_OK) {
         return rc;
     }
+    k->compute = *compute;
     if ((uint64_t)k->block.x * k->block.y * k->block.z > 1024) {
         return bad(c, path, "'block' has %llu threads; a block has at most 1024",
                    (unsigned long long)k->block.x * k->block.y * k->block.z);

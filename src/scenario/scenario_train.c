@@ -110,8 +110,57 @@ static void fill_run(corun__prun *r, const char *backend, const corun__kspec *k,
 }
 
 /* The training runs and the profile of one application. */
-static int train_app(corun__sched *s, const corun__app *app, const corun__train_opts *o,
-                     corun__rng *rng, corun__pstore *out, char *why, size_t why_len)
+__attribute__((format(printf, 3, 4))) static void say(void (*log)(void *, const char *), void *ctx,
+                                                     const char *fmt, ...)
+{
+    char line[1200];
+    va_list ap;
+
+    if (log == NULL) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    log(ctx, line);
+}
+
+/* Slate's rates of app's kernel: measured by the backend where it can,
+ * else from the declared work over the measured solo duration dur_ns. */
+static int app_rates(corun__backend *be, const corun__app *app, const corun__train_opts *o,
+                     uint32_t sms, uint32_t per_sm, double dur_ns, double *flop_frac,
+                     double *bw_frac, char *why, size_t why_len)
+{
+    const corun__kspec *k = &app->kernel;
+    corun__rates r;
+    int rc;
+
+    if (be->ops->rates == NULL) {
+        double tasks = (double)k->grid.x * k->grid.y * k->grid.z;
+        /* The tasks' solo time spread over every worker slot of the GPU:
+         * how long the kernel would take if nothing held it back. */
+        double ideal_ns = tasks * dist_mean(&k->task_ns) / ((double)per_sm * sms);
+        *flop_frac = app->compute * ideal_ns / dur_ns;
+        *bw_frac = k->mem_bw * ideal_ns / dur_ns;
+        return CORUN_OK;
+    }
+    rc = be->ops->rates(be, k, &r, why, why_len);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    say(o->log, o->log_ctx,
+        "rates of '%s' alone: %.3g TFLOP/s = %.1f%% of %.3g, DRAM %.3g TB/s = %.1f%% of %.3g "
+        "(%s)",
+        k->name, r.flops_per_s * 1e-12, 100 * r.flop_frac, r.peak_flops * 1e-12,
+        r.bytes_per_s * 1e-12, 100 * r.bw_frac, r.peak_bytes_per_s * 1e-12, r.source);
+    *flop_frac = r.flop_frac;
+    *bw_frac = r.bw_frac;
+    return CORUN_OK;
+}
+
+static int train_app(corun__sched *s, corun__backend *be, const corun__app *app,
+                     const corun__train_opts *o, corun__rng *rng, corun__pstore *out, char *why,
+                     size_t why_len)
 {
     const char *backend = corun__sched_backend(s);
     const uint32_t sms = corun__sched_gpu(s)->sm_count;
@@ -148,18 +197,15 @@ static int train_app(corun__sched *s, const corun__app *app, const corun__train_
     }
     if (o->profile_runs > 0) {
         corun__pprof p;
-        const corun__kspec *k = &app->kernel;
-        double tasks = (double)k->grid.x * k->grid.y * k->grid.z;
-        /* The tasks' solo time spread over every worker slot of the GPU:
-         * how long the kernel would take if nothing held it back. */
-        double ideal_ns = tasks * dist_mean(&k->task_ns) / ((double)per_sm * sms);
         memset(&p, 0, sizeof(p));
         snprintf(p.backend, sizeof(p.backend), "%s", backend);
-        snprintf(p.kernel, sizeof(p.kernel), "%s", k->name);
+        snprintf(p.kernel, sizeof(p.kernel), "%s", app->kernel.name);
         p.dur_ns = sum / o->profile_runs;
-        p.flop_frac = app->compute * ideal_ns / p.dur_ns;
-        p.bw_frac = k->mem_bw * ideal_ns / p.dur_ns;
         p.samples = o->profile_runs;
+        rc = app_rates(be, app, o, sms, per_sm, p.dur_ns, &p.flop_frac, &p.bw_frac, why, why_len);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
         rc = corun__pstore_add_prof(out, &p);
         if (rc != CORUN_OK) {
             return rc;
@@ -199,7 +245,7 @@ int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
         if (only_app >= 0 && (int)i != only_app) {
             continue;
         }
-        rc = train_app(s, &sc->apps[i], o, &rng, out, why, why_len);
+        rc = train_app(s, be, &sc->apps[i], o, &rng, out, why, why_len);
         if (env->progress != NULL) {
             env->progress(env->progress_ctx, (double)(i + 1) / (double)sc->napps);
         }
@@ -208,21 +254,6 @@ int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
 out_destroy_backend:
     be->ops->destroy(be);
     return rc;
-}
-
-__attribute__((format(printf, 3, 4))) static void say(void (*log)(void *, const char *), void *ctx,
-                                                     const char *fmt, ...)
-{
-    char line[1200];
-    va_list ap;
-
-    if (log == NULL) {
-        return;
-    }
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    log(ctx, line);
 }
 
 int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_env *env,
@@ -251,6 +282,8 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
     dur.profile_runs = 0;
     corun__train_opts_default(&prof, &env->settings);
     prof.runs = 0;
+    prof.log = log;
+    prof.log_ctx = log_ctx;
     corun__pstore_init(&add);
     for (i = 0; i < sc->napps && rc == CORUN_OK; i++) {
         const char *name = sc->apps[i].kernel.name;

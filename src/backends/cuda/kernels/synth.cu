@@ -51,11 +51,31 @@ CORUN_BODY(corun_synth, (const corun_synth_args a))
 {
     const uint32_t task = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     const uint32_t iters = corun__synth_iters(a, task);
+    const uint32_t nfma = a.fma_share >= 1.0f ? iters : (uint32_t)(iters * a.fma_share);
+    const uint32_t nld = (uint32_t)(iters * a.loads_per_it);
     float x = (float)threadIdx.x, y = 1.0f;
 
-    for (uint32_t i = 0; i < iters; ++i) {
+    for (uint32_t i = 0; i < nfma; ++i) {
         x = fmaf(x, 0.9999999f, 1e-7f);
         y = fmaf(y, 1.0000001f, -1e-7f);
+    }
+    if (nld > 0) {
+        /* Coalesced streaming reads from a task-dependent place in the
+         * buffer; the buffer is far larger than L2, so they reach DRAM. */
+        const uint32_t threads = blockDim.x * blockDim.y * blockDim.z;
+        const uint32_t tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+        const float4 *m = (const float4 *)a.mem;
+        uint32_t w = corun__hash32(task ^ a.seed) * threads + tid;
+        for (uint32_t j = 0; j < nld; ++j, w += threads) {
+            const float4 v = __ldcs(m + (w & a.mem_mask));
+            x += v.x;
+            y += v.w;
+        }
+    }
+    if (a.spin_share > 0.0f) {
+        const uint64_t end = corun_globaltimer() + (uint64_t)(iters * a.spin_share * a.ns_per_it);
+        while (corun_globaltimer() < end) {
+        }
     }
     if (x + y == -12345.0f) {
         a.sink[threadIdx.x] = x;
