@@ -48,6 +48,17 @@ struct corun__scenario;
 int corun__cli_ensure_profiles(corun__cli *cli, const struct corun__scenario *sc,
                                const char *backend, unsigned needs, int quiet);
 
+/* The CLI's backend maker for scenario runs (corun__run_env.make_backend):
+ * ctx is a corun__cli_maker naming the backend, made with the CLI's
+ * settings. */
+typedef struct corun__cli_maker {
+    const corun__cli *cli;
+    const char *backend;
+} corun__cli_maker;
+struct corun__backend;
+int corun__cli_make_backend(void *ctx, const struct corun__scenario *sc, uint64_t seed,
+                            struct corun__backend **out, char *why, size_t why_len);
+
 /* Parses a whole non-negative number; returns 0 on success. */
 int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *out);
 /* Applies a --set NAME=VALUE argument; prints the error and returns non-zero on failure. */

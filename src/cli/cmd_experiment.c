@@ -13,18 +13,6 @@
 #include "cli/cli.h"
 #include "scenario/experiments.h"
 
-typedef struct maker_ctx {
-    const corun__cli *cli;
-    const char *backend;
-} maker_ctx;
-
-static int make_backend(void *vctx, const corun__scenario *sc, uint64_t seed, corun__backend **out,
-                        char *why, size_t why_len)
-{
-    const maker_ctx *m = vctx;
-    return corun__backend_create(m->backend, &m->cli->settings, &sc->gpu, seed, out, why, why_len);
-}
-
 static double mono_s(void)
 {
     struct timespec ts;
@@ -77,7 +65,7 @@ void corun__usage_experiment(FILE *out)
 int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
 {
     corun__exp_opts o;
-    maker_ctx mk;
+    corun__cli_maker mk;
     const char *name = NULL;
     char backend[16] = "sim", why[1024] = "";
     unsigned long long v;
@@ -142,7 +130,7 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     }
     mk.cli = cli;
     mk.backend = backend;
-    o.env.make_backend = make_backend;
+    o.env.make_backend = corun__cli_make_backend;
     o.env.make_ctx = &mk;
     o.env.settings = cli->settings;
     o.backend = backend;

@@ -18,15 +18,10 @@
 #include "core/profile_store.h"
 #include "scenario/scenario.h"
 
-typedef struct maker_ctx {
-    const corun__cli *cli;
-    const char *backend;
-} maker_ctx;
-
-static int make_backend(void *vctx, const corun__scenario *sc, uint64_t seed, corun__backend **out,
-                        char *why, size_t why_len)
+int corun__cli_make_backend(void *vctx, const corun__scenario *sc, uint64_t seed,
+                            corun__backend **out, char *why, size_t why_len)
 {
-    const maker_ctx *m = vctx;
+    const corun__cli_maker *m = vctx;
     return corun__backend_create(m->backend, &m->cli->settings, &sc->gpu, seed, out, why, why_len);
 }
 
@@ -73,13 +68,13 @@ static int train(corun__cli *cli, const corun__scenario *sc, const char *backend
     corun__run_env env;
     corun__train_opts o;
     corun__pstore add;
-    maker_ctx mk = {cli, backend};
+    corun__cli_maker mk = {cli, backend};
     char why[1024] = "";
     size_t i;
     int rc = CORUN_OK;
 
     memset(&env, 0, sizeof(env));
-    env.make_backend = make_backend;
+    env.make_backend = corun__cli_make_backend;
     env.make_ctx = &mk;
     env.settings = cli->settings;
     corun__train_opts_default(&o, &cli->settings);
@@ -119,7 +114,7 @@ int corun__cli_ensure_profiles(corun__cli *cli, const corun__scenario *sc, const
                                unsigned needs, int quiet)
 {
     corun__run_env env;
-    maker_ctx mk = {cli, backend};
+    corun__cli_maker mk = {cli, backend};
     char path[4096], why[1024] = "";
 
     if (needs == 0) {
@@ -130,7 +125,7 @@ int corun__cli_ensure_profiles(corun__cli *cli, const corun__scenario *sc, const
         return 0;
     }
     memset(&env, 0, sizeof(env));
-    env.make_backend = make_backend;
+    env.make_backend = corun__cli_make_backend;
     env.make_ctx = &mk;
     env.settings = cli->settings;
     if (corun__scenario_ensure_profiles(sc, &env, backend, path, needs, log_line, &quiet, why,

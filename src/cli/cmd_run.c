@@ -30,18 +30,6 @@ typedef struct run_opts {
     double duration_ms;       /* 0 = the scenario's */
 } run_opts;
 
-typedef struct maker_ctx {
-    const corun__cli *cli;
-    const char *backend;
-} maker_ctx;
-
-static int make_backend(void *vctx, const corun__scenario *sc, uint64_t seed, corun__backend **out,
-                        char *why, size_t why_len)
-{
-    const maker_ctx *m = vctx;
-    return corun__backend_create(m->backend, &m->cli->settings, &sc->gpu, seed, out, why, why_len);
-}
-
 /* Progress on a terminal: one line rewritten in place. */
 static void progress(void *ctx, double f)
 {
@@ -342,7 +330,7 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     corun__run_env env;
     corun__solo solo;
     corun__demo_row rows[MAX_SYSTEMS];
-    maker_ctx mk;
+    corun__cli_maker mk;
     char backend[16], why[512] = "";
     size_t i;
     int rc = CORUN_EXIT_FAIL;
@@ -379,7 +367,7 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     mk.cli = cli;
     mk.backend = backend;
     memset(&env, 0, sizeof(env));
-    env.make_backend = make_backend;
+    env.make_backend = corun__cli_make_backend;
     env.make_ctx = &mk;
     env.settings = cli->settings;
     int tty = isatty(STDERR_FILENO);
@@ -537,7 +525,7 @@ int corun__cmd_sim(corun__cli *cli, int argc, char **argv)
     corun__solo solo;
     corun__run_result r;
     corun__demo_row row;
-    maker_ctx mk;
+    corun__cli_maker mk;
     char backend[16], why[512] = "";
     double throughput = 0;
     size_t i;
@@ -573,7 +561,7 @@ int corun__cmd_sim(corun__cli *cli, int argc, char **argv)
     mk.cli = cli;
     mk.backend = backend;
     memset(&env, 0, sizeof(env));
-    env.make_backend = make_backend;
+    env.make_backend = corun__cli_make_backend;
     env.make_ctx = &mk;
     env.settings = cli->settings;
     if (corun__scenario_solo(sc, &env, &solo, why, sizeof(why)) != CORUN_OK ||

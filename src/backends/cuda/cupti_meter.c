@@ -231,12 +231,6 @@ static const cupti_api *api_get(char *why, size_t why_len)
     return api_loaded;
 }
 
-const char *corun__meter_library(void)
-{
-    pthread_once(&api_once, api_load);
-    return api_path;
-}
-
 /* The corun status for a CUPTI failure: CORUN_ENOTSUP where the counters
  * cannot be read in this process or on this GPU at all (so callers fall
  * back rather than fail). Codes from 40 on are numbers because headers
@@ -865,11 +859,6 @@ int corun__meter_measure(corun__meter *m, int (*launch)(void *arg), void *arg,
 
 void corun__meter_close(corun__meter *m)
 {
-}
-
-const char *corun__meter_library(void)
-{
-    return NULL;
 }
 
 #endif

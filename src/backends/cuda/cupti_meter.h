@@ -51,8 +51,4 @@ int corun__meter_measure(corun__meter *m, int (*launch)(void *arg), void *arg,
 /* Stops profiling the context and frees m. NULL is allowed. */
 void corun__meter_close(corun__meter *m);
 
-/* The name or path libcupti was opened by (it is loaded now if it was not yet), or NULL if
- * no usable libcupti was found. */
-const char *corun__meter_library(void);
-
 #endif
