@@ -52,6 +52,7 @@
 static FILE *json;
 static int json_first;
 static double g_budget_us = 20; /* chunk latency budget of direct launches (--budget) */
+static uint32_t g_chunk_max = 1024; /* upper bound on tasks per claim (--chunk-max) */
 
 static double now_us()
 {
@@ -124,7 +125,7 @@ struct Direct {
         host.sm_hi = (uint32_t)sm_count() - 1;
         host.task_limit = c.tasks();
         host.budget_ns = (uint32_t)(budget_us * 1e3);
-        host.chunk_max = 1024;
+        host.chunk_max = g_chunk_max;
         host.nworkers = (uint32_t)nworkers;
         host.workers_per_capsm = (uint32_t)per_sm;
         host.grid_x = c.grid.x;
@@ -411,10 +412,11 @@ static int mode_overhead(std::vector<Case *> &cases, int reps)
         for (int b = 0; b < 4; b++) {
             double mw = median(tw[b]);
             printf("  %9.4f %+5.1f", mw, 100.0 * (mw / mp - 1));
-            jrec("{\"mode\":\"overhead\",\"kernel\":\"%s\",\"budget_us\":%.0f,\"reps\":%d,"
+            jrec("{\"mode\":\"overhead\",\"kernel\":\"%s\",\"budget_us\":%.0f,\"chunk_max\":%u,"
+                 "\"reps\":%d,"
                  "\"plain_ms_median\":%.5f,\"worker_ms_median\":%.5f,\"overhead_pct\":%.3f,"
                  "\"plain_ms_min\":%.5f,\"worker_ms_min\":%.5f}",
-                 c->name, budgets[b], reps, mp, mw, 100.0 * (mw / mp - 1), pct(tp, 0),
+                 c->name, budgets[b], g_chunk_max, reps, mp, mw, 100.0 * (mw / mp - 1), pct(tp, 0),
                  pct(tw[b], 0));
         }
         printf("\n");
@@ -969,6 +971,8 @@ static void usage()
     printf("usage: corun-gpucheck MODE [--json FILE] [--events N] [--reps N] [--trials N]\n"
            "                      [--seed N] [--quick]\n"
            "      --budget US: chunk latency budget of direct launches (default 20)\n"
+           "      --chunk-max N: at most N tasks per claim (default 1024)\n"
+           "      --kernel NAME: only this kernel of the eight (overhead, resume, ...)\n"
            "modes: occupancy correctness overhead latency resume spatial hostfunc stream sanitize\n"
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n");
 }
@@ -998,6 +1002,7 @@ int main(int argc, char **argv)
     int reps = 15, trials = 30, rc = 0;
     uint64_t seed = 1;
     bool quick = false;
+    const char *only = nullptr;
 
     for (int i = 2; i < argc; i++) {
         std::string a = argv[i];
@@ -1013,6 +1018,15 @@ int main(int argc, char **argv)
             seed = strtoull(argv[++i], nullptr, 10);
         } else if (a == "--budget" && i + 1 < argc) {
             g_budget_us = atof(argv[++i]);
+        } else if (a == "--chunk-max" && i + 1 < argc) {
+            long v = atol(argv[++i]);
+            if (v < 1 || v > 1 << 20) {
+                fprintf(stderr, "corun-gpucheck: --chunk-max must be 1..1048576\n");
+                return 2;
+            }
+            g_chunk_max = (uint32_t)v;
+        } else if (a == "--kernel" && i + 1 < argc) {
+            only = argv[++i];
         } else if (a == "--quick") {
             quick = true;
         } else {
@@ -1043,6 +1057,21 @@ int main(int argc, char **argv)
          * the benchmarks */
         int scale = sanitize || quick ? 0 : !strcmp(mode, "correctness") ? 1 : 2;
         cases = make_cases(scale);
+        if (only) {
+            std::vector<Case *> keep;
+            for (Case *c : cases) {
+                if (!strcmp(c->name, only)) {
+                    keep.push_back(c);
+                } else {
+                    delete c;
+                }
+            }
+            if (keep.empty()) {
+                fprintf(stderr, "corun-gpucheck: no kernel named '%s'\n", only);
+                return 2;
+            }
+            cases = keep;
+        }
     }
     if (!strcmp(mode, "occupancy")) {
         rc = mode_occupancy(cases);
