@@ -66,7 +66,7 @@ log=$work/apps.log
 if [ "${1:-}" = --prepare ]; then
   dest=${2:-$SRC}
   [ -x "$BUILD/corun-nvcc" ] || { say "no $BUILD/corun-nvcc (needs libclang-19)"; exit 1; }
-  rm -rf "$dest"
+  rm -rf "$dest" "$work/prepare" # a stale prepare build would write no sources
   mkdir -p "$dest"
   dest=$(cd "$dest" && pwd)
   say "== transforming into $dest"

@@ -422,6 +422,40 @@ static void sm_range_leaves_workers_outside(void **state)
     be->ops->destroy(be);
 }
 
+/* A range written before the launch is in force for it (the cuda backend
+ * orders launches after the write): the workers placed on SMs 124..131 leave
+ * without running a task, so those SMs stay empty, and a later kernel's
+ * blocks land there (smguard's physical reservation). */
+static void sm_range_before_launch_keeps_sms_free(void **state)
+{
+    corun__backend *be = default_sim();
+    corun__kspec s = spec_of("batch", 100000, 256, 32, 0, 2000 * US);
+    corun__kspec l = spec_of("ls", 64, 256, 32, 0, 100 * US);
+    corun__bkernel *k = open_kernel(be, &s, NULL);
+    corun__bkernel *ls = open_kernel(be, &l, NULL);
+    corun__sim_stats st;
+    uint32_t sm;
+
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_SM_RANGE, 0 | (123ull << 32)), CORUN_OK);
+    launch_workers(be, k, 1056, 0, 0, 1);
+    run_until(be, 100 * US);
+    for (sm = 0; sm < 132; sm++) {
+        assert_int_equal(corun__sim_sm_resident(be, sm), sm <= 123 ? 8 : 0);
+    }
+    assert_int_equal(progress(be, k).live, 992);
+    corun__sim_get_stats(be, &st);
+    assert_int_equal(st.workers_exited_signal, 64);
+    assert_int_equal(st.tasks_run, 0);
+    launch_workers(be, ls, 64, 0, 0, 2);
+    run_until(be, 150 * US);
+    for (sm = 124; sm < 132; sm++) {
+        assert_int_equal(corun__sim_sm_resident(be, sm), 8);
+    }
+    assert_int_equal(progress(be, ls).live, 64);
+    assert_int_equal(progress(be, k).live, 992);
+    be->ops->destroy(be);
+}
+
 static void task_limit_stops_claims_and_rewind_resumes(void **state)
 {
     corun__backend *be = default_sim();
@@ -804,6 +838,7 @@ int main(void)
         cmocka_unit_test(halt_stops_workers_and_resume_continues),
         cmocka_unit_test(evict_below_leaves_only_low_capsms),
         cmocka_unit_test(sm_range_leaves_workers_outside),
+        cmocka_unit_test(sm_range_before_launch_keeps_sms_free),
         cmocka_unit_test(task_limit_stops_claims_and_rewind_resumes),
         cmocka_unit_test(chunk_size_follows_budget_and_shrinks_at_the_end),
         cmocka_unit_test(dram_contention_slows_memory_bound_kernels),

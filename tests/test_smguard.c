@@ -20,7 +20,7 @@ static void on_done(corun__sched *s, corun__kernel *k, void *user)
     ((fixture *)user)->done_calls++;
 }
 
-static int setup(void **state)
+static int setup_with(void **state, unsigned bind)
 {
     static fixture f;
     corun_gpu_desc d;
@@ -33,10 +33,23 @@ static int setup(void **state)
     o.backend = f.be;
     o.policy = corun__policy_find("smguard");
     corun__settings_default(&o.settings);
+    o.settings.smguard_bind = bind;
     assert_non_null(o.policy);
     assert_int_equal(corun__sched_create(&o, &f.s), CORUN_OK);
     *state = &f;
     return 0;
+}
+
+/* The default: batch kernels bound to the SMs outside the reservation. */
+static int setup(void **state)
+{
+    return setup_with(state, 1);
+}
+
+/* SMGUARD_BIND=0: the paper's logical CapSMs. */
+static int setup_logical(void **state)
+{
+    return setup_with(state, 0);
 }
 
 static int teardown(void **state)
@@ -176,6 +189,67 @@ static void reservation_beyond_free_evicts_and_gives_back(void **state)
     (void)ls1;
 }
 
+/* With binding (the default), the batch kernel's range is set before its
+ * first launch, and the launch fills every slot so that the workers placed
+ * on the reserved SMs (which leave at once) leave 124 SMs' worth. */
+static void bound_batch_fills_the_sms_outside_the_reserve(void **state)
+{
+    fixture *f = *state;
+    corun__kernel *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    const corun__null_call *calls;
+    size_t n = corun__null_calls(f->be, &calls), i;
+    int range_at = -1, launch_at = -1;
+
+    for (i = 0; i < n; i++) {
+        if (calls[i].what == CORUN_NULL_SIGNAL && calls[i].sig == CORUN_SIG_SM_RANGE) {
+            assert_int_equal(calls[i].value, (uint64_t)0 | ((uint64_t)123 << 32));
+            range_at = (int)i;
+        } else if (calls[i].what == CORUN_NULL_WORKERS && launch_at < 0) {
+            launch_at = (int)i;
+        }
+    }
+    assert_true(range_at >= 0 && launch_at > range_at);
+    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 132 * 8);
+    assert_int_equal(corun__kernel_capsm(b), 124);
+    assert_int_equal(corun__sched_free_capsm(f->s), 8);
+    assert_int_equal(b->sm_lo, 0);
+    assert_int_equal(b->sm_hi, 123);
+}
+
+/* A bound batch kernel gives an LS kernel whole SMs: its range loses its top
+ * 20 SMs (no CapSM-id eviction), and gets them back when the LS kernel is
+ * done, with workers launched for them. */
+static void bound_batch_gives_and_takes_back_whole_sms(void **state)
+{
+    fixture *f = *state;
+    corun__kernel *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    corun__kernel *ls1 = submit(f, "ls1", CORUN_CLASS_LS, 0);
+    corun__kernel *ls2;
+    const corun__null_call *c;
+
+    corun__null_clear(f->be);
+    ls2 = submit(f, "ls2", CORUN_CLASS_LS, 20);
+    assert_int_equal(count_signals(f, CORUN_SIG_EVICT_BELOW), 0);
+    c = last(f, CORUN_NULL_SIGNAL);
+    assert_non_null(c);
+    assert_int_equal(b->sm_hi, 103);
+    assert_int_equal(corun__kernel_capsm(b), 104);
+    assert_int_equal(corun__kernel_capsm(ls2), 20);
+    /* LS kernels are not bound. */
+    assert_int_equal(ls2->sm_hi, 131);
+
+    corun__null_clear(f->be);
+    complete(f, ls2);
+    assert_int_equal(b->sm_hi, 123);
+    c = last(f, CORUN_NULL_WORKERS);
+    assert_non_null(c);
+    assert_ptr_equal(c->k, b->bk);
+    /* 20 SMs' worth, over-launched by 132/124 for the reserved SMs. */
+    assert_int_equal(c->req.nworkers, (20 * 8 * 132 + 123) / 124);
+    assert_int_equal(corun__kernel_capsm(b), 124);
+    (void)ls1;
+}
+
 static void quota_waits_when_nothing_is_free(void **state)
 {
     fixture *f = *state;
@@ -281,9 +355,12 @@ static void failed_launch_fails_the_kernel(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(batch_quota_is_the_rest_of_the_gpu, setup, teardown),
+        cmocka_unit_test_setup_teardown(batch_quota_is_the_rest_of_the_gpu, setup_logical, teardown),
         cmocka_unit_test_setup_teardown(reservation_fits_in_the_reserve, setup, teardown),
-        cmocka_unit_test_setup_teardown(reservation_beyond_free_evicts_and_gives_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(reservation_beyond_free_evicts_and_gives_back, setup_logical,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(bound_batch_fills_the_sms_outside_the_reserve, setup, teardown),
+        cmocka_unit_test_setup_teardown(bound_batch_gives_and_takes_back_whole_sms, setup, teardown),
         cmocka_unit_test_setup_teardown(quota_waits_when_nothing_is_free, setup, teardown),
         cmocka_unit_test_setup_teardown(partial_quota_then_grows_back, setup, teardown),
         cmocka_unit_test_setup_teardown(stop_pause_and_resume_from_the_counter, setup, teardown),

@@ -13,6 +13,11 @@
  * plus, for the latency benchmarks:
  *   spin        each task spins on the GPU clock for a given time
  *   flagspin    the naive baseline: every block polls a flag continuously
+ *
+ * Every worker form is pinned to its plain kernel's occupancy with
+ * __launch_bounds__: the worker loop's registers differ between builds (the
+ * CORUN_TASK_HITS build counts every task), and libcorun refuses a worker
+ * kernel that would fit fewer blocks per SM than its plain form.
  */
 #ifndef CORUN_GPU_CHECK_KERNELS_CUH
 #define CORUN_GPU_CHECK_KERNELS_CUH
@@ -27,7 +32,8 @@ CORUN_BODY(vadd, (const float *a, const float *b, float *c, int n))
         c[i] = a[i] + b[i];
     }
 }
-CORUN_KERNELS(vadd, (const float *a, const float *b, float *c, int n), (a, b, c, n), CORUN_PLAIN)
+CORUN_KERNELS_EX(vadd, (const float *a, const float *b, float *c, int n), (a, b, c, n), CORUN_PLAIN,
+                 __launch_bounds__(256, 8))
 
 /* ---- matmul -------------------------------------------------------------- */
 #define MM_TILE 32
@@ -69,8 +75,8 @@ CORUN_BODY(stencil3d, (const float *in, float *out, int nx, int ny, int nz))
     out[i] = 0.5f * in[i] + 0.0833333f * (in[i - 1] + in[i + 1] + in[i - nx] + in[i + nx] +
                                           in[i - (long)nx * ny] + in[i + (long)nx * ny]);
 }
-CORUN_KERNELS(stencil3d, (const float *in, float *out, int nx, int ny, int nz),
-              (in, out, nx, ny, nz), CORUN_PLAIN)
+CORUN_KERNELS_EX(stencil3d, (const float *in, float *out, int nx, int ny, int nz),
+                 (in, out, nx, ny, nz), CORUN_PLAIN, __launch_bounds__(256, 8))
 
 /* ---- reduce -------------------------------------------------------------- */
 CORUN_BODY(reduce, (const unsigned *in, unsigned long long *sum, int n))
@@ -97,8 +103,8 @@ CORUN_BODY(reduce, (const unsigned *in, unsigned long long *sum, int n))
         atomicAdd(sum, part[0]);
     }
 }
-CORUN_KERNELS(reduce, (const unsigned *in, unsigned long long *sum, int n), (in, sum, n),
-              CORUN_SHARED)
+CORUN_KERNELS_EX(reduce, (const unsigned *in, unsigned long long *sum, int n), (in, sum, n),
+                 CORUN_SHARED, __launch_bounds__(256, 8))
 
 /* ---- blackscholes -------------------------------------------------------- */
 __device__ __forceinline__ float bs_cnd(float d)
@@ -152,7 +158,8 @@ CORUN_BODY(transpose, (const float *in, float *out, int w, int h))
         }
     }
 }
-CORUN_KERNELS(transpose, (const float *in, float *out, int w, int h), (in, out, w, h), CORUN_SHARED)
+CORUN_KERNELS_EX(transpose, (const float *in, float *out, int w, int h), (in, out, w, h),
+                 CORUN_SHARED, __launch_bounds__(256, 8))
 
 /* ---- ragged -------------------------------------------------------------- */
 __device__ __forceinline__ unsigned mix32(unsigned x)
@@ -180,7 +187,8 @@ CORUN_BODY(ragged, (unsigned *out, const unsigned *in, int n))
     }
     out[i] = v;
 }
-CORUN_KERNELS(ragged, (unsigned *out, const unsigned *in, int n), (out, in, n), CORUN_PLAIN)
+CORUN_KERNELS_EX(ragged, (unsigned *out, const unsigned *in, int n), (out, in, n), CORUN_PLAIN,
+                 __launch_bounds__(256, 8))
 
 /* ---- longtask ------------------------------------------------------------ */
 CORUN_BODY(longtask, (unsigned *out, int rounds))
@@ -191,7 +199,8 @@ CORUN_BODY(longtask, (unsigned *out, int rounds))
     }
     out[blockIdx.x * blockDim.x + threadIdx.x] = v;
 }
-CORUN_KERNELS(longtask, (unsigned *out, int rounds), (out, rounds), CORUN_PLAIN)
+CORUN_KERNELS_EX(longtask, (unsigned *out, int rounds), (out, rounds), CORUN_PLAIN,
+                 __launch_bounds__(256, 8))
 
 /* ---- spin (latency benchmarks) ------------------------------------------- */
 CORUN_BODY(spin, (unsigned long long task_ns, unsigned *sink))

@@ -33,6 +33,17 @@
  *    kernels is disturbed.
  *  - A batch kernel that got less than its quota grows back towards it
  *    when CapSMs are released.
+ *  - Physical reservation (setting SMGUARD_BIND, default 1). The paper's
+ *    CapSMs are logical: MaxActivePBlock consecutive workers "may be
+ *    dispatched across several different SMs". On an H100/H200 that left
+ *    the reservation free as slots scattered over SMs still running batch
+ *    blocks, and an LS block sharing an SM with seven compute-bound batch
+ *    blocks ran several times slower than alone (the GPU demo's LS p99 was
+ *    as bad as with no policy, docs/gpu-results.md). With binding, batch
+ *    kernels are bound by %smid to SMs [0, sm_count - reserve_capsm - 1]
+ *    (Slate's and FLEP's spatial mechanism) and launched so they fill those
+ *    SMs; the last reserve_capsm SMs stay empty for LS kernels. LS kernels
+ *    are not bound: they go where slots are free, which is the reserved SMs.
  */
 #include <stdlib.h>
 
@@ -213,6 +224,15 @@ static void smguard_arrive(corun__sched *s, void *state, corun__kernel *k)
     }
     g->request = default_request(s, k);
     k->pdata = g;
+    if (k->attr.cls == CORUN_CLASS_BATCH && !k->plain && corun__sched_settings(s)->smguard_bind) {
+        uint32_t total = corun__sched_gpu(s)->sm_count;
+        uint32_t reserve = (uint32_t)corun__sched_settings(s)->reserve_capsm;
+        if (reserve > 0 && reserve < total) {
+            /* Before its first launch; if the backend refuses, the kernel
+             * still runs, unbound (logical CapSMs, as in the paper). */
+            (void)corun__sched_bind(s, k, 0, total - reserve - 1);
+        }
+    }
     (void)resource_decision(s, k);
 }
 

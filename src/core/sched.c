@@ -321,6 +321,9 @@ int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_l
     }
     k->tasks = tasks;
     k->per_sm = per_sm;
+    k->sm_lo = 0;
+    k->sm_hi = s->be->desc.sm_count - 1;
+    k->sm_top = k->sm_hi;
     k->block_threads = spec->block.x * spec->block.y * spec->block.z;
     k->smem_bytes = spec->shape.smem_static + spec->smem_dynamic;
     k->state = CORUN_KS_WAITING;
@@ -362,14 +365,42 @@ static void set_nworkers(corun__sched *s, corun__kernel *k)
                              (uint64_t)corun__kernel_capsm(k) * k->per_sm);
 }
 
-/* Launches workers for CapSM ids [first, first + n) of k. */
+/* Moves k's SM range (within what corun__sched_bind allowed). */
+static int set_range(corun__sched *s, corun__kernel *k, uint32_t lo, uint32_t hi)
+{
+    int rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_SM_RANGE,
+                                (uint64_t)lo | ((uint64_t)hi << 32));
+    if (rc == CORUN_OK) {
+        k->sm_lo = lo;
+        k->sm_hi = hi;
+    }
+    return rc;
+}
+
+/* Launches workers for CapSM ids [first, first + n) of k.
+ *
+ * A kernel bound to fewer SMs than the GPU has (corun__sched_bind) is
+ * launched with more workers: the hardware places workers on every SM with a
+ * free slot, and those outside the range leave at their first claim without
+ * running a task. n CapSMs' worth stay if n * per_sm * sm_count / bound are
+ * launched, capped at one per slot of the GPU (more would only wait for
+ * slots). So a batch kernel bound to the SMs outside a reservation fills
+ * them and leaves the reserved SMs empty. The surplus workers carry CapSM
+ * ids beyond n; eviction by CapSM id stays approximate for a bound kernel. */
 static int launch_workers(corun__sched *s, corun__kernel *k, uint32_t first, uint32_t n)
 {
     corun__launch_req req;
     uint64_t nworkers = (uint64_t)n * k->per_sm;
     uint64_t base = (uint64_t)first * k->per_sm;
+    const uint64_t nsm = s->be->desc.sm_count;
+    const uint64_t bound = (uint64_t)k->sm_hi - k->sm_lo + 1;
     int rc;
 
+    if (bound < nsm) {
+        uint64_t all = nsm * k->per_sm;
+        uint64_t want = (nworkers * nsm + bound - 1) / bound;
+        nworkers = want < all ? want : all > nworkers ? all : nworkers;
+    }
     if (nworkers == 0 || nworkers > UINT32_MAX || base + nworkers > UINT32_MAX) {
         return CORUN_ERANGE;
     }
@@ -432,6 +463,13 @@ int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n)
         e->limit = e->limit_pending;
         k->done_tasks = p.done;
     }
+    if (k->sm_hi < k->sm_top) {
+        /* Shrunk by SMs before it paused: it runs on its whole range again. */
+        rc = set_range(s, k, k->sm_lo, k->sm_top);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+    }
     k->capsm_lo = k->capsm_hi;
     rc = launch_workers(s, k, k->capsm_hi, n);
     if (rc != CORUN_OK) {
@@ -481,6 +519,13 @@ int corun__sched_grow(corun__sched *s, corun__kernel *k, uint32_t n)
     if (k->state != CORUN_KS_RUNNING || k->plain) {
         return CORUN_ESTATE;
     }
+    if (k->sm_hi < k->sm_top) {
+        uint32_t hi = k->sm_top - k->sm_hi > n ? k->sm_hi + n : k->sm_top;
+        rc = set_range(s, k, k->sm_lo, hi);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+    }
     rc = launch_workers(s, k, k->capsm_hi, n);
     if (rc != CORUN_OK) {
         return launch_failed(s, k, rc);
@@ -505,13 +550,18 @@ int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n)
     if (n == 0) {
         return CORUN_OK;
     }
-    capsm_clock(s, k);
-    k->capsm_lo += n;
-    s->held -= n;
-    rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_EVICT_BELOW, k->capsm_lo);
+    if (k->sm_top - k->sm_lo + 1 < s->be->desc.sm_count && n <= k->sm_hi - k->sm_lo) {
+        /* Bound: whole SMs, the top n of its range. */
+        rc = set_range(s, k, k->sm_lo, k->sm_hi - n);
+    } else {
+        rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_EVICT_BELOW, k->capsm_lo + n);
+    }
     if (rc != CORUN_OK) {
         return rc;
     }
+    capsm_clock(s, k);
+    k->capsm_lo += n;
+    s->held -= n;
     set_nworkers(s, k);
     return CORUN_OK;
 }
@@ -543,11 +593,16 @@ int corun__sched_bind(corun__sched *s, corun__kernel *k, uint32_t sm_lo, uint32_
     if (k->plain) {
         return CORUN_ENOTSUP;
     }
+    int rc;
+
     if (sm_lo > sm_hi || sm_hi >= s->be->desc.sm_count) {
         return CORUN_ERANGE;
     }
-    return s->be->ops->signal(s->be, k->bk, CORUN_SIG_SM_RANGE,
-                              (uint64_t)sm_lo | ((uint64_t)sm_hi << 32));
+    rc = set_range(s, k, sm_lo, sm_hi);
+    if (rc == CORUN_OK) {
+        k->sm_top = sm_hi;
+    }
+    return rc;
 }
 
 int corun__sched_limit(corun__sched *s, corun__kernel *k, uint64_t limit)

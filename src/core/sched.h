@@ -59,6 +59,9 @@ struct corun__kernel {
     int status;                /* CORUN_OK, or why it failed */
 
     uint32_t capsm_lo, capsm_hi; /* live CapSM window, see above */
+    uint32_t sm_lo, sm_hi;     /* SMs its workers may run on now */
+    uint32_t sm_top;           /* sm_hi as bound (corun__sched_bind); a bound kernel
+                                  shrinks by lowering sm_hi, grows back up to this */
     uint32_t gen;              /* generation of new launches */
     uint32_t inflight;         /* launches not yet reported finished */
     uint32_t launches;         /* launches made, all kinds */
@@ -119,15 +122,21 @@ uint64_t corun__sched_now(const corun__sched *s);
 int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n);
 /* Launch k as one ordinary grid on a stream of the given priority. */
 int corun__sched_run_plain(corun__sched *s, corun__kernel *k, int32_t priority);
-/* Add n CapSMs to a running kernel (new workers on the same control block). */
+/* Add n CapSMs to a running kernel (new workers on the same control block).
+ * A bound kernel that was shrunk first widens its SM range by n again, up to
+ * the range it was bound to. */
 int corun__sched_grow(corun__sched *s, corun__kernel *k, uint32_t n);
 /* Take n CapSMs from a running kernel by evicting its lowest ones; their
- * workers finish their chunk and leave. The CapSMs count as free at once. */
+ * workers finish their chunk and leave. The CapSMs count as free at once.
+ * A kernel bound to an SM range (corun__sched_bind) gives up whole SMs
+ * instead: its range loses its top n SMs, and the workers there leave. */
 int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n);
 /* Temporal preemption: every worker of k leaves after its chunk. k turns
  * PAUSED (policy->paused is called) once the last one has left, or DONE. */
 int corun__sched_stop(corun__sched *s, corun__kernel *k);
-/* Bind k's workers to SMs [lo, hi] (Slate/FLEP spatial); workers elsewhere leave. */
+/* Bind k's workers to SMs [lo, hi] (Slate/FLEP spatial); workers elsewhere
+ * leave. Also before k's first launch: its launches then carry enough extra
+ * workers to fill the range (see launch_workers in sched.c). */
 int corun__sched_bind(corun__sched *s, corun__kernel *k, uint32_t sm_lo, uint32_t sm_hi);
 /* Epoch quota: k claims no task at or beyond `limit` (absolute task index).
  * Lowering is immediate; raising waits until k is paused. */

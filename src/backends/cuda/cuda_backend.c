@@ -1065,9 +1065,17 @@ static int cuda_signal(corun__backend *be, corun__bkernel *k, corun__signal sig,
         if (lo > hi || hi >= b->d->desc.sm_count) {
             return CORUN_ERANGE;
         }
-        /* Widen first, then narrow, so no worker in both ranges leaves. */
+        /* Widen first, then narrow, so no worker in both ranges leaves.
+         * Launches made after this wait for it (k->ready), so a kernel
+         * bound before its first launch never runs a task outside. */
         rc = write32(b, k, offsetof(corun_ctl, sm_hi), hi);
-        return rc == CORUN_OK ? write32(b, k, offsetof(corun_ctl, sm_lo), lo) : rc;
+        if (rc == CORUN_OK) {
+            rc = write32(b, k, offsetof(corun_ctl, sm_lo), lo);
+        }
+        if (rc == CORUN_OK && b->d->cu->cuEventRecord(k->ready, b->ctl) != CUDA_SUCCESS) {
+            rc = CORUN_ECUDA;
+        }
+        return rc;
     }
     case CORUN_SIG_TASK_LIMIT:
         pthread_mutex_lock(&b->mu);

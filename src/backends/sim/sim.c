@@ -480,7 +480,8 @@ static int launch(corun__sim *s, corun__bkernel *k, uint64_t blocks, bool worker
     l->priority = priority;
     l->workers = workers;
     l->queued = false;
-    corun__sim_push(s, s->now + s->launch_ns, CORUN_SIM_EV_ARRIVE, 0, 0, l);
+    corun__sim_push(s, s->now + s->launch_ns > k->range_at ? s->now + s->launch_ns : k->range_at,
+                    CORUN_SIM_EV_ARRIVE, 0, 0, l);
     if (s->broken != CORUN_OK) {
         l->k = NULL;
         l->next = s->free_launches;
@@ -561,6 +562,9 @@ static int sim_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, 
     }
     if (sig == CORUN_SIG_TASK_LIMIT) {
         k->host_limit = value;
+    }
+    if (sig == CORUN_SIG_SM_RANGE) {
+        k->range_at = s->now + s->signal_ns;
     }
     return CORUN_OK;
 }
