@@ -14,7 +14,8 @@
 #   spatial      LS kernel launched into evicted CapSMs of a running kernel
 #   hostfunc     why completions are not host functions (they serialise streams)
 #   stream       corun_launch_stream keeps the order of the user's stream
-#   demo         corun demo on the GPU (LS+batch scenario, real kernels)
+#   demo         corun demo on the GPU (LS+batch scenario, real kernels), and
+#                smguard again with logical CapSMs (CORUN_SMGUARD_BIND=0)
 #   apps         gpu/apps built with nvcc and with corun-nvcc: outputs equal,
 #                overhead (scripts/gpu-apps.sh; without libclang on the GPU
 #                machine it compiles build-gpu/apps-src, made by
@@ -114,7 +115,11 @@ has occupancy && run_step occupancy 120 "$GC" occupancy --json "$OUT/occupancy.j
 has correctness && run_step correctness 420 "$GCH" correctness --events "${GPU_CHECK_EVENTS:-1000}" \
     --json "$OUT/correctness.json"
 if has demo; then
+  # smguard with the paper's logical CapSMs (SMGUARD_BIND=0) as the
+  # same-run reference for the physical reservation (the default).
   run_step demo 200 bash -c "'$BUILD/corun' demo --backend cuda --quiet && \
+      echo 'smguard with logical CapSMs (CORUN_SMGUARD_BIND=0):' && \
+      CORUN_SMGUARD_BIND=0 '$BUILD/corun' demo --backend cuda --systems smguard --quiet && \
       '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
 fi
 if has demotrace; then
@@ -227,7 +232,7 @@ for f in occupancy correctness overhead latency resume spatial hostfunc stream d
   echo "---- $f"
   case $f in
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
-    demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -6 ;;
+    demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -8 ;;
     counters) grep -E "^(cuda|backend|-- )" "$OUT/$f.log" | head -14 ;;
     spatial) grep -E "^(LS|  LS|evict)" "$OUT/$f.log" | head -30 ;;
     memcheck|racecheck) grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/$f.log" | head -4 ;;
