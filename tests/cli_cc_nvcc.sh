@@ -60,6 +60,16 @@ before=$(stat -c %Y "$CORUN_CACHE"/*.cu)
 sleep 1
 check "$wrap" -arch=sm_90 -std=c++17 -c k.cu -o k2.o
 check test "$(stat -c %Y "$CORUN_CACHE"/*.cu)" = "$before"
+# a change to corun's device headers (the worker loop's registers decide the
+# pins) makes a new entry: a wrapper whose include folder is a copy we edit
+cp -r "$(sed -n "s/^corun_include='\(.*\)'$/\1/p" "$wrap")" "$tmp/inc-copy"
+sed "s|^corun_include=.*|corun_include='$tmp/inc-copy'|" "$wrap" > "$tmp/wrap2"
+chmod +x "$tmp/wrap2"
+check "$tmp/wrap2" -arch=sm_90 -std=c++17 -c k.cu -o k3.o
+n1=$(ls "$CORUN_CACHE"/*.cu | wc -l)
+echo "/* edited */" >> "$tmp/inc-copy/corun/corun_device.cuh"
+check "$tmp/wrap2" -arch=sm_90 -std=c++17 -c k.cu -o k4.o
+check test "$(ls "$CORUN_CACHE"/*.cu | wc -l)" -eq $((n1 + 1))
 # a host compiler input and a link step that adds libcorun
 check g++ -c main.cpp -o main.o
 check "$wrap" -arch=sm_90 -o prog k.o main.o

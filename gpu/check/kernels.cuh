@@ -14,15 +14,23 @@
  *   spin        each task spins on the GPU clock for a given time
  *   flagspin    the naive baseline: every block polls a flag continuously
  *
- * Every worker form is pinned to its plain kernel's occupancy with
- * __launch_bounds__: the worker loop's registers differ between builds (the
- * CORUN_TASK_HITS build counts every task), and libcorun refuses a worker
- * kernel that would fit fewer blocks per SM than its plain form.
+ * Pins, as corun-nvcc sets them: only where the worker form would fit fewer
+ * blocks per SM than the plain kernel (libcorun refuses such a worker).
+ * matmul and blackscholes need one in every build; the 256-thread kernels
+ * only in the CORUN_TASK_HITS build, whose per-task counting adds registers
+ * (CHECK_PIN256). An unneeded pin is not free: __launch_bounds__(256, 8) on
+ * longtask cost it 2 % (H100, 0629262), so the benchmark build has none.
  */
 #ifndef CORUN_GPU_CHECK_KERNELS_CUH
 #define CORUN_GPU_CHECK_KERNELS_CUH
 
 #include "corun/corun_device.cuh"
+
+#ifdef CORUN_TASK_HITS
+#define CHECK_PIN256 __launch_bounds__(256, 8)
+#else
+#define CHECK_PIN256
+#endif
 
 /* ---- vadd ---------------------------------------------------------------- */
 CORUN_BODY(vadd, (const float *a, const float *b, float *c, int n))
@@ -33,7 +41,7 @@ CORUN_BODY(vadd, (const float *a, const float *b, float *c, int n))
     }
 }
 CORUN_KERNELS_EX(vadd, (const float *a, const float *b, float *c, int n), (a, b, c, n), CORUN_PLAIN,
-                 __launch_bounds__(256, 8))
+                 CHECK_PIN256)
 
 /* ---- matmul -------------------------------------------------------------- */
 #define MM_TILE 32
@@ -76,7 +84,7 @@ CORUN_BODY(stencil3d, (const float *in, float *out, int nx, int ny, int nz))
                                           in[i - (long)nx * ny] + in[i + (long)nx * ny]);
 }
 CORUN_KERNELS_EX(stencil3d, (const float *in, float *out, int nx, int ny, int nz),
-                 (in, out, nx, ny, nz), CORUN_PLAIN, __launch_bounds__(256, 8))
+                 (in, out, nx, ny, nz), CORUN_PLAIN, CHECK_PIN256)
 
 /* ---- reduce -------------------------------------------------------------- */
 CORUN_BODY(reduce, (const unsigned *in, unsigned long long *sum, int n))
@@ -104,7 +112,7 @@ CORUN_BODY(reduce, (const unsigned *in, unsigned long long *sum, int n))
     }
 }
 CORUN_KERNELS_EX(reduce, (const unsigned *in, unsigned long long *sum, int n), (in, sum, n),
-                 CORUN_SHARED, __launch_bounds__(256, 8))
+                 CORUN_SHARED, CHECK_PIN256)
 
 /* ---- blackscholes -------------------------------------------------------- */
 __device__ __forceinline__ float bs_cnd(float d)
@@ -159,7 +167,7 @@ CORUN_BODY(transpose, (const float *in, float *out, int w, int h))
     }
 }
 CORUN_KERNELS_EX(transpose, (const float *in, float *out, int w, int h), (in, out, w, h),
-                 CORUN_SHARED, __launch_bounds__(256, 8))
+                 CORUN_SHARED, CHECK_PIN256)
 
 /* ---- ragged -------------------------------------------------------------- */
 __device__ __forceinline__ unsigned mix32(unsigned x)
@@ -188,7 +196,7 @@ CORUN_BODY(ragged, (unsigned *out, const unsigned *in, int n))
     out[i] = v;
 }
 CORUN_KERNELS_EX(ragged, (unsigned *out, const unsigned *in, int n), (out, in, n), CORUN_PLAIN,
-                 __launch_bounds__(256, 8))
+                 CHECK_PIN256)
 
 /* ---- longtask ------------------------------------------------------------ */
 CORUN_BODY(longtask, (unsigned *out, int rounds))
@@ -200,7 +208,7 @@ CORUN_BODY(longtask, (unsigned *out, int rounds))
     out[blockIdx.x * blockDim.x + threadIdx.x] = v;
 }
 CORUN_KERNELS_EX(longtask, (unsigned *out, int rounds), (out, rounds), CORUN_PLAIN,
-                 __launch_bounds__(256, 8))
+                 CHECK_PIN256)
 
 /* ---- spin (latency benchmarks) ------------------------------------------- */
 CORUN_BODY(spin, (unsigned long long task_ns, unsigned *sink))
