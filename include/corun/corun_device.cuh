@@ -41,6 +41,7 @@
 #ifndef CORUN_DEVICE_CUH
 #define CORUN_DEVICE_CUH
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "corun/corun_chunk.h"
@@ -70,10 +71,23 @@ __device__ __forceinline__ uint32_t corun_ld_volatile32(const uint32_t *p)
     return *(const volatile uint32_t *)p;
 }
 
-__device__ __forceinline__ uint64_t corun_ld_volatile64(const uint64_t *p)
+/* Four consecutive 32-bit words (16-byte aligned) in one volatile load. */
+__device__ __forceinline__ uint4 corun_ld_volatile128(const void *p)
 {
-    return *(const volatile uint64_t *)p;
+    uint4 v;
+    asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    return v;
 }
+
+/* The claim reads the control block's first 32 bytes as two 16-byte words. */
+static_assert(offsetof(corun_ctl, halt_gen) == 0 && offsetof(corun_ctl, evict_below) == 4 &&
+                  offsetof(corun_ctl, sm_lo) == 8 && offsetof(corun_ctl, sm_hi) == 12 &&
+                  offsetof(corun_ctl, task_limit) == 16 && offsetof(corun_ctl, budget_ns) == 24 &&
+                  offsetof(corun_ctl, nworkers) == 28,
+              "corun_ctl: signal words moved; update corun__claim");
 
 /* Per-worker state kept in shared memory rather than registers, so the loop
  * adds as few registers as possible around the body (occupancy is decided by
@@ -99,19 +113,19 @@ __device__ __forceinline__ void corun__claim(corun_ctl *ctl, uint32_t gen, corun
     uint32_t count = 0;
     unsigned long long first = 0;
 
-    const uint32_t halt = corun_ld_volatile32(&ctl->halt_gen);
-    const uint32_t evict = corun_ld_volatile32(&ctl->evict_below);
-    const uint32_t lo = corun_ld_volatile32(&ctl->sm_lo);
-    const uint32_t hi = corun_ld_volatile32(&ctl->sm_hi);
+    /* The signals and the limit in two loads that travel together, so the
+     * claim costs two round trips to L2 (these, then the atomic), not three:
+     * halt_gen, evict_below, sm_lo, sm_hi; task_limit, budget_ns, nworkers. */
+    const uint4 sig = corun_ld_volatile128(&ctl->halt_gen);
+    const uint4 lim = corun_ld_volatile128(&ctl->task_limit);
 
-    if (gen >= halt && st->capsm >= evict && st->smid >= lo && st->smid <= hi) {
+    if (gen >= sig.x && st->capsm >= sig.y && st->smid >= sig.z && st->smid <= sig.w) {
         /* limit <= tasks < 2^32 (the backend refuses larger grids), so
          * everything below that is divided fits in 32 bits. */
-        const unsigned long long limit = corun_ld_volatile64(&ctl->task_limit);
+        const unsigned long long limit = ((unsigned long long)lim.y << 32) | lim.x;
         const unsigned long long hint = st->next_hint;
         const uint32_t remaining = limit > hint ? (uint32_t)(limit - hint) : 0u;
-        const uint32_t c = corun_chunk_size(st->mean_ns, ctl->budget_ns, remaining,
-                                            corun_ld_volatile32(&ctl->nworkers), ctl->chunk_max);
+        const uint32_t c = corun_chunk_size(st->mean_ns, lim.z, remaining, lim.w, ctl->chunk_max);
         first = atomicAdd((unsigned long long *)&ctl->next, (unsigned long long)c);
         st->next_hint = first + c;
         if (first < limit) {
