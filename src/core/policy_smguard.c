@@ -43,7 +43,14 @@
  *    kernels are bound by %smid to SMs [0, sm_count - reserve_capsm - 1]
  *    (Slate's and FLEP's spatial mechanism) and launched so they fill those
  *    SMs; the last reserve_capsm SMs stay empty for LS kernels. LS kernels
- *    are not bound: they go where slots are free, which is the reserved SMs.
+ *    are not bound: they go where slots are free, which is the reserved SMs
+ *    — except in a batch kernel's tail, when slots free up on batch SMs too
+ *    and some LS blocks share an SM with batch blocks (the GPU demo's p99).
+ *    Binding LS kernels as well was tried (sim, 2026-11-21): the hardware
+ *    places a launch's blocks anywhere free, those outside the range leave,
+ *    and the LS kernel ran on a few workers (p99 116x solo); over-launching
+ *    it instead would hold its launch open until every surplus block has
+ *    found a slot.
  */
 #include <stdlib.h>
 
