@@ -51,7 +51,7 @@
 
 static FILE *json;
 static int json_first;
-static double g_budget_us = 20; /* chunk latency budget of direct launches (--budget) */
+static double g_budget_us = 10; /* chunk latency budget of direct launches (--budget); libcorun's default */
 static uint32_t g_chunk_max = 1024; /* upper bound on tasks per claim (--chunk-max) */
 
 static double now_us()
@@ -970,7 +970,7 @@ static void usage()
 {
     printf("usage: corun-gpucheck MODE [--json FILE] [--events N] [--reps N] [--trials N]\n"
            "                      [--seed N] [--quick]\n"
-           "      --budget US: chunk latency budget of direct launches (default 20)\n"
+           "      --budget US: chunk latency budget of direct launches (default 10)\n"
            "      --chunk-max N: at most N tasks per claim (default 1024)\n"
            "      --kernel NAME: only this kernel of the eight (overhead, resume, ...)\n"
            "modes: occupancy correctness overhead latency resume spatial hostfunc stream sanitize\n"

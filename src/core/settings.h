@@ -29,7 +29,7 @@
     X(SMGUARD_BIND, smguard_bind, UINT, "1", 0, 1, "",                                           \
       "smguard: 1 runs batch kernels only on SMs outside the reservation, so LS kernels get "    \
       "whole SMs; 0 keeps the paper's logical CapSMs (workers anywhere)")                        \
-    X(CHUNK_BUDGET_US, chunk_budget_us, DBL, "20", 0.5, 1e6, "",                                 \
+    X(CHUNK_BUDGET_US, chunk_budget_us, DBL, "10", 0.5, 1e6, "",                                 \
       "latency budget of one chunk of block-tasks, in microseconds (see docs/gpu-results.md)")   \
     X(CHUNK_MAX, chunk_max, UINT, "1024", 1, 1048576, "",                                        \
       "most block-tasks a worker claims at once")                                                \
