@@ -590,11 +590,11 @@ int corun__sched_stop(corun__sched *s, corun__kernel *k)
 
 int corun__sched_bind(corun__sched *s, corun__kernel *k, uint32_t sm_lo, uint32_t sm_hi)
 {
+    int rc;
+
     if (k->plain) {
         return CORUN_ENOTSUP;
     }
-    int rc;
-
     if (sm_lo > sm_hi || sm_hi >= s->be->desc.sm_count) {
         return CORUN_ERANGE;
     }
