@@ -1,7 +1,21 @@
 /* support.c — helpers shared by the unit tests. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "support.h"
+
+void corun_test_mkdtemp(char *dir, size_t n, const char *tag)
+{
+    snprintf(dir, n, "/tmp/corun-test-%s-XXXXXX", tag);
+    assert_non_null(mkdtemp(dir));
+}
+
+void corun_test_rmdir(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
 
 const char *corun_test_path(const char *rel)
 {

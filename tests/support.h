@@ -13,4 +13,10 @@
 /* Path of a file in the source tree, in a static buffer. */
 const char *corun_test_path(const char *rel);
 
+/* A fresh folder /tmp/corun-test-TAG-XXXXXX into dir (n bytes); fails the
+ * test if it cannot be made. */
+void corun_test_mkdtemp(char *dir, size_t n, const char *tag);
+/* Removes a folder made by corun_test_mkdtemp, with everything in it. */
+void corun_test_rmdir(const char *dir);
+
 #endif

@@ -22,17 +22,14 @@ static char path[300];
 
 static int setup(void **state)
 {
-    snprintf(dir, sizeof(dir), "/tmp/corun-test-profile-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    corun_test_mkdtemp(dir, sizeof(dir), "profile");
     snprintf(path, sizeof(path), "%s/sub/profiles.txt", dir);
     return 0;
 }
 
 static int teardown(void **state)
 {
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    corun_test_rmdir(dir);
     return 0;
 }
 

@@ -32,17 +32,14 @@ static char store[256];
 
 static int make_dir(void **state)
 {
-    snprintf(dir, sizeof(dir), "/tmp/corun-test-slate-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    corun_test_mkdtemp(dir, sizeof(dir), "slate");
     snprintf(store, sizeof(store), "%s/profiles.txt", dir);
     return 0;
 }
 
 static int remove_dir(void **state)
 {
-    char cmd[256];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    corun_test_rmdir(dir);
     return 0;
 }
 

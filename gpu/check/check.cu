@@ -679,6 +679,18 @@ static int mode_resume(std::vector<Case *> &cases, int trials)
  * that the batch keeps running meanwhile. Baseline: the LS kernel behind the
  * same batch kernel without eviction.
  */
+/* When the first block of ls_probe started, in us after event `from`, on GPU
+ * clocks: from -> `to` (an event after the kernel) minus the kernel's span,
+ * first block start to last block end (each block runs task_ns after its
+ * start; st: its first and last block start, from %globaltimer). */
+static double ls_first_start_us(cudaEvent_t from, cudaEvent_t to, const unsigned long long st[2],
+                                unsigned long long task_ns)
+{
+    float ms;
+    CK(cudaEventElapsedTime(&ms, from, to));
+    return 1e3 * ms - 1e-3 * (double)(st[1] + task_ns - st[0]);
+}
+
 static int mode_spatial(int trials)
 {
     cudaStream_t ks, ls, hs, ws;
@@ -724,13 +736,9 @@ static int mode_spatial(int trials)
             CK(cudaEventRecord(ev_ls, ls));
             CK(cudaStreamSynchronize(ls));
             double t_solo = now_us() - t0;
-            {
-                unsigned long long st[2];
-                float ms;
-                CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
-                CK(cudaEventElapsedTime(&ms, ev_sig, ev_ls));
-                solo_start.push_back(1e3 * ms - 1e-3 * (double)(st[1] + ls_task_ns - st[0]));
-            }
+            unsigned long long st[2]; /* LS first and last block start */
+            CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
+            solo_start.push_back(ls_first_start_us(ev_sig, ev_ls, st, ls_task_ns));
 
             /* LS into k evicted CapSMs of a running batch kernel */
             d.init(batch, g_budget_us, nw);
@@ -758,10 +766,7 @@ static int mode_spatial(int trials)
             CK(cudaStreamSynchronize(ls));
             double t_ls = now_us() - t0;
             corun_ctl after = d.read();
-            unsigned long long st[2];
             CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
-            float sig_to_ls_end_ms;
-            CK(cudaEventElapsedTime(&sig_to_ls_end_ms, ev_sig, ev_ls));
             CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
             CK(cudaStreamSynchronize(ks));
             if (i == 0) {
@@ -774,11 +779,8 @@ static int mode_spatial(int trials)
             margin.push_back(t_evict - (t_ls - t_solo));
             progress.push_back((double)(after.done - before.done));
             spread.push_back(1e-3 * (double)(st[1] - st[0]));
-            /* first LS block start after the signal landed, on GPU clocks:
-             * signal->LS end minus the LS span (last block ends task_ns
-             * after it started) */
-            gpu_start.push_back(1e3 * sig_to_ls_end_ms -
-                                1e-3 * (double)(st[1] + ls_task_ns - st[0]));
+            /* first LS block start after the signal landed, on GPU clocks */
+            gpu_start.push_back(ls_first_start_us(ev_sig, ev_ls, st, ls_task_ns));
 
             /* reference: the same slots left free from the start (the batch
              * runs k CapSMs short): what co-residency alone costs the LS */

@@ -36,6 +36,9 @@ struct corun__policy_ops {
 
 /* The policy of that name, or NULL. */
 const corun__policy_ops *corun__policy_find(const char *name);
+/* A policy's forget when its per-kernel record (k->pdata) is one malloc'd
+ * block: frees it. */
+void corun__policy_forget_pdata(corun__sched *s, void *state, corun__kernel *k);
 size_t corun__policy_count(void);
 const corun__policy_ops *corun__policy_at(size_t i);
 

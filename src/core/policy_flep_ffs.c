@@ -305,20 +305,13 @@ static void ffs_paused(corun__sched *s, void *state, corun__kernel *k)
 
 static void ffs_complete(corun__sched *s, void *state, corun__kernel *k)
 {
-    free(k->pdata);
-    k->pdata = NULL;
+    corun__policy_forget_pdata(s, state, k);
     step(s, state);
 }
 
 static void ffs_timer(corun__sched *s, void *state, uint64_t now)
 {
     step(s, state);
-}
-
-static void ffs_forget(corun__sched *s, void *state, corun__kernel *k)
-{
-    free(k->pdata);
-    k->pdata = NULL;
 }
 
 const corun__policy_ops corun__policy_flep_ffs = {
@@ -330,5 +323,5 @@ const corun__policy_ops corun__policy_flep_ffs = {
     .paused = ffs_paused,
     .complete = ffs_complete,
     .timer = ffs_timer,
-    .forget = ffs_forget,
+    .forget = corun__policy_forget_pdata,
 };

@@ -342,15 +342,8 @@ static void hpf_paused(corun__sched *s, void *state, corun__kernel *k)
 
 static void hpf_complete(corun__sched *s, void *state, corun__kernel *k)
 {
-    free(k->pdata);
-    k->pdata = NULL;
+    corun__policy_forget_pdata(s, state, k);
     decide(s, state);
-}
-
-static void hpf_forget(corun__sched *s, void *state, corun__kernel *k)
-{
-    free(k->pdata);
-    k->pdata = NULL;
 }
 
 const corun__policy_ops corun__policy_flep_hpf = {
@@ -363,5 +356,5 @@ const corun__policy_ops corun__policy_flep_hpf = {
     .arrive = hpf_arrive,
     .paused = hpf_paused,
     .complete = hpf_complete,
-    .forget = hpf_forget,
+    .forget = corun__policy_forget_pdata,
 };

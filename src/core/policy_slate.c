@@ -223,20 +223,13 @@ static void slate_paused(corun__sched *s, void *state, corun__kernel *k)
 
 static void slate_complete(corun__sched *s, void *state, corun__kernel *k)
 {
-    free(k->pdata);
-    k->pdata = NULL;
+    corun__policy_forget_pdata(s, state, k);
     corun__sched_timer(s, corun__sched_now(s));
 }
 
 static void slate_timer(corun__sched *s, void *state, uint64_t now)
 {
     decide(s);
-}
-
-static void slate_forget(corun__sched *s, void *state, corun__kernel *k)
-{
-    free(k->pdata);
-    k->pdata = NULL;
 }
 
 const corun__policy_ops corun__policy_slate = {
@@ -250,5 +243,5 @@ const corun__policy_ops corun__policy_slate = {
     .paused = slate_paused,
     .complete = slate_complete,
     .timer = slate_timer,
-    .forget = slate_forget,
+    .forget = corun__policy_forget_pdata,
 };

@@ -397,9 +397,14 @@ static int launch_workers(corun__sched *s, corun__kernel *k, uint32_t first, uin
     int rc;
 
     if (bound < nsm) {
-        uint64_t all = nsm * k->per_sm;
+        uint64_t all = nsm * k->per_sm; /* one worker per slot of the GPU */
         uint64_t want = (nworkers * nsm + bound - 1) / bound;
-        nworkers = want < all ? want : all > nworkers ? all : nworkers;
+        if (want > all) {
+            want = all;
+        }
+        if (want > nworkers) {
+            nworkers = want;
+        }
     }
     if (nworkers == 0 || nworkers > UINT32_MAX || base + nworkers > UINT32_MAX) {
         return CORUN_ERANGE;
