@@ -24,6 +24,7 @@ if [ ! -x "$cc" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export CORUN_CACHE=$tmp/cache # precompiled CUDA headers: here, not in ~/.cache
 cd "$src/tests/cc" || exit 1
 
 fail=0

@@ -4,6 +4,7 @@
  *
  * The pipeline, one file per step:
  *   parse.c     libclang on the file twice: host side and device side
+ *   pch.c       clang's CUDA headers precompiled once per side and flag set
  *   source.c    the file itself: text, lines, raw tokens, macro ranges
  *   kernels.c   every __global__ declaration of the file, as text positions
  *   checks.c    what each kernel's code does: refusals, barrier kind
@@ -157,6 +158,7 @@ typedef struct corun__cc_opts {
     const char **cflags;       /* -I -D -U -include -isystem -std flags for libclang */
     size_t ncflags;
     int check_only;            /* analyse and report, write nothing */
+    const char *pch_dir;       /* folder of precompiled CUDA headers; NULL: none */
 } corun__cc_opts;
 
 typedef struct corun__cc_tu {
@@ -164,7 +166,24 @@ typedef struct corun__cc_tu {
     CXTranslationUnit tu;
     CXFile file;   /* the main file in this unit */
     int device;    /* parsed with --cuda-device-only */
+    int pch;       /* CORUN_CC_PCH_*: how the CUDA headers came in */
 } corun__cc_tu;
+
+enum { CORUN_CC_PCH_NONE, CORUN_CC_PCH_LOADED, CORUN_CC_PCH_BUILT };
+
+/* Precompiled CUDA headers (pch.c). args[0..n) are a side's libclang
+ * arguments without the file's own -include flags; files[0..nfiles) the
+ * virtual files they name, of which the header to precompile is the last.
+ * Writes the path of the side's precompiled header into path: an existing
+ * one (CORUN_CC_PCH_LOADED), one built now (CORUN_CC_PCH_BUILT), or none
+ * when it could not be written (CORUN_CC_PCH_NONE; the caller parses
+ * without). Safe against other corun-cc processes doing the same. */
+int corun__cc_pch_get(const char *dir, const char *const *args, int n,
+                      struct CXUnsavedFile *files, unsigned nfiles, char *path, size_t cap);
+/* Whether a parse failed because the precompiled header did not fit
+ * (headers changed on disk, a damaged file): the caller removes it and
+ * parses without. */
+int corun__cc_pch_rejected(CXTranslationUnit tu);
 
 /* Parses opts->in for the host and for the device (in parallel). Every
  * error diagnostic of either side is recorded; the caller refuses the file

@@ -398,6 +398,12 @@ static enum CXChildVisitResult find_visit(CXCursor c, CXCursor parent, CXClientD
     switch (kind) {
     case CXCursor_Namespace:
     case CXCursor_LinkageSpec:
+        /* a block in a header holds no kernel of this file; skipping them
+         * keeps the precompiled CUDA headers (pch.c) from being read in */
+        if (corun__cc_cursor_off(x->t, c, 0) >= 0) {
+            clang_visitChildren(c, find_visit, x);
+        }
+        break;
     case CXCursor_UnexposedDecl:
         clang_visitChildren(c, find_visit, x);
         break;

@@ -3,7 +3,8 @@
  *
  *   corun-cc in.cu -o out.cu [--check] [-I DIR] [-D NAME[=V]] [-U NAME]
  *            [-include FILE] [-isystem DIR] [-std=c++17] [--cuda-path DIR]
- *            [--line-name NAME] [--resource-usage FILE] [-v]
+ *            [--line-name NAME] [--resource-usage FILE] [--pch-dir DIR | --no-pch]
+ *            [-v]
  *
  * Exit status: 0 transformed (or nothing to transform: the output is a
  * byte-for-byte copy), 1 refused (every reason printed as
@@ -38,11 +39,44 @@ static void usage(FILE *out)
             "  --line-name NAME     file name for #line directives (default: IN.cu as given)\n"
             "  --resource-usage F   ptxas --resource-usage report of a first transformed\n"
             "                       build: pins workers that would lose occupancy\n"
+            "  --pch-dir DIR        where clang's CUDA headers are kept precompiled, one\n"
+            "                       file (~7 MB) per side and flag set, 32 at most (default\n"
+            "                       $CORUN_CACHE/cc-pch, $CORUN_CACHE defaulting to\n"
+            "                       ${XDG_CACHE_HOME:-~/.cache}/corun)\n"
+            "  --no-pch             parse the CUDA headers every time (slower, writes nothing)\n"
             "  -v                   print what was transformed and how long it took\n"
             "  --version, --help\n"
             "\n"
             "exit status: 0 written (a file without kernels is copied unchanged),\n"
             "1 refused, 2 bad command line, 3 cannot write or out of memory\n");
+}
+
+/* $CORUN_CACHE/cc-pch, the cache folder being corun-nvcc's
+ * (docs/corun-cc.md); NULL when no folder can be named. */
+static const char *default_pch_dir(char *buf, size_t cap)
+{
+    const char *c = getenv("CORUN_CACHE");
+    const char *x = getenv("XDG_CACHE_HOME");
+    const char *h = getenv("HOME");
+    int n;
+
+    if (c != NULL && c[0] != '\0') {
+        n = snprintf(buf, cap, "%s/cc-pch", c);
+    } else if (x != NULL && x[0] != '\0') {
+        n = snprintf(buf, cap, "%s/corun/cc-pch", x);
+    } else if (h != NULL && h[0] != '\0') {
+        n = snprintf(buf, cap, "%s/.cache/corun/cc-pch", h);
+    } else {
+        return NULL;
+    }
+    return n > 0 && (size_t)n < cap ? buf : NULL;
+}
+
+static const char *pch_said(const corun__cc_tu *t)
+{
+    return t->pch == CORUN_CC_PCH_LOADED  ? "precompiled"
+           : t->pch == CORUN_CC_PCH_BUILT ? "precompiled now"
+                                          : "parsed";
 }
 
 static double now_ms(void)
@@ -140,6 +174,9 @@ int main(int argc, char **argv)
 {
     corun__cc_opts o;
     int verbose = 0;
+    int no_pch = 0;
+    const char *pch_dir = NULL;
+    char default_pch[4096];
     const char **cflags = calloc((size_t)argc * 2 + 1, sizeof(char *));
 
     memset(&o, 0, sizeof(o));
@@ -163,7 +200,8 @@ int main(int argc, char **argv)
             free(cflags);
             return 0;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--cuda-path") == 0 ||
-                   strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0) {
+                   strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0 ||
+                   strcmp(a, "--pch-dir") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "corun-cc: %s needs a value\n", a);
                 free(cflags);
@@ -176,11 +214,15 @@ int main(int argc, char **argv)
                 o.cuda_path = v;
             } else if (a[2] == 'l') {
                 o.line_name = v;
+            } else if (a[2] == 'p') {
+                pch_dir = v;
             } else {
                 o.resource_usage = v;
             }
         } else if (strcmp(a, "--check") == 0) {
             o.check_only = 1;
+        } else if (strcmp(a, "--no-pch") == 0) {
+            no_pch = 1;
         } else if (strcmp(a, "-v") == 0) {
             verbose = 1;
         } else if ((t = take_cflag(argc, argv, &i, cflags, &o.ncflags)) != 0) {
@@ -210,11 +252,14 @@ int main(int argc, char **argv)
     if (o.line_name == NULL) {
         o.line_name = o.in;
     }
+    if (!no_pch) {
+        o.pch_dir = pch_dir != NULL ? pch_dir : default_pch_dir(default_pch, sizeof(default_pch));
+    }
 
     double t0 = now_ms(), t_parse = 0;
     corun__cc_diags d = {0};
     corun__cc_src src;
-    corun__cc_tu host, dev;
+    corun__cc_tu host = {0}, dev = {0};
     corun__cc_kernels ks = {0}, clones = {0};
     corun__cc_callsites sites = {0};
     corun__cc_edits e = {0};
@@ -273,9 +318,11 @@ int main(int argc, char **argv)
             defs += ks.v[i].is_def;
         }
         fprintf(stderr,
-                "corun-cc: %s: %zu kernel%s, %zu launch%s rewritten, %.0f ms (parse %.0f)%s\n",
+                "corun-cc: %s: %zu kernel%s, %zu launch%s rewritten, %.0f ms (parse %.0f; "
+                "CUDA headers: host %s, device %s)%s\n",
                 o.in, defs, defs == 1 ? "" : "s", nlaunches, nlaunches == 1 ? "" : "es",
-                now_ms() - t0, t_parse, status == 1 ? " (refused)" : "");
+                now_ms() - t0, t_parse, pch_said(&host), pch_said(&dev),
+                status == 1 ? " (refused)" : "");
     }
 
     corun__cc_buf_free(&out);

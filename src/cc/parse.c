@@ -2,12 +2,15 @@
  * parse.c — libclang on the input, once as the host compiler sees it and
  * once as the device compiler does (__CUDA_ARCH__ defined), so code on both
  * sides of #ifdef __CUDA_ARCH__ is analysed. The two parses run in
- * parallel: each takes most of corun-cc's time.
+ * parallel: each takes most of corun-cc's time, most of it in the CUDA
+ * headers clang includes first, which come precompiled when they can
+ * (pch.c).
  *
  * libclang 19's CUDA wrappers include texture_fetch_functions.h, which CUDA
  * 13 no longer ships, and device-side parsing of host launches needs a
  * declaration of cudaConfigureCall; both are given as in-memory files.
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,17 +33,15 @@ typedef struct parse_job {
     char cccl[4200];
 } parse_job;
 
-static void *parse_side(void *arg)
+/* The side's libclang arguments into argv; the count. pch: the
+ * precompiled header to load, or "" for the arguments that build one
+ * (without the file's own -include flags, which come after it), or NULL
+ * for a parse without. */
+static int side_args(const parse_job *j, const char **argv, const char *pch)
 {
-    parse_job *j = arg;
     const corun__cc_opts *o = j->o;
-    const char *argv[64 + 2 * 256];
     int n = 0;
     int have_std = 0;
-    struct CXUnsavedFile files[2] = {
-        {VDIR "/texture_fetch_functions.h", "", 0},
-        {VDIR "/corun_device_prelude.h", device_prelude, sizeof(device_prelude) - 1},
-    };
 
     argv[n++] = "-x";
     argv[n++] = "cuda";
@@ -56,29 +57,93 @@ static void *parse_side(void *arg)
     }
     argv[n++] = "-Wno-unknown-cuda-version";
     argv[n++] = "-ferror-limit=0";
+    if (pch != NULL && pch[0] != '\0') {
+        argv[n++] = "-include-pch";
+        argv[n++] = pch;
+    }
     for (size_t i = 0; i < o->ncflags && n < 60 + 2 * 250; i++) {
         if (strncmp(o->cflags[i], "-std=", 5) == 0) {
             have_std = 1;
+        }
+        if (pch != NULL && pch[0] == '\0' && strcmp(o->cflags[i], "-include") == 0) {
+            i++;
+            continue;
         }
         argv[n++] = o->cflags[i];
     }
     if (!have_std) {
         argv[n++] = "-std=c++17";
     }
-    if (j->t->device) {
+    if (j->t->device && pch == NULL) {
         argv[n++] = "-include";
         argv[n++] = VDIR "/corun_device_prelude.h";
     }
+    return n;
+}
 
+static enum CXErrorCode parse_with(parse_job *j, const char *pch, struct CXUnsavedFile *files,
+                                   unsigned nfiles)
+{
+    const char *argv[64 + 2 * 256];
+    int n = side_args(j, argv, pch);
+
+    /* declarations from the precompiled header are not visited: corun-cc
+     * looks at the file's own */
     j->t->index = clang_createIndex(0, 0);
-    enum CXErrorCode e = clang_parseTranslationUnit2(
-        j->t->index, o->in, argv, n, files, 2,
+    return clang_parseTranslationUnit2(
+        j->t->index, j->o->in, argv, n, files, nfiles,
         CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &j->t->tu);
+}
+
+/* Disposes of the unit and its index, keeps which side it is. */
+static void free_unit(corun__cc_tu *t)
+{
+    if (t->tu) {
+        clang_disposeTranslationUnit(t->tu);
+    }
+    if (t->index) {
+        clang_disposeIndex(t->index);
+    }
+    t->tu = NULL;
+    t->index = NULL;
+    t->file = NULL;
+}
+
+static void *parse_side(void *arg)
+{
+    parse_job *j = arg;
+    /* the last file is what the precompiled header holds: nothing but what
+     * clang includes first, and on the device side the prelude */
+    struct CXUnsavedFile files[3] = {
+        {VDIR "/texture_fetch_functions.h", "", 0},
+        {VDIR "/corun_device_prelude.h", device_prelude, sizeof(device_prelude) - 1},
+        {VDIR "/corun_cc_pch.h", j->t->device ? device_prelude : "",
+         j->t->device ? sizeof(device_prelude) - 1 : 0},
+    };
+    enum CXErrorCode e = CXError_Failure;
+    char pch[PATH_MAX];
+
+    if (j->o->pch_dir != NULL) {
+        const char *argv[64 + 2 * 256];
+        int n = side_args(j, argv, "");
+        j->t->pch = corun__cc_pch_get(j->o->pch_dir, argv, n, files, 3, pch, sizeof(pch));
+    }
+    if (j->t->pch != CORUN_CC_PCH_NONE) {
+        e = parse_with(j, pch, files, 3);
+        if (e != CXError_Success || j->t->tu == NULL || corun__cc_pch_rejected(j->t->tu)) {
+            unlink(pch); /* the next run builds it anew */
+            free_unit(j->t);
+            j->t->pch = CORUN_CC_PCH_NONE;
+        }
+    }
+    if (j->t->pch == CORUN_CC_PCH_NONE) {
+        e = parse_with(j, NULL, files, 2);
+    }
     if (e != CXError_Success || j->t->tu == NULL) {
         j->rc = CORUN_EPARSE;
         return NULL;
     }
-    j->t->file = clang_getFile(j->t->tu, o->in);
+    j->t->file = clang_getFile(j->t->tu, j->o->in);
     j->rc = j->t->file ? CORUN_OK : CORUN_EPARSE;
     return NULL;
 }
@@ -168,12 +233,7 @@ int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *d
 
 void corun__cc_tu_free(corun__cc_tu *t)
 {
-    if (t->tu) {
-        clang_disposeTranslationUnit(t->tu);
-    }
-    if (t->index) {
-        clang_disposeIndex(t->index);
-    }
+    free_unit(t);
     memset(t, 0, sizeof(*t));
 }
 
