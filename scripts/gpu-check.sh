@@ -12,6 +12,9 @@
 #   latency      stop and evict latency vs a flag-polling baseline
 #   resume       preempted half way and resumed vs uninterrupted
 #   spatial      LS kernel launched into evicted CapSMs of a running kernel
+#   dispatch     why that LS kernel starts late: its first block's delay on GPU
+#                clocks alone, beside a plain kernel, beside corun workers, and
+#                into just-evicted CapSMs
 #   hostfunc     why completions are not host functions (they serialise streams)
 #   stream       corun_launch_stream keeps the order of the user's stream
 #   demo         corun demo on the GPU (LS+batch scenario, real kernels), and
@@ -47,7 +50,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness stream hostfunc demo demotrace overhead latency resume spatial apps counters policies sanitize"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness stream hostfunc demo demotrace overhead latency resume spatial dispatch apps counters policies sanitize"}
 # GPU_CHECK_EVENTS: random events per kernel in the correctness step (1000).
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
@@ -135,6 +138,7 @@ has overhead && run_step overhead 300 "$GC" overhead --reps 15 --json "$OUT/over
 has latency && run_step latency 200 "$GC" latency --trials 30 --json "$OUT/latency.json"
 has resume && run_step resume 200 "$GC" resume --json "$OUT/resume.json"
 has spatial && run_step spatial 120 "$GC" spatial --trials 20 --json "$OUT/spatial.json"
+has dispatch && run_step dispatch 60 "$GC" dispatch --trials 20 --json "$OUT/dispatch.json"
 has hostfunc && run_step hostfunc 60 "$GC" hostfunc --trials 10 --json "$OUT/hostfunc.json"
 has stream && run_step stream 60 "$GC" stream --json "$OUT/stream.json"
 if has sanitize; then
@@ -212,7 +216,7 @@ fi
     printf '"%s": %d' "$s" "${status[$s]}"
   done
   printf '},\n'
-  for f in occupancy correctness overhead latency resume spatial hostfunc stream demo apps policies; do
+  for f in occupancy correctness overhead latency resume spatial dispatch hostfunc stream demo apps policies; do
     if [ -s "$OUT/$f.json" ]; then
       printf '  "%s": ' "$f"
       cat "$OUT/$f.json"
@@ -227,7 +231,7 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness overhead latency resume spatial hostfunc stream demo apps counters policies memcheck racecheck; do
+for f in occupancy correctness overhead latency resume spatial dispatch hostfunc stream demo apps counters policies memcheck racecheck; do
   [ -s "$OUT/$f.log" ] || [ -s "$OUT/$f.json" ] || continue
   echo "---- $f"
   case $f in

@@ -849,6 +849,100 @@ static int mode_spatial(int trials)
     return failures;
 }
 
+/* ---- dispatch -------------------------------------------------------------------- */
+
+/*
+ * Why the LS kernel of the spatial step starts late: the delay between the
+ * previous operation of the LS stream and the LS kernel's first block, and
+ * between its last block's end and the next operation, both on GPU clocks
+ * (clock_stamp kernels before and after it on its stream), with
+ *   - nothing else on the GPU,
+ *   - a plain kernel (ls_probe itself, 3 ms blocks) holding all but k CapSMs'
+ *     worth of slots,
+ *   - a corun worker kernel (spin, 20 us tasks) holding the same, slots
+ *     never used by it,
+ *   - the same worker kernel on every slot, k CapSMs evicted, the LS stream
+ *     waiting on the GPU until their workers are gone (cuStreamWaitValue32
+ *     on the exit counter), so the gap is dispatch into just-freed slots.
+ * If the plain filler delays the LS as much as the worker kernel does, the
+ * delay is the GPU's, not corun's.
+ */
+static int mode_dispatch(int trials)
+{
+    cudaStream_t ks, fs, ls, hs;
+    int lo, hi, nsm = sm_count();
+    unsigned long long *stamps, *fstamps, *clk;
+    const int k = 8;
+    const unsigned long long ls_task_ns = 100000;
+
+    CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CK(cudaStreamCreateWithPriority(&ks, cudaStreamNonBlocking, lo));
+    CK(cudaStreamCreateWithPriority(&fs, cudaStreamNonBlocking, lo));
+    CK(cudaStreamCreateWithPriority(&ls, cudaStreamNonBlocking, hi));
+    CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
+    CK(cudaMalloc(&stamps, 16));
+    CK(cudaMalloc(&fstamps, 16));
+    CK(cudaMalloc(&clk, 16));
+    int per_sm = per_sm_of((const void *)spin__corun, 256, 0);
+    int ls_per_sm = per_sm_of((const void *)ls_probe, 256, 0);
+    int ls_blocks = k * ls_per_sm;
+    int nw = per_sm * nsm;
+    SpinCase batch(20000ull, (uint64_t)nw * 1000);
+    const char *what[4] = {"alone", "beside a plain kernel", "beside corun workers",
+                           "into k CapSMs evicted from workers"};
+    printf("%-40s %16s %16s %8s\n", "LS kernel", "start_gap_us", "end_gap_us", "trials");
+    for (int cfg = 0; cfg < 4; cfg++) {
+        std::vector<double> start_gap, end_gap;
+        Direct d;
+        d.per_sm = per_sm;
+        for (int i = 0; i < trials + 1; i++) {
+            if (cfg == 1) {
+                ls_probe<<<(nsm - k) * ls_per_sm, 256, 0, fs>>>(fstamps, 3000000ull);
+            } else if (cfg >= 2) {
+                d.init(batch, g_budget_us, nw);
+                d.launch(batch, ks, cfg == 2 ? nw - k * per_sm : nw, 0, 0);
+            }
+            sleep_us(1000);
+            if (cfg == 3) {
+                CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, evict_below)),
+                                        (cuuint32_t)k, 0));
+                CU(cuStreamWaitValue32((CUstream)ls, d.field(offsetof(corun_ctl, exited)),
+                                       (cuuint32_t)(k * per_sm), CU_STREAM_WAIT_VALUE_GEQ));
+            }
+            CK(cudaMemsetAsync(stamps + 1, 0, 8, ls));
+            CK(cudaMemsetAsync(stamps, 0xff, 8, ls));
+            clock_stamp<<<1, 1, 0, ls>>>(clk);
+            ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
+            clock_stamp<<<1, 1, 0, ls>>>(clk + 1);
+            CK(cudaStreamSynchronize(ls));
+            unsigned long long st[2], c[2];
+            CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(c, clk, 16, cudaMemcpyDeviceToHost));
+            if (cfg >= 2) {
+                CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1,
+                                        0));
+            }
+            CK(cudaDeviceSynchronize());
+            if (i == 0) {
+                continue; /* warm-up */
+            }
+            start_gap.push_back(1e-3 * (double)(long long)(st[0] - c[0]));
+            end_gap.push_back(1e-3 * (double)(long long)(c[1] - (st[1] + ls_task_ns)));
+        }
+        printf("%-40s %16.1f %16.1f %8zu\n", what[cfg], median(start_gap), median(end_gap),
+               start_gap.size());
+        jrec("{\"mode\":\"dispatch\",\"ls\":\"%s\",\"k_capsm\":%d,\"trials\":%zu,"
+             "\"start_gap_us_median\":%.2f,\"start_gap_us_p90\":%.2f,"
+             "\"end_gap_us_median\":%.2f,\"end_gap_us_p90\":%.2f}",
+             what[cfg], k, start_gap.size(), median(start_gap), pct(start_gap, 90),
+             median(end_gap), pct(end_gap, 90));
+    }
+    CK(cudaFree(stamps));
+    CK(cudaFree(fstamps));
+    CK(cudaFree(clk));
+    return 0;
+}
+
 /* ---- hostfunc ------------------------------------------------------------------- */
 
 static void CUDART_CB noop_host(void *) {}
@@ -1009,7 +1103,8 @@ static void usage()
            "      --budget US: chunk latency budget of direct launches (default 10)\n"
            "      --chunk-max N: at most N tasks per claim (default 1024)\n"
            "      --kernel NAME: only this kernel of the eight (overhead, resume, ...)\n"
-           "modes: occupancy correctness overhead latency resume spatial hostfunc stream sanitize\n"
+           "modes: occupancy correctness overhead latency resume spatial dispatch hostfunc stream\n"
+           "       sanitize\n"
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n");
 }
 
@@ -1086,7 +1181,8 @@ int main(int argc, char **argv)
     CK(cudaFree(0));
     bool sanitize = !strcmp(mode, "sanitize");
     std::vector<Case *> cases;
-    if (strcmp(mode, "latency") && strcmp(mode, "spatial") && strcmp(mode, "hostfunc") &&
+    if (strcmp(mode, "latency") && strcmp(mode, "spatial") && strcmp(mode, "dispatch") &&
+        strcmp(mode, "hostfunc") &&
         strcmp(mode, "stream")) {
         /* sizes: tiny for sanitizers and --quick, medium for correctness
          * (outputs are fetched and compared after every run), large for
@@ -1121,6 +1217,8 @@ int main(int argc, char **argv)
         rc = mode_resume(cases, quick ? 2 : 10);
     } else if (!strcmp(mode, "spatial")) {
         rc = mode_spatial(quick ? 3 : trials);
+    } else if (!strcmp(mode, "dispatch")) {
+        rc = mode_dispatch(quick ? 3 : trials);
     } else if (!strcmp(mode, "stream")) {
         rc = mode_stream(quick ? 2 : 8);
     } else if (!strcmp(mode, "hostfunc")) {
