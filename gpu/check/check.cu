@@ -872,6 +872,8 @@ static int mode_dispatch(int trials)
     cudaStream_t ks, fs, ls, hs;
     int lo, hi, nsm = sm_count();
     unsigned long long *stamps, *fstamps, *clk;
+    unsigned *ended;
+    cudaStream_t ws;
     const int k = 8;
     const unsigned long long ls_task_ns = 100000;
 
@@ -882,7 +884,9 @@ static int mode_dispatch(int trials)
     CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
     CK(cudaMalloc(&stamps, 16));
     CK(cudaMalloc(&fstamps, 16));
-    CK(cudaMalloc(&clk, 16));
+    CK(cudaMalloc(&clk, 24));
+    CK(cudaMalloc(&ended, 4));
+    CK(cudaStreamCreateWithPriority(&ws, cudaStreamNonBlocking, hi));
     int per_sm = per_sm_of((const void *)spin__corun, 256, 0);
     int ls_per_sm = per_sm_of((const void *)ls_probe, 256, 0);
     int ls_blocks = k * ls_per_sm;
@@ -890,9 +894,10 @@ static int mode_dispatch(int trials)
     SpinCase batch(20000ull, (uint64_t)nw * 1000);
     const char *what[4] = {"alone", "beside a plain kernel", "beside corun workers",
                            "into k CapSMs evicted from workers"};
-    printf("%-40s %16s %16s %8s\n", "LS kernel", "start_gap_us", "end_gap_us", "trials");
+    printf("%-40s %13s %13s %13s %7s\n", "LS kernel", "start_gap_us", "end_gap_us",
+           "count_gap_us", "trials");
     for (int cfg = 0; cfg < 4; cfg++) {
-        std::vector<double> start_gap, end_gap;
+        std::vector<double> start_gap, end_gap, count_gap;
         Direct d;
         d.per_sm = per_sm;
         for (int i = 0; i < trials + 1; i++) {
@@ -911,13 +916,20 @@ static int mode_dispatch(int trials)
             }
             CK(cudaMemsetAsync(stamps + 1, 0, 8, ls));
             CK(cudaMemsetAsync(stamps, 0xff, 8, ls));
+            CK(cudaMemsetAsync(ended, 0, 4, ls));
+            CK(cudaStreamSynchronize(ls));
+            /* the other way to learn the LS is done: wait for its blocks */
+            CU(cuStreamWaitValue32((CUstream)ws, (CUdeviceptr)ended, (cuuint32_t)ls_blocks,
+                                   CU_STREAM_WAIT_VALUE_GEQ));
+            clock_stamp<<<1, 1, 0, ws>>>(clk + 2);
             clock_stamp<<<1, 1, 0, ls>>>(clk);
-            ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
+            ls_probe_count<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns, ended);
             clock_stamp<<<1, 1, 0, ls>>>(clk + 1);
             CK(cudaStreamSynchronize(ls));
-            unsigned long long st[2], c[2];
+            CK(cudaStreamSynchronize(ws));
+            unsigned long long st[2], c[3];
             CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(c, clk, 16, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(c, clk, 24, cudaMemcpyDeviceToHost));
             if (cfg >= 2) {
                 CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1,
                                         0));
@@ -928,18 +940,21 @@ static int mode_dispatch(int trials)
             }
             start_gap.push_back(1e-3 * (double)(long long)(st[0] - c[0]));
             end_gap.push_back(1e-3 * (double)(long long)(c[1] - (st[1] + ls_task_ns)));
+            count_gap.push_back(1e-3 * (double)(long long)(c[2] - (st[1] + ls_task_ns)));
         }
-        printf("%-40s %16.1f %16.1f %8zu\n", what[cfg], median(start_gap), median(end_gap),
-               start_gap.size());
+        printf("%-40s %13.1f %13.1f %13.1f %7zu\n", what[cfg], median(start_gap),
+               median(end_gap), median(count_gap), start_gap.size());
         jrec("{\"mode\":\"dispatch\",\"ls\":\"%s\",\"k_capsm\":%d,\"trials\":%zu,"
              "\"start_gap_us_median\":%.2f,\"start_gap_us_p90\":%.2f,"
-             "\"end_gap_us_median\":%.2f,\"end_gap_us_p90\":%.2f}",
+             "\"end_gap_us_median\":%.2f,\"end_gap_us_p90\":%.2f,"
+             "\"count_gap_us_median\":%.2f,\"count_gap_us_p90\":%.2f}",
              what[cfg], k, start_gap.size(), median(start_gap), pct(start_gap, 90),
-             median(end_gap), pct(end_gap, 90));
+             median(end_gap), pct(end_gap, 90), median(count_gap), pct(count_gap, 90));
     }
     CK(cudaFree(stamps));
     CK(cudaFree(fstamps));
     CK(cudaFree(clk));
+    CK(cudaFree(ended));
     return 0;
 }
 

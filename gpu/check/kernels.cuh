@@ -254,6 +254,25 @@ extern "C" __global__ void ls_probe(unsigned long long *stamps, unsigned long lo
     }
 }
 
+/* ls_probe that also counts its ended blocks (after a fence), so another
+ * stream can wait for them on the GPU instead of for the kernel's end. */
+extern "C" __global__ void ls_probe_count(unsigned long long *stamps, unsigned long long task_ns,
+                                          unsigned *ended)
+{
+    const unsigned long long t0 = corun_globaltimer();
+    if (threadIdx.x == 0) {
+        atomicMin(&stamps[0], t0);
+        atomicMax(&stamps[1], t0);
+    }
+    while (corun_globaltimer() - t0 < task_ns) {
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(ended, 1u);
+    }
+}
+
 /* Writes the GPU clock to *at: ordered in a stream, it timestamps the
  * operations before it on the device's clock. */
 extern "C" __global__ void clock_stamp(unsigned long long *at)
