@@ -882,7 +882,7 @@ static int mode_dispatch(int trials)
     CK(cudaStreamCreateWithPriority(&fs, cudaStreamNonBlocking, lo));
     CK(cudaStreamCreateWithPriority(&ls, cudaStreamNonBlocking, hi));
     CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
-    CK(cudaMalloc(&stamps, 16));
+    CK(cudaMalloc(&stamps, 32));
     CK(cudaMalloc(&fstamps, 16));
     CK(cudaMalloc(&clk, 24));
     CK(cudaMalloc(&ended, 4));
@@ -894,10 +894,10 @@ static int mode_dispatch(int trials)
     SpinCase batch(20000ull, (uint64_t)nw * 1000);
     const char *what[4] = {"alone", "beside a plain kernel", "beside corun workers",
                            "into k CapSMs evicted from workers"};
-    printf("%-40s %13s %13s %13s %7s\n", "LS kernel", "start_gap_us", "end_gap_us",
-           "count_gap_us", "trials");
+    printf("%-36s %12s %12s %12s %12s %12s %6s\n", "LS kernel", "start_gap_us", "end_gap_us",
+           "count_gap_us", "last_end_us", "overrun_us", "trials");
     for (int cfg = 0; cfg < 4; cfg++) {
-        std::vector<double> start_gap, end_gap, count_gap;
+        std::vector<double> start_gap, end_gap, count_gap, real_end_gap, overrun;
         Direct d;
         d.per_sm = per_sm;
         for (int i = 0; i < trials + 1; i++) {
@@ -917,6 +917,7 @@ static int mode_dispatch(int trials)
             CK(cudaMemsetAsync(stamps + 1, 0, 8, ls));
             CK(cudaMemsetAsync(stamps, 0xff, 8, ls));
             CK(cudaMemsetAsync(ended, 0, 4, ls));
+            CK(cudaMemsetAsync(stamps + 2, 0, 16, ls));
             CK(cudaStreamSynchronize(ls));
             /* the other way to learn the LS is done: wait for its blocks */
             CU(cuStreamWaitValue32((CUstream)ws, (CUdeviceptr)ended, (cuuint32_t)ls_blocks,
@@ -927,8 +928,8 @@ static int mode_dispatch(int trials)
             clock_stamp<<<1, 1, 0, ls>>>(clk + 1);
             CK(cudaStreamSynchronize(ls));
             CK(cudaStreamSynchronize(ws));
-            unsigned long long st[2], c[3];
-            CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
+            unsigned long long st[4], c[3];
+            CK(cudaMemcpy(st, stamps, 32, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(c, clk, 24, cudaMemcpyDeviceToHost));
             if (cfg >= 2) {
                 CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1,
@@ -941,15 +942,20 @@ static int mode_dispatch(int trials)
             start_gap.push_back(1e-3 * (double)(long long)(st[0] - c[0]));
             end_gap.push_back(1e-3 * (double)(long long)(c[1] - (st[1] + ls_task_ns)));
             count_gap.push_back(1e-3 * (double)(long long)(c[2] - (st[1] + ls_task_ns)));
+            real_end_gap.push_back(1e-3 * (double)(long long)(c[1] - st[2]));
+            overrun.push_back(1e-3 * (double)st[3]);
         }
-        printf("%-40s %13.1f %13.1f %13.1f %7zu\n", what[cfg], median(start_gap),
-               median(end_gap), median(count_gap), start_gap.size());
+        printf("%-36s %12.1f %12.1f %12.1f %12.1f %12.1f %6zu\n", what[cfg], median(start_gap),
+               median(end_gap), median(count_gap), median(real_end_gap), median(overrun),
+               start_gap.size());
         jrec("{\"mode\":\"dispatch\",\"ls\":\"%s\",\"k_capsm\":%d,\"trials\":%zu,"
              "\"start_gap_us_median\":%.2f,\"start_gap_us_p90\":%.2f,"
              "\"end_gap_us_median\":%.2f,\"end_gap_us_p90\":%.2f,"
-             "\"count_gap_us_median\":%.2f,\"count_gap_us_p90\":%.2f}",
+             "\"count_gap_us_median\":%.2f,\"count_gap_us_p90\":%.2f,"
+             "\"after_last_block_end_us_median\":%.2f,\"block_overrun_us_median\":%.2f}",
              what[cfg], k, start_gap.size(), median(start_gap), pct(start_gap, 90),
-             median(end_gap), pct(end_gap, 90), median(count_gap), pct(count_gap, 90));
+             median(end_gap), pct(end_gap, 90), median(count_gap), pct(count_gap, 90),
+             median(real_end_gap), median(overrun));
     }
     CK(cudaFree(stamps));
     CK(cudaFree(fstamps));

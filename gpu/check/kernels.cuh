@@ -255,7 +255,9 @@ extern "C" __global__ void ls_probe(unsigned long long *stamps, unsigned long lo
 }
 
 /* ls_probe that also counts its ended blocks (after a fence), so another
- * stream can wait for them on the GPU instead of for the kernel's end. */
+ * stream can wait for them on the GPU instead of for the kernel's end, and
+ * stamps its last block's end (stamps[2]) and the worst overrun of a block
+ * past task_ns (stamps[3]). */
 extern "C" __global__ void ls_probe_count(unsigned long long *stamps, unsigned long long task_ns,
                                           unsigned *ended)
 {
@@ -264,10 +266,14 @@ extern "C" __global__ void ls_probe_count(unsigned long long *stamps, unsigned l
         atomicMin(&stamps[0], t0);
         atomicMax(&stamps[1], t0);
     }
-    while (corun_globaltimer() - t0 < task_ns) {
-    }
+    unsigned long long t;
+    do {
+        t = corun_globaltimer();
+    } while (t - t0 < task_ns);
     __syncthreads();
     if (threadIdx.x == 0) {
+        atomicMax(&stamps[2], t);                 /* last block's end */
+        atomicMax(&stamps[3], t - t0 - task_ns);  /* worst overrun of a block */
         __threadfence();
         atomicAdd(ended, 1u);
     }
