@@ -279,6 +279,28 @@ extern "C" __global__ void ls_probe_count(unsigned long long *stamps, unsigned l
     }
 }
 
+/* A signal sent from a block that is already resident (launched before the
+ * batch kernel, so no dispatch delay and no younger-warp starvation): waits
+ * for the host's trigger word, stamps the GPU clock (t[0]), writes
+ * evict_below = value, then stamps again when the exit counter reaches gone
+ * (t[1]): the signal and the evicted workers' exit on the LS's clock. */
+extern "C" __global__ void signaller(const unsigned *trigger, unsigned *evict_below,
+                                     unsigned value, const unsigned *exited, unsigned gone,
+                                     unsigned long long *t)
+{
+    if (threadIdx.x != 0) {
+        return;
+    }
+    while (*(const volatile unsigned *)trigger == 0) {
+    }
+    t[0] = corun_globaltimer();
+    *(volatile unsigned *)evict_below = value;
+    __threadfence();
+    while (*(const volatile unsigned *)exited < gone) {
+    }
+    t[1] = corun_globaltimer();
+}
+
 /* Writes the GPU clock to *at: ordered in a stream, it timestamps the
  * operations before it on the device's clock. */
 extern "C" __global__ void clock_stamp(unsigned long long *at)
