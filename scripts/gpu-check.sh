@@ -238,7 +238,7 @@ for f in occupancy correctness overhead latency resume spatial dispatch hostfunc
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
     demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -8 ;;
     counters) grep -E "^(cuda|backend|-- )" "$OUT/$f.log" | head -14 ;;
-    spatial) grep -E "^(LS|  LS|evict)" "$OUT/$f.log" | head -30 ;;
+    spatial) grep -E "^(LS|  LS|evict|  GPU clock)" "$OUT/$f.log" | head -60 ;;
     memcheck|racecheck) grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/$f.log" | head -4 ;;
     policies)
       if [ -s "$OUT/policies.json" ]; then
