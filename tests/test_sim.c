@@ -364,40 +364,6 @@ static void log_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
     }
 }
 
-/* A resumed kernel's workers start from the task time measured before the
- * halt (task_ns_hint), so none spends its first claim on a single task. */
-static void resumed_workers_start_from_the_measured_task_time(void **state)
-{
-    corun__backend *be = default_sim();
-    const uint32_t tasks = 400000;
-    corun__kspec s = spec_of("m", tasks, 256, 32, 0, 2 * US);
-    corun__bkernel *k = open_kernel(be, &s, NULL);
-    claim_log *g = calloc(1, sizeof(*g));
-    corun__bevent ev[4];
-    uint64_t t;
-
-    assert_non_null(g);
-    corun__sim_set_claim_hook(be, log_claim, g);
-    launch_workers(be, k, 1056, 0, 0, 1);
-    run_until(be, 200 * US);
-    assert_true(g->sizes[1] >= 1056); /* the first launch measures one task first */
-    assert_true(g->nclaims > g->sizes[1]);
-    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
-    assert_int_equal(drain(be, ev, 4), 1);
-    memset(g, 0, sizeof(*g));
-    launch_workers(be, k, 1056, 0, 1, 2);
-    t = be->ops->now_ns(be);
-    run_until(be, t + 30 * US);
-    assert_true(g->nclaims >= 1056); /* every worker has claimed */
-    assert_int_equal(g->sizes[1], 0);
-    assert_true(g->sizes[4] + g->sizes[5] >= 1056); /* ~10 us budget / ~2 us tasks */
-    assert_int_equal(drain(be, ev, 4), 1);
-    assert_int_equal(progress(be, k).done, tasks);
-    assert_prefix_once(be, k, tasks, tasks);
-    free(g);
-    be->ops->destroy(be);
-}
-
 static void evict_below_leaves_only_low_capsms(void **state)
 {
     corun__backend *be = default_sim();
@@ -870,7 +836,6 @@ int main(void)
         cmocka_unit_test(priority_takes_the_first_free_slot),
         cmocka_unit_test(workers_run_every_task_once),
         cmocka_unit_test(halt_stops_workers_and_resume_continues),
-        cmocka_unit_test(resumed_workers_start_from_the_measured_task_time),
         cmocka_unit_test(evict_below_leaves_only_low_capsms),
         cmocka_unit_test(sm_range_leaves_workers_outside),
         cmocka_unit_test(sm_range_before_launch_keeps_sms_free),

@@ -5,9 +5,10 @@
  * the device (the worker loop). No per-kernel tuning: the size comes from the
  * latency budget and the task duration the worker has measured so far.
  *
- *  - First claim: one task, to measure; unless an earlier launch of the same
- *    kernel left its measure in the control block (task_ns_hint: a resumed
- *    or grown kernel starts from it).
+ *  - First claim: one task, to measure. (Starting a resumed kernel's workers
+ *    from the task time its last launch measured was tried: no measurable
+ *    gain on resume, and the extra load and store cost 1-2 % overhead on
+ *    every kernel on the H100 -- bench/results/h100-2026-11-21-seed-ab.txt.)
  *  - Then: as many tasks as fit in the budget, so a signal is seen at most one
  *    budget (or one task, if a task is longer) after it lands.
  *  - Near the end: no more than remaining / (2 * workers), so the last chunks

@@ -60,10 +60,7 @@ typedef struct corun_ctl {
     uint32_t complete_seq;      /* host writes the launch's sequence number when
                                    the kernel is finished; streams ordered after
                                    it wait for it (corun_launch_stream) */
-    uint32_t task_ns_hint;      /* a leaving worker's measured task time; the
-                                   next launch's workers start from it instead
-                                   of measuring one task first (0: none yet) */
-    uint8_t pad4_[CORUN_CTL_LINE - 28];
+    uint8_t pad4_[CORUN_CTL_LINE - 24];
 } corun_ctl;
 
 /* What every worker launch receives before the kernel's own parameters. */

@@ -160,7 +160,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
     if (leader) {
         st.capsm = (wa.base + blockIdx.x) / ctl->workers_per_capsm;
         st.smid = corun_smid();
-        st.mean_ns = ctl->task_ns_hint; /* a resumed or grown kernel's last measure */
+        st.mean_ns = 0;
         st.next_hint = 0;
         atomicAdd(&ctl->live, 1u);
         atomicAdd(&ctl->started, 1u);
@@ -211,9 +211,6 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         }
     }
     if (leader) {
-        if (st.mean_ns != 0) {
-            ctl->task_ns_hint = st.mean_ns; /* any worker's will do: racing stores */
-        }
         atomicAdd(&ctl->live, (uint32_t)-1);
         __threadfence();
         atomicAdd(&ctl->exited, 1u);

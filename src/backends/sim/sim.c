@@ -386,7 +386,6 @@ static int sim_kernel_open(corun__backend *be, const corun__kspec *spec, corun__
     k->ctl.tasks = tasks;
     k->ctl.next = 0;
     k->ctl.done = 0;
-    k->ctl.task_ns_hint = 0;
     k->host_limit = tasks;
     k->fault_armed = s->opts.faults.signal_kernel[0] != '\0' &&
                      strncmp(k->spec.name, s->opts.faults.signal_kernel,

@@ -23,8 +23,7 @@
  * the signals, claim a chunk with corun_chunk_size (claim_ns, during which
  * the worker holds its SM but runs nothing), run the chunk's tasks one after
  * the other, then count them in `done` and feed the chunk's time per task to
- * corun_chunk_ewma; a worker starts from the measure a leaving worker left
- * in task_ns_hint. As on the device, the claim of chunk k+1 happens before
+ * corun_chunk_ewma. As on the device, the claim of chunk k+1 happens before
  * chunk k is counted, so the time measured for a chunk includes one claim.
  * One simplification: a worker told to leave by a signal leaves at once,
  * without the final barrier.
@@ -248,9 +247,6 @@ static void worker_leave(corun__sim *s, uint32_t b)
 {
     corun_ctl *ctl = &s->blocks[b].l->k->ctl;
 
-    if (s->blocks[b].mean_ns != 0) {
-        ctl->task_ns_hint = s->blocks[b].mean_ns; /* as the device loop: for the next launch */
-    }
     ctl->live--;
     ctl->exited++;
     block_leave(s, b);
@@ -348,7 +344,6 @@ void corun__sim_block_start(corun__sim *s, uint32_t b)
     k->ctl.live++;
     k->ctl.started++;
     s->stats.workers_started++;
-    blk->mean_ns = k->ctl.task_ns_hint;
     worker_boundary(s, b);
 }
 
