@@ -87,8 +87,6 @@ static enum CXErrorCode parse_with(parse_job *j, const char *pch, struct CXUnsav
     const char *argv[64 + 2 * 256];
     int n = side_args(j, argv, pch);
 
-    /* declarations from the precompiled header are not visited: corun-cc
-     * looks at the file's own */
     j->t->index = clang_createIndex(0, 0);
     return clang_parseTranslationUnit2(
         j->t->index, j->o->in, argv, n, files, nfiles,

@@ -16,7 +16,6 @@
  * recently used (each is ~7 MB).
  */
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "cc/cc.h"
+#include "common/dirs.h"
 
 #define CORUN__CC_PCH_KEEP 32
 
@@ -55,29 +55,6 @@ static uint64_t key_of(const char *const *args, int n, const struct CXUnsavedFil
         h = fnv(h, files[i].Contents, files[i].Length);
     }
     return h;
-}
-
-/* mkdir -p; 0 when dir exists afterwards. */
-static int make_dirs(const char *dir)
-{
-    char p[PATH_MAX];
-    size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof(p)) {
-        return -1;
-    }
-    memcpy(p, dir, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (p[i] == '/' || p[i] == '\0') {
-            char c = p[i];
-            p[i] = '\0';
-            if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-                return -1;
-            }
-            p[i] = c;
-        }
-    }
-    struct stat st;
-    return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
 /* dir/name into buf; 0 when it does not fit. */
@@ -183,7 +160,7 @@ int corun__cc_pch_get(const char *dir, const char *const *args, int n,
         access(bad, F_OK) == 0) {
         return CORUN_CC_PCH_NONE;
     }
-    if (make_dirs(dir) != 0 || !build(path, args, n, files, nfiles)) {
+    if (corun__mkdir_p(dir, NULL, 0) != 0 || !build(path, args, n, files, nfiles)) {
         return CORUN_CC_PCH_NONE;
     }
     prune(dir);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/dirs.h"
 #include "core/profile_store.h"
 #include "corun/corun.h"
 
@@ -695,7 +696,7 @@ int corun__pstore_load(const char *path, corun__pstore *ps, char *note, size_t n
 /* mkdir -p of the directory part of path. */
 static int make_parent(const char *path, char *note, size_t note_len)
 {
-    char dir[4096];
+    char dir[4096], failed[4096];
     char *p;
 
     if ((size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir)) {
@@ -707,18 +708,8 @@ static int make_parent(const char *path, char *note, size_t note_len)
         return CORUN_OK;
     }
     *p = '\0';
-    for (p = dir + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-                say(note, note_len, "cannot create %s: %s", dir, strerror(errno));
-                return CORUN_EIO;
-            }
-            *p = '/';
-        }
-    }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        say(note, note_len, "cannot create %s: %s", dir, strerror(errno));
+    if (corun__mkdir_p(dir, failed, sizeof(failed)) != 0) {
+        say(note, note_len, "cannot create %s: %s", failed, strerror(errno));
         return CORUN_EIO;
     }
     return CORUN_OK;
