@@ -552,6 +552,121 @@ static int mode_latency(int trials)
 
 /* ---- resume ------------------------------------------------------------------- */
 
+/* Medians of one kernel's resume on GPU clocks, in us. */
+struct ResumeClock {
+    const char *name;
+    double whole, split; /* uninterrupted; halted half way + resumed */
+    double drain;        /* halt written -> every worker gone */
+    double end_gap;      /* last worker gone -> the next operation of the stream */
+    double extra1;       /* first launch minus its share of the uninterrupted run */
+    double extra2;       /* the resumed launch minus its share */
+    double empty;        /* a relaunch that finds no task left */
+    double share;        /* tasks done by the first launch / tasks */
+};
+
+/*
+ * The resume on the GPU's clock, without the host: every launch is queued
+ * behind a gate (cuStreamWaitValue32) with clock_stamp kernels between them,
+ * and the halt is written by a block resident beside the workers once half
+ * the tasks are done. Splits the cost of a preemption into the drain of the
+ * first launch and the relaunch, each against the same share of the
+ * uninterrupted run (tasks of equal cost assumed). nw workers per launch.
+ */
+static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
+                                    const std::vector<uint8_t> &ref, cudaStream_t ks,
+                                    cudaStream_t hs, int *failures)
+{
+    unsigned long long *clk, *sig;
+    unsigned *gate;
+    cudaStream_t ss;
+    int lo, hi;
+    std::vector<double> whole, split, drain, end_gap, extra1, extra2, empty, share;
+    const unsigned long long tasks = c->tasks();
+    size_t bad = 0;
+
+    CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CK(cudaStreamCreateWithPriority(&ss, cudaStreamNonBlocking, hi));
+    CK(cudaMalloc(&clk, 6 * 8));
+    CK(cudaMalloc(&sig, 4 * 8));
+    CK(cudaMalloc(&gate, 4));
+    auto gated = [&]() {
+        CK(cudaMemsetAsync(gate, 0, 4, ks));
+        CK(cudaStreamSynchronize(ks));
+        CU(cuStreamWaitValue32((CUstream)ks, (CUdeviceptr)gate, 1, CU_STREAM_WAIT_VALUE_GEQ));
+    };
+    auto open_gate = [&]() {
+        sleep_us(300); /* everything is queued before the gate opens */
+        CU(cuStreamWriteValue32((CUstream)hs, (CUdeviceptr)gate, 1, 0));
+        CK(cudaStreamSynchronize(ks));
+    };
+    for (int i = 0; i < trials + 1; i++) {
+        unsigned long long t[6], g[4];
+        c->poison(ks);
+        d.init(*c, g_budget_us, nw);
+        gated();
+        clock_stamp<<<1, 1, 0, ks>>>(clk);
+        d.launch(*c, ks, nw, 0, 0);
+        clock_stamp<<<1, 1, 0, ks>>>(clk + 1);
+        open_gate();
+
+        c->poison(ks);
+        d.init(*c, g_budget_us, nw);
+        gated();
+        halfway_signaller<<<1, 32, 0, ss>>>(
+            (const unsigned long long *)d.field(offsetof(corun_ctl, done)), tasks / 2,
+            (unsigned *)d.field(offsetof(corun_ctl, halt_gen)),
+            (const unsigned *)d.field(offsetof(corun_ctl, exited)), (unsigned)nw, sig);
+        sleep_us(100); /* resident before the workers take every slot */
+        clock_stamp<<<1, 1, 0, ks>>>(clk + 2);
+        d.launch(*c, ks, nw, 0, 0);
+        clock_stamp<<<1, 1, 0, ks>>>(clk + 3);
+        d.launch(*c, ks, nw, 0, 1);
+        clock_stamp<<<1, 1, 0, ks>>>(clk + 4);
+        d.launch(*c, ks, nw, 0, 1); /* nothing left: the fixed cost of a launch */
+        clock_stamp<<<1, 1, 0, ks>>>(clk + 5);
+        open_gate();
+        CK(cudaStreamSynchronize(ss));
+        CK(cudaMemcpy(t, clk, sizeof(t), cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(g, sig, sizeof(g), cudaMemcpyDeviceToHost));
+        corun_ctl end = d.read();
+        if (end.done != tasks || g[3] >= tasks) {
+            fprintf(stderr, "resume (GPU clock) %s: done %llu of %llu, %llu by the first launch\n",
+                    c->name, (unsigned long long)end.done, tasks, g[3]);
+            (*failures)++;
+        }
+        if (strcmp(c->name, "spin") != 0) {
+            double rel;
+            bad += c->compare(c->fetch(), ref, 1e-6, &rel);
+        }
+        if (i == 0) {
+            continue; /* warm-up */
+        }
+        auto us = [](unsigned long long a, unsigned long long b) {
+            return 1e-3 * (double)(long long)(b - a);
+        };
+        double w = us(t[0], t[1]), f = (double)g[3] / (double)tasks;
+        whole.push_back(w);
+        split.push_back(us(t[2], t[4]));
+        drain.push_back(us(g[0], g[2]));
+        end_gap.push_back(us(g[2], t[3]));
+        extra1.push_back(us(t[2], t[3]) - f * w);
+        extra2.push_back(us(t[3], t[4]) - (1 - f) * w);
+        empty.push_back(us(t[4], t[5]));
+        share.push_back(f);
+    }
+    if (bad) {
+        fprintf(stderr, "resume (GPU clock) %s: outputs differ\n", c->name);
+        (*failures)++;
+    }
+    CK(cudaStreamDestroy(ss));
+    CK(cudaFree(clk));
+    CK(cudaFree(sig));
+    CK(cudaFree(gate));
+    return ResumeClock{c->name,         median(whole),  median(split),  median(drain),
+                       median(end_gap), median(extra1), median(extra2), median(empty),
+                       median(share)};
+}
+
 static int mode_resume(std::vector<Case *> &cases, int trials)
 {
     cudaStream_t ks, hs;
@@ -590,6 +705,7 @@ static int mode_resume(std::vector<Case *> &cases, int trials)
     }
     printf("%-15s %12s %12s %7s %9s %s\n", "kernel", "whole_ms", "halved_ms", "ratio", "extra_us",
            "outputs");
+    std::vector<ResumeClock> rows;
     for (Case *c : list) {
         Direct d;
         d.per_sm = per_sm_of(c->worker, c->threads(), c->smem);
@@ -663,6 +779,24 @@ static int mode_resume(std::vector<Case *> &cases, int trials)
         jrec("{\"mode\":\"resume\",\"kernel\":\"%s\",\"trials\":%d,\"whole_ms_median\":%.4f,"
              "\"halved_ms_median\":%.4f,\"ratio\":%.4f,\"extra_us\":%.1f,\"outputs_equal\":%s}",
              c->name, trials, mw, ms, ms / mw, 1e3 * (ms - mw), bad ? "false" : "true");
+        rows.push_back(resume_gpu_clock(c, d, nw - 1, trials, ref, ks, hs, &failures));
+    }
+    printf("\nthe same on GPU clocks: launches queued behind a gate, the halt from a resident\n"
+           "block at done >= half, one worker fewer (its slot); parts of the halved run vs\n"
+           "the same share of the uninterrupted one\n");
+    printf("%-15s %9s %9s %7s %8s %8s %8s %8s %8s %8s\n", "kernel", "whole_us", "halved_us",
+           "ratio", "extra", "drain", "end_gap", "extra_1", "extra_2", "empty");
+    for (const ResumeClock &r : rows) {
+        printf("%-15s %9.1f %9.1f %7.3f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", r.name, r.whole,
+               r.split, r.split / r.whole, r.split - r.whole, r.drain, r.end_gap, r.extra1,
+               r.extra2, r.empty);
+        jrec("{\"mode\":\"resume_gpu_clock\",\"kernel\":\"%s\",\"trials\":%d,"
+             "\"whole_us_median\":%.2f,\"halved_us_median\":%.2f,\"ratio\":%.4f,"
+             "\"extra_us\":%.2f,\"halt_to_gone_us\":%.2f,\"gone_to_next_op_us\":%.2f,"
+             "\"first_part_extra_us\":%.2f,\"second_part_extra_us\":%.2f,"
+             "\"empty_relaunch_us\":%.2f,\"done_share_at_halt\":%.4f}",
+             r.name, trials, r.whole, r.split, r.split / r.whole, r.split - r.whole, r.drain,
+             r.end_gap, r.extra1, r.extra2, r.empty, r.share);
     }
     return failures;
 }

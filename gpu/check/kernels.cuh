@@ -301,6 +301,32 @@ extern "C" __global__ void signaller(const unsigned *trigger, unsigned *evict_be
     t[1] = corun_globaltimer();
 }
 
+/* Halts a worker kernel half way, from a block that is already resident
+ * (launched before the workers, so the halt costs no dispatch): waits until
+ * done >= half, writes halt_gen = 1 and stamps the GPU clock (t[0]) and the
+ * done counter (t[1]), then stamps again when every worker has left (t[2],
+ * t[3]). The resume benchmark's halt on the workers' own clock. */
+extern "C" __global__ void halfway_signaller(const unsigned long long *done,
+                                             unsigned long long half, unsigned *halt_gen,
+                                             const unsigned *exited, unsigned gone,
+                                             unsigned long long *t)
+{
+    if (threadIdx.x != 0) {
+        return;
+    }
+    while (*(const volatile unsigned long long *)done < half) {
+        __nanosleep(100);
+    }
+    *(volatile unsigned *)halt_gen = 1;
+    __threadfence();
+    t[0] = corun_globaltimer();
+    t[1] = *(const volatile unsigned long long *)done;
+    while (*(const volatile unsigned *)exited < gone) {
+    }
+    t[2] = corun_globaltimer();
+    t[3] = *(const volatile unsigned long long *)done;
+}
+
 /* Writes the GPU clock to *at: ordered in a stream, it timestamps the
  * operations before it on the device's clock. */
 extern "C" __global__ void clock_stamp(unsigned long long *at)
