@@ -10,7 +10,9 @@
 #   correctness  worker == plain, every block-task exactly once, >= 1000 events
 #   overhead     worker vs plain kernel alone on the GPU, per chunk budget
 #   latency      stop and evict latency vs a flag-polling baseline
-#   resume       preempted half way and resumed vs uninterrupted
+#   resume       preempted half way and resumed vs uninterrupted: host events,
+#                and on GPU clocks (launches behind a gate, halt from a resident
+#                block) split into the drain and the relaunch
 #   spatial      LS kernel launched into evicted CapSMs of a running kernel
 #   dispatch     why that LS kernel starts late: its first block's delay on GPU
 #                clocks alone, beside a plain kernel, beside corun workers, and
@@ -238,6 +240,7 @@ for f in occupancy correctness overhead latency resume spatial dispatch hostfunc
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
     demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -8 ;;
     counters) grep -E "^(cuda|backend|-- )" "$OUT/$f.log" | head -14 ;;
+    resume) grep -vE "^(==|   )" "$OUT/$f.log" | tail -24 ;;
     spatial) grep -E "^(LS|  LS|evict|  GPU clock)" "$OUT/$f.log" | head -60 ;;
     memcheck|racecheck) grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/$f.log" | head -4 ;;
     policies)

@@ -9,7 +9,8 @@
  *                under >= 1000 random stop / evict / grow / resume events
  *   overhead     worker vs plain kernel time alone on the GPU, per budget
  *   latency      signal -> all workers gone, vs a flag-polling baseline
- *   resume       preempted half way and resumed vs uninterrupted
+ *   resume       preempted half way and resumed vs uninterrupted (host events,
+ *                then on GPU clocks: drain and relaunch separately)
  *   spatial      evict k CapSMs, launch an LS kernel into them
  *   sanitize     small sizes, for compute-sanitizer
  */
@@ -561,6 +562,7 @@ struct ResumeClock {
     double extra1;       /* first launch minus its share of the uninterrupted run */
     double extra2;       /* the resumed launch minus its share */
     double empty;        /* a relaunch that finds no task left */
+    double nop;          /* as many blocks of a kernel that does nothing */
     double share;        /* tasks done by the first launch / tasks */
 };
 
@@ -580,13 +582,13 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
     unsigned *gate;
     cudaStream_t ss;
     int lo, hi;
-    std::vector<double> whole, split, drain, end_gap, extra1, extra2, empty, share;
+    std::vector<double> whole, split, drain, end_gap, extra1, extra2, empty, nop, share;
     const unsigned long long tasks = c->tasks();
     size_t bad = 0;
 
     CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
     CK(cudaStreamCreateWithPriority(&ss, cudaStreamNonBlocking, hi));
-    CK(cudaMalloc(&clk, 6 * 8));
+    CK(cudaMalloc(&clk, 7 * 8));
     CK(cudaMalloc(&sig, 4 * 8));
     CK(cudaMalloc(&gate, 4));
     auto gated = [&]() {
@@ -600,7 +602,7 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         CK(cudaStreamSynchronize(ks));
     };
     for (int i = 0; i < trials + 1; i++) {
-        unsigned long long t[6], g[4];
+        unsigned long long t[7], g[4];
         c->poison(ks);
         d.init(*c, g_budget_us, nw);
         gated();
@@ -624,6 +626,8 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         clock_stamp<<<1, 1, 0, ks>>>(clk + 4);
         d.launch(*c, ks, nw, 0, 1); /* nothing left: the fixed cost of a launch */
         clock_stamp<<<1, 1, 0, ks>>>(clk + 5);
+        nop_blocks<<<nw, c->block, 0, ks>>>();
+        clock_stamp<<<1, 1, 0, ks>>>(clk + 6);
         open_gate();
         CK(cudaStreamSynchronize(ss));
         CK(cudaMemcpy(t, clk, sizeof(t), cudaMemcpyDeviceToHost));
@@ -652,6 +656,7 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         extra1.push_back(us(t[2], t[3]) - f * w);
         extra2.push_back(us(t[3], t[4]) - (1 - f) * w);
         empty.push_back(us(t[4], t[5]));
+        nop.push_back(us(t[5], t[6]));
         share.push_back(f);
     }
     if (bad) {
@@ -664,7 +669,7 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
     CK(cudaFree(gate));
     return ResumeClock{c->name,         median(whole),  median(split),  median(drain),
                        median(end_gap), median(extra1), median(extra2), median(empty),
-                       median(share)};
+                       median(nop),     median(share)};
 }
 
 static int mode_resume(std::vector<Case *> &cases, int trials)
@@ -784,19 +789,19 @@ static int mode_resume(std::vector<Case *> &cases, int trials)
     printf("\nthe same on GPU clocks: launches queued behind a gate, the halt from a resident\n"
            "block at done >= half, one worker fewer (its slot); parts of the halved run vs\n"
            "the same share of the uninterrupted one\n");
-    printf("%-15s %9s %9s %7s %8s %8s %8s %8s %8s %8s\n", "kernel", "whole_us", "halved_us",
-           "ratio", "extra", "drain", "end_gap", "extra_1", "extra_2", "empty");
+    printf("%-15s %9s %9s %7s %8s %8s %8s %8s %8s %8s %8s\n", "kernel", "whole_us", "halved_us",
+           "ratio", "extra", "drain", "end_gap", "extra_1", "extra_2", "empty", "nop");
     for (const ResumeClock &r : rows) {
-        printf("%-15s %9.1f %9.1f %7.3f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", r.name, r.whole,
-               r.split, r.split / r.whole, r.split - r.whole, r.drain, r.end_gap, r.extra1,
-               r.extra2, r.empty);
+        printf("%-15s %9.1f %9.1f %7.3f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", r.name,
+               r.whole, r.split, r.split / r.whole, r.split - r.whole, r.drain, r.end_gap,
+               r.extra1, r.extra2, r.empty, r.nop);
         jrec("{\"mode\":\"resume_gpu_clock\",\"kernel\":\"%s\",\"trials\":%d,"
              "\"whole_us_median\":%.2f,\"halved_us_median\":%.2f,\"ratio\":%.4f,"
              "\"extra_us\":%.2f,\"halt_to_gone_us\":%.2f,\"gone_to_next_op_us\":%.2f,"
              "\"first_part_extra_us\":%.2f,\"second_part_extra_us\":%.2f,"
-             "\"empty_relaunch_us\":%.2f,\"done_share_at_halt\":%.4f}",
+             "\"empty_relaunch_us\":%.2f,\"nop_launch_us\":%.2f,\"done_share_at_halt\":%.4f}",
              r.name, trials, r.whole, r.split, r.split / r.whole, r.split - r.whole, r.drain,
-             r.end_gap, r.extra1, r.extra2, r.empty, r.share);
+             r.end_gap, r.extra1, r.extra2, r.empty, r.nop, r.share);
     }
     return failures;
 }
