@@ -79,5 +79,24 @@ for key in system ls_p50_norm ls_p99_norm batch_norm antt stp; do
   fi
 done
 
+# The GPU A/B driver explains itself without a GPU, and refuses to run
+# without the flag that defines its variant.
+out=$("$src/scripts/gpu-ab.sh" --help 2>&1)
+rc=$?
+if [ $rc -ne 0 ] || [[ "$out" != *"same-run A/B"* ]]; then
+  echo "FAIL: scripts/gpu-ab.sh --help -> exit $rc"
+  fails=$((fails + 1))
+else
+  pass=$((pass + 1))
+fi
+out=$(env -u AB_FLAG "$src/scripts/gpu-ab.sh" 2>&1)
+rc=$?
+if [ $rc -ne 2 ] || [[ "$out" != *"set AB_FLAG"* ]]; then
+  echo "FAIL: scripts/gpu-ab.sh without AB_FLAG -> exit $rc (want 2 and a message)"
+  fails=$((fails + 1))
+else
+  pass=$((pass + 1))
+fi
+
 echo "$pass passed, $fails failed"
 [ "$fails" -eq 0 ]
