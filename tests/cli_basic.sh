@@ -10,25 +10,30 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 pass=0
 
-# expect CODE WORDS -- ARGS... : runs corun ARGS, checks the exit code and
-# that stderr+stdout contains WORDS.
-expect() {
+# expect_run CODE WORDS -- CMD ARGS... : runs CMD ARGS, checks the exit code
+# and that stderr+stdout contains WORDS.
+expect_run() {
   local code=$1 words=$2
   shift 3
   local out rc
-  out=$("$corun" "$@" 2>&1)
+  out=$("$@" 2>&1)
   rc=$?
   if [ "$rc" -ne "$code" ] || [[ "$out" != *"$words"* ]]; then
-    echo "FAIL: corun $* -> exit $rc (want $code), output lacks '$words':"
+    echo "FAIL: $* -> exit $rc (want $code), output lacks '$words':"
     echo "$out" | head -5
     fails=$((fails + 1))
   else
     pass=$((pass + 1))
   fi
   if [ "$rc" -ge 128 ]; then
-    echo "FAIL: corun $* crashed (exit $rc)"
+    echo "FAIL: $* crashed (exit $rc)"
     fails=$((fails + 1))
   fi
+}
+
+# expect CODE WORDS -- ARGS... : the same for corun ARGS.
+expect() {
+  expect_run "$1" "$2" -- "$corun" "${@:4}"
 }
 
 expect 0 "usage: corun" -- --help
@@ -81,22 +86,8 @@ done
 
 # The GPU A/B driver explains itself without a GPU, and refuses to run
 # without the flag that defines its variant.
-out=$("$src/scripts/gpu-ab.sh" --help 2>&1)
-rc=$?
-if [ $rc -ne 0 ] || [[ "$out" != *"same-run A/B"* ]]; then
-  echo "FAIL: scripts/gpu-ab.sh --help -> exit $rc"
-  fails=$((fails + 1))
-else
-  pass=$((pass + 1))
-fi
-out=$(env -u AB_FLAG "$src/scripts/gpu-ab.sh" 2>&1)
-rc=$?
-if [ $rc -ne 2 ] || [[ "$out" != *"set AB_FLAG"* ]]; then
-  echo "FAIL: scripts/gpu-ab.sh without AB_FLAG -> exit $rc (want 2 and a message)"
-  fails=$((fails + 1))
-else
-  pass=$((pass + 1))
-fi
+expect_run 0 "same-run A/B" -- "$src/scripts/gpu-ab.sh" --help
+expect_run 2 "set AB_FLAG" -- env -u AB_FLAG "$src/scripts/gpu-ab.sh"
 
 echo "$pass passed, $fails failed"
 [ "$fails" -eq 0 ]
