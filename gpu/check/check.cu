@@ -137,7 +137,8 @@ struct Direct {
     }
     void launch(const Case &c, cudaStream_t s, int nworkers, uint32_t base, uint32_t gen)
     {
-        corun_worker_arg wa = {ctl, base, gen};
+        corun_worker_arg wa = {ctl, base, gen, host.grid_x, host.grid_y, host.grid_z,
+                               host.workers_per_capsm};
         std::vector<void *> args;
         args.push_back(&wa);
         for (void *p : c.argv) {
@@ -510,7 +511,7 @@ static int mode_latency(int trials)
             corun_ctl h = d.read();
             /* block-tasks finished between the signal and the end, per worker */
             after.push_back((double)(h.done - done0) / nw);
-            if (h.exited != h.started || h.live != 0) {
+            if (h.exited != h.started) {
                 fprintf(stderr, "latency: workers still live after halt\n");
                 return 1;
             }
@@ -557,6 +558,7 @@ static int mode_latency(int trials)
 struct ResumeClock {
     const char *name;
     double whole, split; /* uninterrupted; halted half way + resumed */
+    double stamped;      /* split with a clock stamp between the two launches */
     double drain;        /* halt written -> every worker gone */
     double end_gap;      /* last worker gone -> the next operation of the stream */
     double extra1;       /* first launch minus its share of the uninterrupted run */
@@ -573,6 +575,10 @@ struct ResumeClock {
  * the tasks are done. Splits the cost of a preemption into the drain of the
  * first launch and the relaunch, each against the same share of the
  * uninterrupted run (tasks of equal cost assumed). nw workers per launch.
+ * The split itself is timed in a run of its own with nothing between the two
+ * launches, so both sides carry the same instruments: the stamp between them
+ * (which the breakdown needs) is a kernel of its own with a launch gap on
+ * each side, and is reported as the difference "stamped - split".
  */
 static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
                                     const std::vector<uint8_t> &ref, cudaStream_t ks,
@@ -582,14 +588,14 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
     unsigned *gate;
     cudaStream_t ss;
     int lo, hi;
-    std::vector<double> whole, split, drain, end_gap, extra1, extra2, empty, nop, share;
+    std::vector<double> whole, split, stamped, drain, end_gap, extra1, extra2, empty, nop, share;
     const unsigned long long tasks = c->tasks();
     size_t bad = 0;
 
     CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
     CK(cudaStreamCreateWithPriority(&ss, cudaStreamNonBlocking, hi));
-    CK(cudaMalloc(&clk, 7 * 8));
-    CK(cudaMalloc(&sig, 4 * 8));
+    CK(cudaMalloc(&clk, 9 * 8));
+    CK(cudaMalloc(&sig, 8 * 8));
     CK(cudaMalloc(&gate, 4));
     auto gated = [&]() {
         CK(cudaMemsetAsync(gate, 0, 4, ks));
@@ -601,8 +607,37 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         CU(cuStreamWriteValue32((CUstream)hs, (CUdeviceptr)gate, 1, 0));
         CK(cudaStreamSynchronize(ks));
     };
+    /* Halted half way by a resident block (its signal words at sig + off). */
+    auto halve = [&](unsigned off) {
+        halfway_signaller<<<1, 32, 0, ss>>>(
+            (const unsigned long long *)d.field(offsetof(corun_ctl, done)), tasks / 2,
+            (unsigned *)d.field(offsetof(corun_ctl, halt_gen)),
+            (const unsigned *)d.field(offsetof(corun_ctl, exited)), (unsigned)nw, sig + off);
+        sleep_us(100); /* resident before the workers take every slot */
+    };
+    /* After a run that was halted: every task done once, outputs as the
+     * plain kernel's. Returns the tasks the first launch did. */
+    auto check_split = [&](unsigned off, const char *what) {
+        unsigned long long g[4];
+        CK(cudaStreamSynchronize(ss));
+        CK(cudaMemcpy(g, sig + off, sizeof(g), cudaMemcpyDeviceToHost));
+        corun_ctl end = d.read();
+        if (end.done != tasks) {
+            fprintf(stderr, "resume (GPU clock, %s) %s: done %llu of %llu, %llu by the first launch\n",
+                    what, c->name, (unsigned long long)end.done, tasks, g[3]);
+            (*failures)++;
+        } else if (g[3] >= tasks) {
+            fprintf(stderr,
+                    "resume (GPU clock, %s) %s: every task was done before the halt landed\n",
+                    what, c->name);
+        }
+        if (strcmp(c->name, "spin") != 0) {
+            double rel;
+            bad += c->compare(c->fetch(), ref, 1e-6, &rel);
+        }
+    };
     for (int i = 0; i < trials + 1; i++) {
-        unsigned long long t[7], g[4];
+        unsigned long long t[9], g[4];
         c->poison(ks);
         d.init(*c, g_budget_us, nw);
         gated();
@@ -611,14 +646,23 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         clock_stamp<<<1, 1, 0, ks>>>(clk + 1);
         open_gate();
 
+        /* halved, nothing between the launches: the split */
         c->poison(ks);
         d.init(*c, g_budget_us, nw);
         gated();
-        halfway_signaller<<<1, 32, 0, ss>>>(
-            (const unsigned long long *)d.field(offsetof(corun_ctl, done)), tasks / 2,
-            (unsigned *)d.field(offsetof(corun_ctl, halt_gen)),
-            (const unsigned *)d.field(offsetof(corun_ctl, exited)), (unsigned)nw, sig);
-        sleep_us(100); /* resident before the workers take every slot */
+        halve(4);
+        clock_stamp<<<1, 1, 0, ks>>>(clk + 7);
+        d.launch(*c, ks, nw, 0, 0);
+        d.launch(*c, ks, nw, 0, 1);
+        clock_stamp<<<1, 1, 0, ks>>>(clk + 8);
+        open_gate();
+        check_split(4, "split");
+
+        /* halved again with a stamp between: the parts */
+        c->poison(ks);
+        d.init(*c, g_budget_us, nw);
+        gated();
+        halve(0);
         clock_stamp<<<1, 1, 0, ks>>>(clk + 2);
         d.launch(*c, ks, nw, 0, 0);
         clock_stamp<<<1, 1, 0, ks>>>(clk + 3);
@@ -629,22 +673,9 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         nop_blocks<<<nw, c->block, 0, ks>>>();
         clock_stamp<<<1, 1, 0, ks>>>(clk + 6);
         open_gate();
-        CK(cudaStreamSynchronize(ss));
+        check_split(0, "parts");
         CK(cudaMemcpy(t, clk, sizeof(t), cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(g, sig, sizeof(g), cudaMemcpyDeviceToHost));
-        corun_ctl end = d.read();
-        if (end.done != tasks) {
-            fprintf(stderr, "resume (GPU clock) %s: done %llu of %llu, %llu by the first launch\n",
-                    c->name, (unsigned long long)end.done, tasks, g[3]);
-            (*failures)++;
-        } else if (g[3] >= tasks) {
-            fprintf(stderr, "resume (GPU clock) %s: every task was done before the halt landed\n",
-                    c->name);
-        }
-        if (strcmp(c->name, "spin") != 0) {
-            double rel;
-            bad += c->compare(c->fetch(), ref, 1e-6, &rel);
-        }
         if (i == 0) {
             continue; /* warm-up */
         }
@@ -653,7 +684,8 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         };
         double w = us(t[0], t[1]), f = (double)g[3] / (double)tasks;
         whole.push_back(w);
-        split.push_back(us(t[2], t[4]));
+        split.push_back(us(t[7], t[8]));
+        stamped.push_back(us(t[2], t[4]));
         drain.push_back(us(g[0], g[2]));
         end_gap.push_back(us(g[2], t[3]));
         extra1.push_back(us(t[2], t[3]) - f * w);
@@ -670,7 +702,8 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
     CK(cudaFree(clk));
     CK(cudaFree(sig));
     CK(cudaFree(gate));
-    return ResumeClock{c->name,         median(whole),  median(split),  median(drain),
+    return ResumeClock{c->name,         median(whole),  median(split),  median(stamped),
+                       median(drain),
                        median(end_gap), median(extra1), median(extra2), median(empty),
                        median(nop),     median(share)};
 }
@@ -790,21 +823,23 @@ static int mode_resume(std::vector<Case *> &cases, int trials)
         rows.push_back(resume_gpu_clock(c, d, nw - 1, trials, ref, ks, hs, &failures));
     }
     printf("\nthe same on GPU clocks: launches queued behind a gate, the halt from a resident\n"
-           "block at done >= half, one worker fewer (its slot); parts of the halved run vs\n"
-           "the same share of the uninterrupted one\n");
-    printf("%-15s %9s %9s %7s %8s %8s %8s %8s %8s %8s %8s\n", "kernel", "whole_us", "halved_us",
-           "ratio", "extra", "drain", "end_gap", "extra_1", "extra_2", "empty", "nop");
+           "block at done >= half, one worker fewer (its slot). halved: nothing between the\n"
+           "two launches; stamp: what a clock stamp between them adds (that run gives the\n"
+           "parts, each against the same share of the uninterrupted run)\n");
+    printf("%-15s %9s %9s %7s %8s %8s %8s %8s %8s %8s %8s %8s\n", "kernel", "whole_us",
+           "halved_us", "ratio", "extra", "stamp", "drain", "end_gap", "extra_1", "extra_2",
+           "empty", "nop");
     for (const ResumeClock &r : rows) {
-        printf("%-15s %9.1f %9.1f %7.3f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n", r.name,
-               r.whole, r.split, r.split / r.whole, r.split - r.whole, r.drain, r.end_gap,
-               r.extra1, r.extra2, r.empty, r.nop);
+        printf("%-15s %9.1f %9.1f %7.3f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f\n",
+               r.name, r.whole, r.split, r.split / r.whole, r.split - r.whole,
+               r.stamped - r.split, r.drain, r.end_gap, r.extra1, r.extra2, r.empty, r.nop);
         jrec("{\"mode\":\"resume_gpu_clock\",\"kernel\":\"%s\",\"trials\":%d,"
              "\"whole_us_median\":%.2f,\"halved_us_median\":%.2f,\"ratio\":%.4f,"
-             "\"extra_us\":%.2f,\"halt_to_gone_us\":%.2f,\"gone_to_next_op_us\":%.2f,"
+             "\"extra_us\":%.2f,\"halved_with_stamp_us_median\":%.2f,\"halt_to_gone_us\":%.2f,\"gone_to_next_op_us\":%.2f,"
              "\"first_part_extra_us\":%.2f,\"second_part_extra_us\":%.2f,"
              "\"empty_relaunch_us\":%.2f,\"nop_launch_us\":%.2f,\"done_share_at_halt\":%.4f}",
-             r.name, trials, r.whole, r.split, r.split / r.whole, r.split - r.whole, r.drain,
-             r.end_gap, r.extra1, r.extra2, r.empty, r.nop, r.share);
+             r.name, trials, r.whole, r.split, r.split / r.whole, r.split - r.whole, r.stamped,
+             r.drain, r.end_gap, r.extra1, r.extra2, r.empty, r.nop, r.share);
     }
     return failures;
 }

@@ -54,20 +54,25 @@ typedef struct corun_ctl {
 
     /* --- progress: workers write, host reads ----------------------------- */
     uint64_t done;              /* tasks completed (counted after a barrier) */
-    uint32_t live;              /* workers running now */
     uint32_t started;           /* workers that ever started */
-    uint32_t exited;            /* workers that have left */
+    uint32_t exited;            /* workers that have left (running now:
+                                   started - exited) */
     uint32_t complete_seq;      /* host writes the launch's sequence number when
                                    the kernel is finished; streams ordered after
                                    it wait for it (corun_launch_stream) */
-    uint8_t pad4_[CORUN_CTL_LINE - 24];
+    uint8_t pad4_[CORUN_CTL_LINE - 20];
 } corun_ctl;
 
-/* What every worker launch receives before the kernel's own parameters. */
+/* What every worker launch receives before the kernel's own parameters.
+ * The constants of the kernel travel here as well as in the control block:
+ * a parameter is read from the constant bank, where a control-block word
+ * costs each starting worker one more round trip to L2. */
 typedef struct corun_worker_arg {
     corun_ctl *ctl;     /* device address of the control block */
     uint32_t base;      /* worker id of this launch's blockIdx.x == 0 */
     uint32_t gen;       /* launch generation, compared with halt_gen */
+    uint32_t grid_x, grid_y, grid_z; /* = the control block's */
+    uint32_t workers_per_capsm;      /* = the control block's */
 } corun_worker_arg;
 
 #ifdef __cplusplus

@@ -23,11 +23,17 @@
  * libcorun, which decides how many workers run and signals them.
  *
  * The loop (corun_worker_loop) follows the protocol in corun_ctl.h. Its cost
- * per chunk: one atomicAdd on the task counter and a few loads of the control
+ * per chunk: one atomicAdd on the task counter and two loads of the control
  * block by one thread, one fire-and-forget atomicAdd on the done counter, and
  * one __syncthreads. Kernels whose body uses __syncthreads or shared memory
  * also get one __syncthreads between consecutive tasks of a chunk (the block
  * boundary of the original grid implied it); pass CORUN_SHARED to ask for it.
+ *
+ * The claim is made by the block's first thread once its own warp has
+ * finished the chunk, not by whichever warp finishes first: that hid the
+ * claim's latency (Black-Scholes +2.3 -> +0.7 % on the H100) but read the
+ * signals up to a chunk early, and the halt with 2 us tasks went from 19.4 to
+ * 22.3 us (bench/results/h100-2026-11-22-claim-ab.txt).
  *
  * Departures from the papers, deliberately:
  *  - SMGuard's Algorithm 2 assigns each worker a static range of tasks and
@@ -106,10 +112,11 @@ struct __align__(16) corun_worker_state {
     uint32_t smid;
 };
 
-/* Leader only: decide the next chunk and publish it in slot s. */
-__device__ __forceinline__ void corun__claim(corun_ctl *ctl, uint32_t gen, corun_worker_state *st,
+/* One thread: decide the next chunk and publish it in slot s. */
+__device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_worker_state *st,
                                              int s)
 {
+    corun_ctl *const ctl = wa.ctl;
     uint32_t count = 0;
     unsigned long long first = 0;
 
@@ -119,7 +126,7 @@ __device__ __forceinline__ void corun__claim(corun_ctl *ctl, uint32_t gen, corun
     const uint4 sig = corun_ld_volatile128(&ctl->halt_gen);
     const uint4 lim = corun_ld_volatile128(&ctl->task_limit);
 
-    if (gen >= sig.x && st->capsm >= sig.y && st->smid >= sig.z && st->smid <= sig.w) {
+    if (wa.gen >= sig.x && st->capsm >= sig.y && st->smid >= sig.z && st->smid <= sig.w) {
         /* limit <= tasks < 2^32 (the backend refuses larger grids), so
          * everything below that is divided fits in 32 bits. */
         const unsigned long long limit = ((unsigned long long)lim.y << 32) | lim.x;
@@ -136,8 +143,8 @@ __device__ __forceinline__ void corun__claim(corun_ctl *ctl, uint32_t gen, corun
     st->count[s] = count;
     if (count > 0) {
         const uint32_t f = (uint32_t)first;
-        const uint32_t gx = ctl->grid_x;
-        const uint32_t gy = ctl->grid_y;
+        const uint32_t gx = wa.grid_x;
+        const uint32_t gy = wa.grid_y;
         const uint32_t q = f / gx;
         st->first_idx[s] = make_uint3(f - q * gx, q % gy, q / gy);
     }
@@ -158,18 +165,17 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
 
     if (leader) {
-        st.capsm = (wa.base + blockIdx.x) / ctl->workers_per_capsm;
+        st.capsm = (wa.base + blockIdx.x) / wa.workers_per_capsm;
         st.smid = corun_smid();
         st.mean_ns = 0;
         st.next_hint = 0;
-        atomicAdd(&ctl->live, 1u);
         atomicAdd(&ctl->started, 1u);
-        corun__claim(ctl, wa.gen, &st, 0);
+        corun__claim(wa, &st, 0);
         st.t_chunk = corun_globaltimer();
     }
     __syncthreads();
 
-    const dim3 grid(ctl->grid_x, ctl->grid_y, ctl->grid_z);
+    const dim3 grid(wa.grid_x, wa.grid_y, wa.grid_z);
     for (uint32_t k = 0;; ++k) {
         const int s = (int)(k & 1u);
         const uint32_t count = st.count[s];
@@ -199,7 +205,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
             }
         }
         if (leader) {
-            corun__claim(ctl, wa.gen, &st, s ^ 1);
+            corun__claim(wa, &st, s ^ 1);
         }
         __syncthreads();
         /* Every thread has finished chunk k: count it, and time it. */
@@ -211,7 +217,6 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         }
     }
     if (leader) {
-        atomicAdd(&ctl->live, (uint32_t)-1);
         __threadfence();
         atomicAdd(&ctl->exited, 1u);
     }

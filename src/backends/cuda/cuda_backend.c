@@ -781,6 +781,10 @@ static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun_
         }
     }
     k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
+    k->wa.grid_x = st->grid_x;
+    k->wa.grid_y = st->grid_y;
+    k->wa.grid_z = st->grid_z;
+    k->wa.workers_per_capsm = st->workers_per_capsm;
     k->params[0] = &k->wa;
     for (i = 0; i < k->nparams; i++) {
         k->params[i + 1] = (char *)k->args + k->offset[i];
@@ -1130,7 +1134,7 @@ static int cuda_progress(corun__backend *be, corun__bkernel *k, corun_progress *
     out->tasks = k->tasks;
     out->claimed = rb->next;
     out->done = rb->done;
-    out->live = rb->live;
+    out->live = rb->started > rb->exited ? rb->started - rb->exited : 0;
     return CORUN_OK;
 }
 

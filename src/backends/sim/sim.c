@@ -592,9 +592,9 @@ static int sim_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint
     return CORUN_OK;
 }
 
-/* live counts workers on SMs; workers launched but not yet dispatched are
- * not running and are not counted (as on the device, where a worker counts
- * itself when it starts). */
+/* live counts workers on SMs (started - exited, as the CUDA backend reads
+ * it); workers launched but not yet dispatched are not running and are not
+ * counted (as on the device, where a worker counts itself when it starts). */
 static int sim_progress(corun__backend *be, corun__bkernel *k, corun_progress *out)
 {
     if (k == NULL || out == NULL) {
@@ -603,7 +603,7 @@ static int sim_progress(corun__backend *be, corun__bkernel *k, corun_progress *o
     out->tasks = k->tasks;
     out->claimed = k->ctl.next;
     out->done = k->ctl.done;
-    out->live = k->ctl.live;
+    out->live = k->ctl.started - k->ctl.exited;
     return CORUN_OK;
 }
 

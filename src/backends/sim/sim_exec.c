@@ -247,7 +247,6 @@ static void worker_leave(corun__sim *s, uint32_t b)
 {
     corun_ctl *ctl = &s->blocks[b].l->k->ctl;
 
-    ctl->live--;
     ctl->exited++;
     block_leave(s, b);
 }
@@ -341,7 +340,6 @@ void corun__sim_block_start(corun__sim *s, uint32_t b)
         task_start(s, b);
         return;
     }
-    k->ctl.live++;
     k->ctl.started++;
     s->stats.workers_started++;
     worker_boundary(s, b);
