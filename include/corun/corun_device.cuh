@@ -112,7 +112,7 @@ struct __align__(16) corun_worker_state {
     uint32_t smid;
 };
 
-/* One thread: decide the next chunk and publish it in slot s. */
+/* Leader only: decide the next chunk and publish it in slot s. */
 __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_worker_state *st,
                                              int s)
 {
