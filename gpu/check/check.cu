@@ -607,6 +607,12 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         CU(cuStreamWriteValue32((CUstream)hs, (CUdeviceptr)gate, 1, 0));
         CK(cudaStreamSynchronize(ks));
     };
+    /* Fresh output and control block, everything after queued behind the gate. */
+    auto fresh = [&]() {
+        c->poison(ks);
+        d.init(*c, g_budget_us, nw);
+        gated();
+    };
     /* Halted half way by a resident block (its signal words at sig + off). */
     auto halve = [&](unsigned off) {
         halfway_signaller<<<1, 32, 0, ss>>>(
@@ -638,18 +644,14 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
     };
     for (int i = 0; i < trials + 1; i++) {
         unsigned long long t[9], g[4];
-        c->poison(ks);
-        d.init(*c, g_budget_us, nw);
-        gated();
+        fresh();
         clock_stamp<<<1, 1, 0, ks>>>(clk);
         d.launch(*c, ks, nw, 0, 0);
         clock_stamp<<<1, 1, 0, ks>>>(clk + 1);
         open_gate();
 
         /* halved, nothing between the launches: the split */
-        c->poison(ks);
-        d.init(*c, g_budget_us, nw);
-        gated();
+        fresh();
         halve(4);
         clock_stamp<<<1, 1, 0, ks>>>(clk + 7);
         d.launch(*c, ks, nw, 0, 0);
@@ -659,9 +661,7 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         check_split(4, "split");
 
         /* halved again with a stamp between: the parts */
-        c->poison(ks);
-        d.init(*c, g_budget_us, nw);
-        gated();
+        fresh();
         halve(0);
         clock_stamp<<<1, 1, 0, ks>>>(clk + 2);
         d.launch(*c, ks, nw, 0, 0);
