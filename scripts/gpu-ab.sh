@@ -10,6 +10,7 @@
 #                     overhead         corun-gpucheck overhead --reps 15
 #                     resume:KERNEL    corun-gpucheck resume --kernel KERNEL
 #                     cm:N             overhead with --chunk-max N (4 kernels)
+#                     latency          corun-gpucheck latency (halt and evict)
 #   AB_ROUNDS=N       rounds (default 2)
 #   OUT=DIR           JSON output (default /tmp/gpu-ab)
 # Results committed from it: bench/results/h100-2026-11-22-launch-ab.txt.
@@ -51,6 +52,7 @@ for r in $(seq 1 "${AB_ROUNDS:-2}"); do
                 grep -E "^(transpose|vadd|blackscholes|stencil3d) " | sed "s/^/cm${m#cm:} /" ;;
         resume:*) $gc resume --kernel "${m#resume:}" --json "$OUT/re-${m#resume:}-$v$r.json" |
                     tail -4 ;;
+        latency) $gc latency --json "$OUT/lat-$v$r.json" | grep -E "^(halt|evict|what)" ;;
         *) echo "gpu-ab: unknown mode '$m'" >&2; exit 2 ;;
       esac
     done
