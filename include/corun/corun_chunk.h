@@ -13,6 +13,11 @@
  *    budget (or one task, if a task is longer) after it lands.
  *  - Near the end: no more than remaining / (2 * workers), so the last chunks
  *    are small and workers finish together (guided self-scheduling).
+ *  - Not one task per claim: a memory-bound tiled kernel would like it
+ *    (transpose, bare persistent loop with the claim hidden: +1.9..2.6 %
+ *    against +3.3..4.6 % with chunks of 3), but claiming every task ahead
+ *    cost the short-task kernels far more (reduce -14 -> +12 % on the H100,
+ *    bench/results/h100-2026-11-22-transpose-floor.txt).
  */
 #ifndef CORUN_CHUNK_H
 #define CORUN_CHUNK_H
