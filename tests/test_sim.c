@@ -487,6 +487,62 @@ static void task_limit_stops_claims_and_rewind_resumes(void **state)
     be->ops->destroy(be);
 }
 
+/* The size of each worker's first claim of a launch (0 = none yet). */
+typedef struct first_claims {
+    uint32_t size[256];
+} first_claims;
+
+static void log_first_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
+{
+    first_claims *f = ctx;
+    (void)k;
+    if (c->worker < 256 && f->size[c->worker] == 0) {
+        f->size[c->worker] = c->size;
+    }
+}
+
+/* A relaunch after a halt sizes its first chunk from the task time the halted
+ * launch measured (task_ns_seed); a fresh launch measures one task first. */
+static void relaunch_starts_from_the_measured_task_time(void **state)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+    const uint32_t tasks = 40000, workers = 132;
+    corun__kspec s = spec_of("s", tasks, 256, 32, 0, 2 * US);
+    corun__bkernel *k;
+    first_claims f;
+    corun__bevent ev[4];
+    corun_progress p;
+    uint32_t w;
+
+    corun__sim_opts_default(&o);
+    o.claim_ns = 0; /* 2 us tasks then measure 2 us: 10 / 2 = 5 per chunk */
+    be = make_sim(&o);
+    k = open_kernel(be, &s, NULL);
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_NWORKERS, workers), CORUN_OK);
+    run_until(be, 10 * US);
+    memset(&f, 0, sizeof(f));
+    corun__sim_set_claim_hook(be, log_first_claim, &f);
+    launch_workers(be, k, workers, 0, 0, 1);
+    run_until(be, 100 * US);
+    for (w = 0; w < workers; w++) {
+        assert_int_equal(f.size[w], 1); /* fresh: one task, to measure */
+    }
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
+    assert_int_equal(drain(be, ev, 4), 1);
+    p = progress(be, k);
+    assert_true(p.done > 0 && p.done < tasks);
+    memset(&f, 0, sizeof(f));
+    launch_workers(be, k, workers, 0, 1, 2);
+    assert_int_equal(drain(be, ev, 4), 1);
+    for (w = 0; w < workers; w++) {
+        assert_int_equal(f.size[w], 5); /* relaunch: a full chunk at once */
+    }
+    assert_int_equal(progress(be, k).done, tasks);
+    assert_prefix_once(be, k, tasks, tasks);
+    be->ops->destroy(be);
+}
+
 static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
 {
     corun__sim_opts o;
@@ -836,6 +892,7 @@ int main(void)
         cmocka_unit_test(priority_takes_the_first_free_slot),
         cmocka_unit_test(workers_run_every_task_once),
         cmocka_unit_test(halt_stops_workers_and_resume_continues),
+        cmocka_unit_test(relaunch_starts_from_the_measured_task_time),
         cmocka_unit_test(evict_below_leaves_only_low_capsms),
         cmocka_unit_test(sm_range_leaves_workers_outside),
         cmocka_unit_test(sm_range_before_launch_keeps_sms_free),

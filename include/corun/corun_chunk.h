@@ -5,10 +5,14 @@
  * the device (the worker loop). No per-kernel tuning: the size comes from the
  * latency budget and the task duration the worker has measured so far.
  *
- *  - First claim: one task, to measure. (Starting a resumed kernel's workers
- *    from the task time its last launch measured was tried: no measurable
- *    gain on resume, and the extra load and store cost 1-2 % overhead on
- *    every kernel on the H100 -- bench/results/h100-2026-11-21-seed-ab.txt.)
+ *  - First claim: one task, to measure -- except in a relaunch (a resumed
+ *    kernel), whose workers start from the task time the halted launch
+ *    measured (corun_ctl.task_ns_seed; the caller passes it as task_ns).
+ *    Measuring again there cost the H100 ~8 us per resume: the first
+ *    measurement includes a claim, so chunks stay too small for several
+ *    claims (bench/results/h100-2026-11-22-seed-relaunch.txt). Fresh launches
+ *    still measure: seeding them from the previous launch, with every worker
+ *    storing its time at exit, cost 1-2 % (h100-2026-11-21-seed-ab.txt).
  *  - Then: as many tasks as fit in the budget, so a signal is seen at most one
  *    budget (or one task, if a task is longer) after it lands.
  *  - Near the end: no more than remaining / (2 * workers), so the last chunks

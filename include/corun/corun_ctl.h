@@ -15,6 +15,10 @@
  *  - So the tasks run form a prefix [0, done) of the task space once every
  *    worker has left, provided task_limit is only ever lowered while workers
  *    run. A resumed kernel therefore continues from next = done.
+ *  - Worker 0, when a signal makes it leave, stores its measured task time in
+ *    task_ns_seed (one plain store per launch: every leaving worker storing
+ *    there stretched the drain by 6 us on the H100); workers of a later
+ *    generation start from it instead of measuring one task first.
  *  - Signals are 32-bit words written by the host on a high-priority stream
  *    (cuStreamWriteValue32); task_limit and next are 64-bit and are written
  *    by the host only while no worker runs.
@@ -60,7 +64,10 @@ typedef struct corun_ctl {
     uint32_t complete_seq;      /* host writes the launch's sequence number when
                                    the kernel is finished; streams ordered after
                                    it wait for it (corun_launch_stream) */
-    uint8_t pad4_[CORUN_CTL_LINE - 20];
+    uint32_t task_ns_seed;      /* worker 0's measured task time, written when
+                                   a signal makes it leave; a relaunch (gen > 0)
+                                   sizes its first chunk from it (0 = none) */
+    uint8_t pad4_[CORUN_CTL_LINE - 24];
 } corun_ctl;
 
 /* What every worker launch receives before the kernel's own parameters.

@@ -112,13 +112,21 @@ struct __align__(16) corun_worker_state {
     uint32_t smid;
 };
 
-/* Leader only: decide the next chunk and publish it in slot s. */
+/* Leader only: decide the next chunk and publish it in slot s. kStart: the
+ * worker's first claim, where a relaunch (gen > 0) takes the task time its
+ * kernel's earlier launch measured (task_ns_seed, loaded with the signals so
+ * it costs no round trip) instead of measuring one task first. */
+template <bool kStart>
 __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_worker_state *st,
                                              int s)
 {
     corun_ctl *const ctl = wa.ctl;
     uint32_t count = 0;
     unsigned long long first = 0;
+
+    if (kStart && wa.gen > 0) {
+        st->mean_ns = corun_ld_volatile32(&ctl->task_ns_seed);
+    }
 
     /* The signals and the limit in two loads that travel together, so the
      * claim costs two round trips to L2 (these, then the atomic), not three:
@@ -138,6 +146,8 @@ __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_w
         if (first < limit) {
             count = (uint32_t)(limit - first < c ? limit - first : c);
         }
+    } else if (wa.base + blockIdx.x == 0 && st->mean_ns != 0) {
+        ctl->task_ns_seed = st->mean_ns; /* leaving on a signal: seed the relaunch */
     }
     st->first[s] = first;
     st->count[s] = count;
@@ -170,7 +180,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         st.mean_ns = 0;
         st.next_hint = 0;
         atomicAdd(&ctl->started, 1u);
-        corun__claim(wa, &st, 0);
+        corun__claim<true>(wa, &st, 0);
         st.t_chunk = corun_globaltimer();
     }
     __syncthreads();
@@ -205,7 +215,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
             }
         }
         if (leader) {
-            corun__claim(wa, &st, s ^ 1);
+            corun__claim<false>(wa, &st, s ^ 1);
         }
         __syncthreads();
         /* Every thread has finished chunk k: count it, and time it. */

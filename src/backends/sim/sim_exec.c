@@ -25,6 +25,8 @@
  * the other, then count them in `done` and feed the chunk's time per task to
  * corun_chunk_ewma. As on the device, the claim of chunk k+1 happens before
  * chunk k is counted, so the time measured for a chunk includes one claim.
+ * Worker 0 leaving on a signal stores its measured task time in task_ns_seed,
+ * and workers of a later generation start from it, as on the device.
  * One simplification: a worker told to leave by a signal leaves at once,
  * without the final barrier.
  */
@@ -283,6 +285,9 @@ static void worker_boundary(corun__sim *s, uint32_t b)
         if (blk->count > 0) {
             count_done(s, k, blk->count);
         }
+        if (blk->worker == 0 && blk->mean_ns != 0) {
+            ctl->task_ns_seed = blk->mean_ns; /* seeds a relaunch (corun_ctl.h) */
+        }
         s->stats.workers_exited_signal++;
         worker_leave(s, b);
         return;
@@ -342,6 +347,9 @@ void corun__sim_block_start(corun__sim *s, uint32_t b)
     }
     k->ctl.started++;
     s->stats.workers_started++;
+    if (blk->l->gen > 0) {
+        blk->mean_ns = k->ctl.task_ns_seed; /* a relaunch starts from the measured time */
+    }
     worker_boundary(s, b);
 }
 
