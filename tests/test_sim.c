@@ -336,6 +336,7 @@ static void halt_stops_workers_and_resume_continues(void **state)
 
 typedef struct claim_log {
     uint64_t last_claim[2048]; /* per worker */
+    uint32_t first_size[2048]; /* per worker: the size of its first claim logged */
     uint32_t sizes[64];        /* histogram of corun_chunk_size results */
     uint64_t nclaims, ntasks;
     uint64_t first_half_claims, first_half_tasks;
@@ -350,6 +351,9 @@ static void log_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
     (void)k;
     if (c->worker < 2048) {
         g->last_claim[c->worker] = c->time_ns;
+        if (g->first_size[c->worker] == 0) {
+            g->first_size[c->worker] = c->size;
+        }
     }
     g->hash = (g->hash ^ (c->time_ns * 31 + c->worker * 7 + c->first * 3 + c->size)) *
               0x100000001b3ull;
@@ -362,6 +366,23 @@ static void log_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
     if (c->first >= g->tail_from && c->size > g->tail_max) {
         g->tail_max = c->size;
     }
+}
+
+/* A simulator whose claims cost nothing, so a worker measures exactly its
+ * task time, with kernel s open and told `workers` workers will run. */
+static corun__backend *free_claim_sim(const corun__kspec *s, uint32_t workers,
+                                      corun__bkernel **k)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+
+    corun__sim_opts_default(&o);
+    o.claim_ns = 0;
+    be = make_sim(&o);
+    *k = open_kernel(be, s, NULL);
+    assert_int_equal(be->ops->signal(be, *k, CORUN_SIG_NWORKERS, workers), CORUN_OK);
+    run_until(be, 10 * US);
+    return be;
 }
 
 static void evict_below_leaves_only_low_capsms(void **state)
@@ -487,85 +508,59 @@ static void task_limit_stops_claims_and_rewind_resumes(void **state)
     be->ops->destroy(be);
 }
 
-/* The size of each worker's first claim of a launch (0 = none yet). */
-typedef struct first_claims {
-    uint32_t size[256];
-} first_claims;
-
-static void log_first_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
-{
-    first_claims *f = ctx;
-    (void)k;
-    if (c->worker < 256 && f->size[c->worker] == 0) {
-        f->size[c->worker] = c->size;
-    }
-}
-
 /* A relaunch after a halt sizes its first chunk from the task time the halted
  * launch measured (task_ns_seed); a fresh launch measures one task first. */
 static void relaunch_starts_from_the_measured_task_time(void **state)
 {
-    corun__sim_opts o;
-    corun__backend *be;
     const uint32_t tasks = 40000, workers = 132;
     corun__kspec s = spec_of("s", tasks, 256, 32, 0, 2 * US);
     corun__bkernel *k;
-    first_claims f;
+    /* Free claims: 2 us tasks measure 2 us, and 10 / 2 = 5 fit in a chunk. */
+    corun__backend *be = free_claim_sim(&s, workers, &k);
+    claim_log *g = calloc(1, sizeof(*g));
     corun__bevent ev[4];
     corun_progress p;
     uint32_t w;
 
-    corun__sim_opts_default(&o);
-    o.claim_ns = 0; /* 2 us tasks then measure 2 us: 10 / 2 = 5 per chunk */
-    be = make_sim(&o);
-    k = open_kernel(be, &s, NULL);
-    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_NWORKERS, workers), CORUN_OK);
-    run_until(be, 10 * US);
-    memset(&f, 0, sizeof(f));
-    corun__sim_set_claim_hook(be, log_first_claim, &f);
+    assert_non_null(g);
+    corun__sim_set_claim_hook(be, log_claim, g);
     launch_workers(be, k, workers, 0, 0, 1);
     run_until(be, 100 * US);
     for (w = 0; w < workers; w++) {
-        assert_int_equal(f.size[w], 1); /* fresh: one task, to measure */
+        assert_int_equal(g->first_size[w], 1); /* fresh: one task, to measure */
     }
     assert_int_equal(be->ops->signal(be, k, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
     assert_int_equal(drain(be, ev, 4), 1);
     p = progress(be, k);
     assert_true(p.done > 0 && p.done < tasks);
-    memset(&f, 0, sizeof(f));
+    memset(g->first_size, 0, sizeof(g->first_size));
     launch_workers(be, k, workers, 0, 1, 2);
     assert_int_equal(drain(be, ev, 4), 1);
     for (w = 0; w < workers; w++) {
-        assert_int_equal(f.size[w], 5); /* relaunch: a full chunk at once */
+        assert_int_equal(g->first_size[w], 5); /* relaunch: a full chunk at once */
     }
     assert_int_equal(progress(be, k).done, tasks);
     assert_prefix_once(be, k, tasks, tasks);
+    free(g);
     be->ops->destroy(be);
 }
 
 static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
 {
-    corun__sim_opts o;
-    corun__backend *be;
     const uint32_t tasks = 40000, workers = 132;
     corun__kspec s = spec_of("c", tasks, 256, 32, 0, 5 * US);
     corun__bkernel *k;
+    /* A free claim: then 5 us tasks measure 5 us and 10 / 5 = 2 fit in the
+     * budget (any claim cost makes the measured time exceed 5 us and the
+     * integer policy chooses 1). */
+    corun__backend *be = free_claim_sim(&s, workers, &k);
     claim_log *g = calloc(1, sizeof(*g));
     corun__bevent ev[4];
     double mean;
 
     assert_non_null(g);
-    corun__sim_opts_default(&o);
-    /* A free claim: then 5 us tasks measure 5 us and 10 / 5 = 2 fit in the
-     * budget (any claim cost makes the measured time exceed 5 us and the
-     * integer policy chooses 1). */
-    o.claim_ns = 0;
-    be = make_sim(&o);
-    k = open_kernel(be, &s, NULL);
     g->tail_from = tasks - 200;
     corun__sim_set_claim_hook(be, log_claim, g);
-    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_NWORKERS, workers), CORUN_OK);
-    run_until(be, 10 * US);
     launch_workers(be, k, workers, 0, 0, 1);
     assert_int_equal(drain(be, ev, 4), 1);
     /* One claim of 1 per worker to measure, then 2s, then 1s at the end,
