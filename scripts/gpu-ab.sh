@@ -11,6 +11,8 @@
 #                     resume:KERNEL    corun-gpucheck resume --kernel KERNEL
 #                     cm:N             overhead with --chunk-max N (4 kernels)
 #                     latency          corun-gpucheck latency (halt and evict)
+#   AB_ARGS="..."     more options for every corun-gpucheck run (e.g.
+#                     "--budgets 5,8,10,20": the budgets overhead and latency use)
 #   AB_ROUNDS=N       rounds (default 2)
 #   OUT=DIR           JSON output (default /tmp/gpu-ab)
 # Results committed from it: bench/results/h100-2026-11-22-launch-ab.txt,
@@ -19,7 +21,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] || [ -z "${AB_FLAG:-}" ]; then
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
   if [ -z "${1:-}" ]; then
     echo "gpu-ab: set AB_FLAG to the flag variant b is built with" >&2
     exit 2
@@ -46,15 +48,16 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for r in $(seq 1 "${AB_ROUNDS:-2}"); do
   for v in a b; do
     echo "== $v$r"
-    gc=build-ab-$v/gpu/check/corun-gpucheck
+    gc="build-ab-$v/gpu/check/corun-gpucheck"
+    args=(${AB_ARGS:-})
     for m in ${AB_MODES:-overhead}; do
       case $m in
-        overhead) $gc overhead --reps 15 --json "$OUT/ov-$v$r.json" | tail -12 ;;
-        cm:*) $gc overhead --reps 15 --chunk-max "${m#cm:}" |
+        overhead) $gc overhead "${args[@]}" --reps 15 --json "$OUT/ov-$v$r.json" | tail -12 ;;
+        cm:*) $gc overhead "${args[@]}" --reps 15 --chunk-max "${m#cm:}" |
                 grep -E "^(transpose|vadd|blackscholes|stencil3d) " | sed "s/^/cm${m#cm:} /" ;;
-        resume:*) $gc resume --kernel "${m#resume:}" --json "$OUT/re-${m#resume:}-$v$r.json" |
+        resume:*) $gc resume "${args[@]}" --kernel "${m#resume:}" --json "$OUT/re-${m#resume:}-$v$r.json" |
                     tail -4 ;;
-        latency) $gc latency --json "$OUT/lat-$v$r.json" | grep -E "^(halt|evict|what)" ;;
+        latency) $gc latency "${args[@]}" --json "$OUT/lat-$v$r.json" | grep -E "^(halt|evict|what)" ;;
         *) echo "gpu-ab: unknown mode '$m'" >&2; exit 2 ;;
       esac
     done

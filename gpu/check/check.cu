@@ -54,6 +54,9 @@ static FILE *json;
 static int json_first;
 static double g_budget_us = 10; /* chunk latency budget of direct launches (--budget); libcorun's default */
 static uint32_t g_chunk_max = 1024; /* upper bound on tasks per claim (--chunk-max) */
+/* Budgets (us) the overhead and latency modes measure (--budgets). */
+static std::vector<double> g_budgets_overhead = {5, 10, 20, 50};
+static std::vector<double> g_budgets_latency = {10, 20};
 
 static double now_us()
 {
@@ -382,7 +385,8 @@ static float time_worker(Case *c, Direct &d, double budget_us, cudaStream_t s, c
 
 static int mode_overhead(std::vector<Case *> &cases, int reps)
 {
-    const double budgets[] = {5, 10, 20, 50};
+    const std::vector<double> &budgets = g_budgets_overhead;
+    const size_t nb = budgets.size();
     cudaStream_t s;
     cudaEvent_t e0, e1;
 
@@ -398,20 +402,20 @@ static int mode_overhead(std::vector<Case *> &cases, int reps)
         Direct d;
         d.per_sm = per_sm_of(c->worker, c->threads(), c->smem);
         std::vector<double> tp;
-        std::vector<std::vector<double>> tw(4);
+        std::vector<std::vector<double>> tw(nb);
         for (int w = 0; w < 2; w++) { /* warm-up */
             time_plain(c, s, e0, e1);
             time_worker(c, d, 10, s, e0, e1);
         }
         for (int r = 0; r < reps; r++) {
             tp.push_back(time_plain(c, s, e0, e1));
-            for (int b = 0; b < 4; b++) {
+            for (size_t b = 0; b < nb; b++) {
                 tw[b].push_back(time_worker(c, d, budgets[b], s, e0, e1));
             }
         }
         double mp = median(tp);
         printf("%-13s %10.4f", c->name, mp);
-        for (int b = 0; b < 4; b++) {
+        for (size_t b = 0; b < nb; b++) {
             double mw = median(tw[b]);
             printf("  %9.4f %+5.1f", mw, 100.0 * (mw / mp - 1));
             jrec("{\"mode\":\"overhead\",\"kernel\":\"%s\",\"budget_us\":%.0f,\"chunk_max\":%u,"
@@ -482,7 +486,7 @@ static int mode_latency(int trials)
              "\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%d}",
              median(t), pct(t, 90), pct(t, 100), trials);
     }
-    for (double budget : {10.0, 20.0})
+    for (double budget : g_budgets_latency)
     for (unsigned long long tu : task_us) {
         /* ~30 ms of work on the whole GPU, stopped after 2 ms. */
         int per_sm;
@@ -1354,6 +1358,8 @@ static void usage()
            "      --budget US: chunk latency budget of direct launches (default 10)\n"
            "      --chunk-max N: at most N tasks per claim (default 1024)\n"
            "      --kernel NAME: only this kernel of the eight (overhead, resume, ...)\n"
+           "      --budgets US,US,...: the budgets overhead and latency measure\n"
+           "                       (default 5,10,20,50 for overhead, 10,20 for latency)\n"
            "modes: occupancy correctness overhead latency resume spatial dispatch hostfunc stream\n"
            "       sanitize\n"
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n");
@@ -1407,6 +1413,27 @@ int main(int argc, char **argv)
                 return 2;
             }
             g_chunk_max = (uint32_t)v;
+        } else if (a == "--budgets" && i + 1 < argc) {
+            std::vector<double> v;
+            std::string list = argv[++i];
+            size_t at = 0;
+            while (at <= list.size()) {
+                size_t end = list.find(',', at);
+                std::string item = list.substr(at, end == std::string::npos ? end : end - at);
+                char *stop = nullptr;
+                double b = strtod(item.c_str(), &stop);
+                if (item.empty() || *stop != '\0' || !(b >= 1 && b <= 100000)) {
+                    fprintf(stderr, "corun-gpucheck: --budgets wants microseconds 1..100000, "
+                                    "comma-separated (got '%s')\n", list.c_str());
+                    return 2;
+                }
+                v.push_back(b);
+                if (end == std::string::npos) {
+                    break;
+                }
+                at = end + 1;
+            }
+            g_budgets_overhead = g_budgets_latency = v;
         } else if (a == "--kernel" && i + 1 < argc) {
             only = argv[++i];
         } else if (a == "--quick") {
