@@ -239,6 +239,7 @@ for f in occupancy correctness overhead latency resume spatial dispatch hostfunc
   case $f in
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
     demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -8 ;;
+    latency) grep -E "^(baseline|halt)" "$OUT/$f.log" | head -14 ;;
     counters) grep -E "^(cuda|backend|-- )" "$OUT/$f.log" | head -14 ;;
     resume) grep -vE "^(==|   )" "$OUT/$f.log" | tail -24 ;;
     spatial) grep -E "^(LS|  LS|evict|  GPU clock)" "$OUT/$f.log" | head -60 ;;

@@ -453,6 +453,84 @@ struct SpinCase : Case {
     void setup(int) override {}
 };
 
+/* spin whose task time the host changes while it runs (*task_ns, device memory). */
+struct SpinVarCase : Case {
+    unsigned *task_ns;
+    unsigned *sink;
+    SpinVarCase(uint64_t ntasks)
+    {
+        name = "spinvar";
+        plain = (const void *)spinvar;
+        worker = (const void *)spinvar__corun;
+        task_ns = (unsigned *)alloc(4);
+        sink = (unsigned *)alloc(4);
+        block = dim3(256);
+        grid = dim3((unsigned)ntasks);
+        argv = {&task_ns, &sink};
+    }
+    void setup(int) override {}
+};
+
+static void spin_wait_us(double us)
+{
+    const double until = now_us() + us;
+    while (now_us() < until) {
+    }
+}
+
+/* Tasks slowed 4x (2 -> 8 us) while the kernel runs, then a halt `after` us
+ * later, at budget 10: how soon the drain is back within the budget. The
+ * chunks run when the tasks slow down were sized for 2 us tasks. The first
+ * row halts tasks that stay at 2 us: spinvar yields its issue slot, so its
+ * tasks last what they are told, where spin's are stretched (kernels.cuh). */
+static int latency_after_slowdown(int trials, cudaStream_t ks, cudaStream_t hs)
+{
+    const int nsm = sm_count();
+    const int per_sm = per_sm_of((const void *)spinvar__corun, 256, 0);
+    const int nw = per_sm * nsm;
+    const unsigned fast = 2000, slow = 8000;
+    SpinVarCase c((uint64_t)nw * 20000);
+    Direct d;
+    d.per_sm = per_sm;
+    for (double after : {-1.0, 20.0, 60.0, 100.0, 200.0}) {
+        std::vector<double> halt;
+        for (int i = 0; i < trials; i++) {
+            CK(cudaMemcpy(c.task_ns, &fast, 4, cudaMemcpyHostToDevice));
+            d.init(c, 10, nw);
+            d.launch(c, ks, nw, 0, 0);
+            sleep_us(2000);
+            if (after >= 0) {
+                CU(cuStreamWriteValue32((CUstream)hs, (CUdeviceptr)c.task_ns, slow, 0));
+                CK(cudaStreamSynchronize(hs));
+                spin_wait_us(after);
+            }
+            const double t0 = now_us();
+            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+            CK(cudaStreamSynchronize(ks));
+            halt.push_back(now_us() - t0);
+            corun_ctl h = d.read();
+            if (h.exited != h.started) {
+                fprintf(stderr, "latency: workers still live after halt (slowdown)\n");
+                return 1;
+            }
+        }
+        char what[64];
+        if (after < 0) {
+            snprintf(what, sizeof(what), "halt, 2 us yielding tasks");
+        } else {
+            snprintf(what, sizeof(what), "halt %3.0f us after 2->8 us", after);
+        }
+        printf("%-28s %9.1f %9.1f %9.1f %7d\n", what, median(halt), pct(halt, 90),
+               pct(halt, 100), trials);
+        jrec("{\"mode\":\"latency\",\"what\":\"%s\",\"kernel\":\"spinvar\","
+             "\"task_us\":\"%s\",\"after_us\":%.0f,\"budget_us\":10,\"median_us\":%.2f,"
+             "\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%d}",
+             after < 0 ? "halt" : "halt_after_slowdown", after < 0 ? "2" : "2->8",
+             after < 0 ? 0.0 : after, median(halt), pct(halt, 90), pct(halt, 100), trials);
+    }
+    return 0;
+}
+
 static int mode_latency(int trials)
 {
     const unsigned long long task_us[] = {2, 20, 1000};
@@ -553,7 +631,7 @@ static int mode_latency(int trials)
              tu, budget, median(evict), pct(evict, 90), pct(evict, 100), trials);
     }
     CK(cudaFree(flag));
-    return 0;
+    return latency_after_slowdown(trials, ks, hs);
 }
 
 /* ---- resume ------------------------------------------------------------------- */

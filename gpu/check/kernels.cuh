@@ -12,6 +12,13 @@
  *   longtask    integer mixing loop: each block-task takes >= 1 ms
  * plus, for the latency benchmarks:
  *   spin        each task spins on the GPU clock for a given time
+ *   spinvar     spin whose time each task reads from device memory, so the
+ *               host can slow a running kernel's tasks down; its loop sleeps
+ *               100 ns per turn. A pure spin, at 8 workers per SM, keeps a
+ *               chunk's last warp from being scheduled: 2 and 20 us tasks
+ *               take 4.7 and 32 us per worker (plain: 2.3 and 20.3); one that
+ *               gives its issue slot away, as a task waiting on memory does,
+ *               takes 2.8 and 22 (bench/results/h100-2026-11-22-spin-rate.txt)
  *   flagspin    the naive baseline: every block polls a flag continuously
  *
  * Pins, as corun-nvcc sets them: only where the worker form would fit fewer
@@ -223,6 +230,21 @@ CORUN_BODY(spin, (unsigned long long task_ns, unsigned *sink))
     }
 }
 CORUN_KERNELS(spin, (unsigned long long task_ns, unsigned *sink), (task_ns, sink), CORUN_PLAIN)
+
+CORUN_BODY(spinvar, (const unsigned *task_ns, unsigned *sink))
+{
+    const unsigned long long ns = *(const volatile unsigned *)task_ns;
+    const unsigned long long t0 = corun_globaltimer();
+    unsigned x = threadIdx.x;
+    while (corun_globaltimer() - t0 < ns) {
+        x = mix32(x);
+        __nanosleep(100);
+    }
+    if (x == 0x12345678u) {
+        sink[0] = x;
+    }
+}
+CORUN_KERNELS(spinvar, (const unsigned *task_ns, unsigned *sink), (task_ns, sink), CORUN_PLAIN)
 
 /* The naive baseline of DESIGN.md: every block polls a device flag. */
 extern "C" __global__ void flagspin(const unsigned *flag)
