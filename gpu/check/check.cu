@@ -482,7 +482,7 @@ static void spin_wait_us(double us)
  * later, at budget 10: how soon the drain is back within the budget. The
  * chunks run when the tasks slow down were sized for 2 us tasks. The first
  * row halts tasks that stay at 2 us: spinvar yields its issue slot, so its
- * tasks last what they are told, where spin's are stretched (kernels.cuh). */
+ * worker tasks are stretched far less than spin's (kernels.cuh). */
 static int latency_after_slowdown(int trials, cudaStream_t ks, cudaStream_t hs)
 {
     const int nsm = sm_count();
@@ -525,7 +525,7 @@ static int latency_after_slowdown(int trials, cudaStream_t ks, cudaStream_t hs)
         jrec("{\"mode\":\"latency\",\"what\":\"%s\",\"kernel\":\"spinvar\","
              "\"task_us\":\"%s\",\"after_us\":%.0f,\"budget_us\":10,\"median_us\":%.2f,"
              "\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%d}",
-             after < 0 ? "halt" : "halt_after_slowdown", after < 0 ? "2" : "2->8",
+             after < 0 ? "halt_yielding" : "halt_after_slowdown", after < 0 ? "2" : "2->8",
              after < 0 ? 0.0 : after, median(halt), pct(halt, 90), pct(halt, 100), trials);
     }
     return 0;
