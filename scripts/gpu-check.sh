@@ -9,7 +9,8 @@
 #   occupancy    registers and blocks/SM of plain vs worker kernels
 #   correctness  worker == plain, every block-task exactly once, >= 1000 events
 #   overhead     worker vs plain kernel alone on the GPU, per chunk budget
-#   latency      stop and evict latency vs a flag-polling baseline
+#   latency      stop and evict latency vs a flag-polling baseline; halts after
+#                a running kernel's tasks slow down 4x
 #   resume       preempted half way and resumed vs uninterrupted: host events,
 #                and on GPU clocks (launches behind a gate, halt from a resident
 #                block) split into the drain and the relaunch
@@ -48,6 +49,10 @@
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
 # .deps from scripts/fetch-deps.sh on machines that cannot install packages).
 set -uo pipefail
+if [ $# -gt 0 ]; then
+  sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"
+  case $1 in -h | --help) exit 0 ;; *) echo "gpu-check: takes no arguments (set OUT, GPU_CHECK_STEPS)" >&2; exit 2 ;; esac
+fi
 cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}

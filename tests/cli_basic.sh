@@ -88,6 +88,9 @@ done
 # without the flag that defines its variant.
 expect_run 0 "same-run A/B" -- "$src/scripts/gpu-ab.sh" --help
 expect_run 2 "set AB_FLAG" -- env -u AB_FLAG "$src/scripts/gpu-ab.sh"
+# So does make gpu-check's script, and it takes no arguments.
+expect_run 0 "everything GPU-side in one call" -- "$src/scripts/gpu-check.sh" --help
+expect_run 2 "takes no arguments" -- "$src/scripts/gpu-check.sh" --bogus
 
 echo "$pass passed, $fails failed"
 [ "$fails" -eq 0 ]

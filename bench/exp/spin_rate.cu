@@ -66,9 +66,23 @@ CORUN_KERNELS(spin_s, (unsigned long long task_ns, unsigned *sink), (task_ns, si
 static corun_ctl *g_ctl;
 static cudaEvent_t g_a, g_b;
 
+// Milliseconds that launch() takes on the default stream.
+template <typename F>
+static float time_ms(F launch)
+{
+    float ms;
+    CK(cudaEventRecord(g_a));
+    launch();
+    CK(cudaEventRecord(g_b));
+    CK(cudaEventSynchronize(g_b));
+    CK(cudaEventElapsedTime(&ms, g_a, g_b));
+    return ms;
+}
+
 // One run of worker kernel fn (args after the worker argument) with nw workers
-// over tasks; returns ms.
-static float run_worker(const void *fn, int nw, int per, uint64_t tasks, void **kargs, int nk)
+// over tasks, on a fresh control block; returns ms. *end receives the block.
+static float run_worker(const void *fn, int nw, int per, uint64_t tasks, void **kargs, int nk,
+                        corun_ctl *end = nullptr)
 {
     int nsm;
     CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0));
@@ -86,20 +100,15 @@ static float run_worker(const void *fn, int nw, int per, uint64_t tasks, void **
     corun_worker_arg wa = {g_ctl, 0, 0, h.grid_x, 1, 1, h.workers_per_capsm};
     void *args[8] = {&wa};
     for (int i = 0; i < nk; i++) args[1 + i] = kargs[i];
-    float ms;
-    CK(cudaEventRecord(g_a));
-    CK(cudaLaunchKernel(fn, dim3(nw), dim3(256), args, 0, 0));
-    CK(cudaEventRecord(g_b));
-    CK(cudaEventSynchronize(g_b));
-    CK(cudaEventElapsedTime(&ms, g_a, g_b));
+    const float ms = time_ms([&] { CK(cudaLaunchKernel(fn, dim3(nw), dim3(256), args, 0, 0)); });
+    if (end != nullptr) {
+        CK(cudaMemcpy(end, g_ctl, sizeof(*end), cudaMemcpyDeviceToHost));
+    }
     return ms;
 }
 
 static void variants(int nsm, int per, unsigned *sink)
 {
-    CK(cudaMalloc(&g_ctl, sizeof(corun_ctl)));
-    CK(cudaEventCreate(&g_a));
-    CK(cudaEventCreate(&g_b));
     for (unsigned long long us : {2ull, 20ull}) {
         unsigned long long ns = us * 1000;
         void *kargs[] = {(void *)&ns, &sink};
@@ -108,17 +117,8 @@ static void variants(int nsm, int per, unsigned *sink)
             const int nw = p * nsm;
             const float w = run_worker((const void *)spin__corun, nw, per, (uint64_t)nw * waves, kargs, 2);
             const float ws = run_worker((const void *)spin_s__corun, nw, per, (uint64_t)nw * waves, kargs, 2);
-            float pl, pls;
-            CK(cudaEventRecord(g_a));
-            spin<<<nw * waves, 256>>>(ns, sink);
-            CK(cudaEventRecord(g_b));
-            CK(cudaEventSynchronize(g_b));
-            CK(cudaEventElapsedTime(&pl, g_a, g_b));
-            CK(cudaEventRecord(g_a));
-            spin_s<<<nw * waves, 256>>>(ns, sink);
-            CK(cudaEventRecord(g_b));
-            CK(cudaEventSynchronize(g_b));
-            CK(cudaEventElapsedTime(&pls, g_a, g_b));
+            const float pl = time_ms([&] { spin<<<nw * waves, 256>>>(ns, sink); });
+            const float pls = time_ms([&] { spin_s<<<nw * waves, 256>>>(ns, sink); });
             printf("%3llu us, %d workers/SM (plain: the same blocks, all resident at %d/SM): us per wave "
                    "plain %.2f worker %.2f | sleeping spin: plain %.2f worker %.2f\n",
                    us, p, 8, 1e3 * pl / (waves * p / 8.0), 1e3 * w / waves,
@@ -135,63 +135,27 @@ int main()
     const int nw = per * nsm;
     unsigned *sink;
     unsigned long long *sum;
-    corun_ctl *ctl;
     CK(cudaMalloc(&sink, 4));
     CK(cudaMalloc(&sum, 8));
-    CK(cudaMalloc(&ctl, sizeof(corun_ctl)));
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
+    CK(cudaMalloc(&g_ctl, sizeof(corun_ctl)));
+    CK(cudaEventCreate(&g_a));
+    CK(cudaEventCreate(&g_b));
     printf("workers %d (%d/SM)\n", nw, per);
     for (unsigned long long us : {2ull, 20ull, 50ull}) {
-        const unsigned long long ns = us * 1000;
+        unsigned long long ns = us * 1000;
         const unsigned waves = 400;
         const uint64_t tasks = (uint64_t)nw * waves;
-        float ms_plain, ms_timed, ms_worker;
-        CK(cudaEventRecord(a));
-        spin<<<(unsigned)tasks, 256>>>(ns, sink);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        CK(cudaEventElapsedTime(&ms_plain, a, b));
+        const float ms_plain = time_ms([&] { spin<<<(unsigned)tasks, 256>>>(ns, sink); });
         CK(cudaMemset(sum, 0, 8));
-        CK(cudaEventRecord(a));
-        spin_timed<<<(unsigned)tasks, 256>>>(ns, sum, sink);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        CK(cudaEventElapsedTime(&ms_timed, a, b));
+        const float ms_timed = time_ms([&] { spin_timed<<<(unsigned)tasks, 256>>>(ns, sum, sink); });
         unsigned long long s = 0;
         CK(cudaMemcpy(&s, sum, 8, cudaMemcpyDeviceToHost));
+        void *kargs[] = {(void *)&ns, &sink};
         corun_ctl h;
-        memset(&h, 0, sizeof(h));
-        h.sm_hi = (uint32_t)nsm - 1;
-        h.task_limit = h.tasks = tasks;
-        h.budget_ns = 10000;
-        h.chunk_max = 1024;
-        h.nworkers = (uint32_t)nw;
-        h.workers_per_capsm = (uint32_t)per;
-        h.grid_x = (uint32_t)tasks;
-        h.grid_y = h.grid_z = 1;
-        CK(cudaMemcpy(ctl, &h, sizeof(h), cudaMemcpyHostToDevice));
-        corun_worker_arg wa = {ctl, 0, 0, h.grid_x, 1, 1, h.workers_per_capsm};
-        void *args[] = {&wa, (void *)&ns, &sink};
-        CK(cudaEventRecord(a));
-        CK(cudaLaunchKernel((const void *)spin__corun, dim3(nw), dim3(256), args, 0, 0));
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        CK(cudaEventElapsedTime(&ms_worker, a, b));
-        CK(cudaMemcpy(&h, ctl, sizeof(h), cudaMemcpyDeviceToHost));
-        corun_ctl h0 = h;
-        h0.next = h0.done = 0;
-        h0.started = h0.exited = 0;
-        CK(cudaMemcpy(ctl, &h0, sizeof(h0), cudaMemcpyHostToDevice));
+        const float ms_worker = run_worker((const void *)spin__corun, nw, per, tasks, kargs, 2, &h);
         CK(cudaMemset(sum, 0, 8));
-        void *args_t[] = {&wa, (void *)&ns, &sum, &sink};
-        float ms_wt;
-        CK(cudaEventRecord(a));
-        CK(cudaLaunchKernel((const void *)spin_t__corun, dim3(nw), dim3(256), args_t, 0, 0));
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        CK(cudaEventElapsedTime(&ms_wt, a, b));
+        void *kargs_t[] = {(void *)&ns, &sum, &sink};
+        const float ms_wt = run_worker((const void *)spin_t__corun, nw, per, tasks, kargs_t, 3);
         unsigned long long sw = 0;
         CK(cudaMemcpy(&sw, sum, 8, cudaMemcpyDeviceToHost));
         printf("    timed worker %.2f ms, mean task %.2f us on the GPU clock\n", ms_wt, sw / 1e3 / tasks / 8);

@@ -8,7 +8,8 @@
  *   correctness  (hits build) worker == plain output, every task exactly once,
  *                under >= 1000 random stop / evict / grow / resume events
  *   overhead     worker vs plain kernel time alone on the GPU, per budget
- *   latency      signal -> all workers gone, vs a flag-polling baseline
+ *   latency      signal -> all workers gone, vs a flag-polling baseline; and
+ *                halts after a running kernel's tasks slow down 4x
  *   resume       preempted half way and resumed vs uninterrupted (host events,
  *                then on GPU clocks: drain and relaunch separately)
  *   spatial      evict k CapSMs, launch an LS kernel into them
