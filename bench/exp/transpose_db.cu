@@ -16,30 +16,6 @@
 #include <vector>
 #include "transpose_tile.cuh"
 
-__global__ void k_pf(const float *in, float *out, int w, int h, int C, unsigned *ctr)
-{
-    __shared__ float tile[32][33];
-    __shared__ int slot[2];
-    const int gx = w / 32, total = gx * (h / 32);
-    const bool leader = threadIdx.x == 0 && threadIdx.y == 0;
-    if (leader) slot[0] = (int)atomicAdd(ctr, (unsigned)C);
-    __syncthreads();
-    for (int k = 0;; ++k) {
-        const int f = slot[k & 1];
-        if (f >= total) break;
-        unsigned nx = 0;
-        if (leader) nx = atomicAdd(ctr, (unsigned)C);
-        int bx = f % gx, by = f / gx;
-        for (int i = 0; i < C && f + i < total; ++i) {
-            if (i > 0) __syncthreads();
-            tile_body(in, out, w, h, bx, by, tile);
-            if (++bx == gx) { bx = 0; ++by; }
-        }
-        if (leader) slot[(k + 1) & 1] = (int)nx;
-        __syncthreads();
-    }
-}
-
 template <bool kNoLoopBarrier>
 __global__ void k_db(const float *in, float *out, int w, int h, int C, unsigned *ctr)
 {
@@ -81,7 +57,7 @@ int main()
     CK(cudaMemcpy(in, hin.data(), hin.size() * 4, cudaMemcpyHostToDevice));
     int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     int per = 0, perdb = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_pf, 256, 0));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_pf<false>, 256, 0));
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perdb, k_db<true>, 256, 0));
     const int W = sms * per;
     cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
@@ -103,7 +79,7 @@ int main()
     };
     printf("workers %d (%d/SM; double-buffered %d/SM)\n", W, per, perdb);
     for (int C : {1, 3}) {
-        CK(cudaMemset(ctr, 0, 4)); k_pf<<<W, blk>>>(in, out, w, h, C, ctr); CK(cudaDeviceSynchronize()); check("pf");
+        CK(cudaMemset(ctr, 0, 4)); k_pf<false><<<W, blk>>>(in, out, w, h, C, ctr); CK(cudaDeviceSynchronize()); check("pf");
         CK(cudaMemset(ctr, 0, 4)); k_db<false><<<W, blk>>>(in, out, w, h, C, ctr); CK(cudaDeviceSynchronize()); check("db");
         if (C >= 2) { CK(cudaMemset(ctr, 0, 4)); k_db<true><<<W, blk>>>(in, out, w, h, C, ctr); CK(cudaDeviceSynchronize()); check("dbn"); }
     }
@@ -111,7 +87,7 @@ int main()
         const float p = time([&] { k_plain<<<grid, blk>>>(in, out, w, h); });
         printf("round %d plain %.4f ms |", round, p);
         for (int C : {1, 3, 6}) {
-            const float q = time([&] { k_pf<<<W, blk>>>(in, out, w, h, C, ctr); });
+            const float q = time([&] { k_pf<false><<<W, blk>>>(in, out, w, h, C, ctr); });
             const float d = time([&] { k_db<false><<<W, blk>>>(in, out, w, h, C, ctr); });
             const float n = C >= 2 ? time([&] { k_db<true><<<W, blk>>>(in, out, w, h, C, ctr); }) : p;
             printf(" C=%d pf %+5.1f db %+5.1f dbn %+5.1f |", C, 100 * (q / p - 1), 100 * (d / p - 1),

@@ -49,32 +49,6 @@ __global__ void k_claim(const float *in, float *out, int w, int h, int C, unsign
     }
 }
 
-template <bool kFence>
-__global__ void k_pf(const float *in, float *out, int w, int h, int C, unsigned *ctr)
-{
-    __shared__ float tile[32][33];
-    __shared__ int slot[2];
-    const int gx = w / 32, total = gx * (h / 32);
-    const bool leader = threadIdx.x == 0 && threadIdx.y == 0;
-    if (leader) slot[0] = (int)atomicAdd(ctr, (unsigned)C);
-    __syncthreads();
-    for (int k = 0;; ++k) {
-        const int f = slot[k & 1];
-        if (f >= total) break;
-        unsigned nx = 0;
-        if (leader) nx = atomicAdd(ctr, (unsigned)C); // in flight during the chunk
-        int bx = f % gx, by = f / gx;
-        for (int i = 0; i < C && f + i < total; ++i) {
-            if (i > 0) __syncthreads();
-            tile_body(in, out, w, h, bx, by, tile);
-            if (kFence) __threadfence();
-            if (++bx == gx) { bx = 0; ++by; }
-        }
-        if (leader) slot[(k + 1) & 1] = (int)nx;
-        __syncthreads();
-    }
-}
-
 __global__ void k_pfg(const float *in, float *out, int w, int h, int C, unsigned *ctr)
 {
     __shared__ float tile[32][33];

@@ -1,5 +1,6 @@
 // The transpose tile of gpu-check's kernel and its plain kernel, shared by
-// the transpose experiments here (transpose_order.cu, transpose_persist.cu).
+// the transpose experiments here (transpose_order.cu, transpose_persist.cu,
+// transpose_db.cu, claim_lines.cu).
 #ifndef CORUN_EXP_TRANSPOSE_TILE_CUH
 #define CORUN_EXP_TRANSPOSE_TILE_CUH
 #include <cstdio>
@@ -19,5 +20,34 @@ __global__ void k_plain(const float *in, float *out, int w, int h)
 {
     __shared__ float tile[32][33];
     tile_body(in, out, w, h, blockIdx.x, blockIdx.y, tile);
+}
+
+// Persistent workers, chunks of C tiles, the next chunk's atomicAdd issued
+// before the chunk runs (its latency hidden); kFence: __threadfence() after
+// each tile's stores. transpose_persist.cu's pfC / pfCf, transpose_db.cu's pfC.
+template <bool kFence>
+__global__ void k_pf(const float *in, float *out, int w, int h, int C, unsigned *ctr)
+{
+    __shared__ float tile[32][33];
+    __shared__ int slot[2];
+    const int gx = w / 32, total = gx * (h / 32);
+    const bool leader = threadIdx.x == 0 && threadIdx.y == 0;
+    if (leader) slot[0] = (int)atomicAdd(ctr, (unsigned)C);
+    __syncthreads();
+    for (int k = 0;; ++k) {
+        const int f = slot[k & 1];
+        if (f >= total) break;
+        unsigned nx = 0;
+        if (leader) nx = atomicAdd(ctr, (unsigned)C); // in flight during the chunk
+        int bx = f % gx, by = f / gx;
+        for (int i = 0; i < C && f + i < total; ++i) {
+            if (i > 0) __syncthreads();
+            tile_body(in, out, w, h, bx, by, tile);
+            if (kFence) __threadfence();
+            if (++bx == gx) { bx = 0; ++by; }
+        }
+        if (leader) slot[(k + 1) & 1] = (int)nx;
+        __syncthreads();
+    }
 }
 #endif
