@@ -10,7 +10,8 @@
 #   correctness  worker == plain, every block-task exactly once, >= 1000 events
 #   overhead     worker vs plain kernel alone on the GPU, per chunk budget
 #   latency      stop and evict latency vs a flag-polling baseline; halts after
-#                a running kernel's tasks slow down 4x
+#                a running kernel's tasks slow down 4x; the halt of every
+#                correctness kernel a quarter of the way through
 #   resume       preempted half way and resumed vs uninterrupted: host events,
 #                and on GPU clocks (launches behind a gate, halt from a resident
 #                block) split into the drain and the relaunch
@@ -244,7 +245,7 @@ for f in occupancy correctness overhead latency resume spatial dispatch hostfunc
   case $f in
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
     demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -8 ;;
-    latency) grep -E "^(baseline|halt)" "$OUT/$f.log" | head -14 ;;
+    latency) grep -E "^(baseline|halt)" "$OUT/$f.log" | head -24 ;;
     counters) grep -E "^(cuda|backend|-- )" "$OUT/$f.log" | head -14 ;;
     resume) grep -vE "^(==|   )" "$OUT/$f.log" | tail -24 ;;
     spatial) grep -E "^(LS|  LS|evict|  GPU clock)" "$OUT/$f.log" | head -60 ;;

@@ -8,8 +8,9 @@
  *   correctness  (hits build) worker == plain output, every task exactly once,
  *                under >= 1000 random stop / evict / grow / resume events
  *   overhead     worker vs plain kernel time alone on the GPU, per budget
- *   latency      signal -> all workers gone, vs a flag-polling baseline; and
- *                halts after a running kernel's tasks slow down 4x
+ *   latency      signal -> all workers gone, vs a flag-polling baseline; halts
+ *                after a running kernel's tasks slow down 4x; the halt of
+ *                every kernel above, a quarter of the way through
  *   resume       preempted half way and resumed vs uninterrupted (host events,
  *                then on GPU clocks: drain and relaunch separately)
  *   spatial      evict k CapSMs, launch an LS kernel into them
@@ -479,6 +480,27 @@ static void spin_wait_us(double us)
     }
 }
 
+/* One timed halt: the host reads the kernel's progress on the control
+ * stream, as a scheduler does before it decides, then signals and waits for
+ * the kernel's end; returns us from the signal call to the end seen by the
+ * host. *done0 gets the progress read. What the host did just before counts:
+ * a thread signalling straight out of a 2 ms sleep took 3-5 us longer, in
+ * the driver call itself and in its wait (h100-2026-11-22-halt-warm.txt), so
+ * every halt row but the one marked "host asleep" is timed this way. */
+static double timed_halt(Direct &d, cudaStream_t ks, cudaStream_t hs, unsigned long long *done0,
+                         bool read_first = true)
+{
+    *done0 = 0;
+    if (read_first) {
+        CK(cudaMemcpyAsync(done0, &d.ctl->done, 8, cudaMemcpyDeviceToHost, hs));
+        CK(cudaStreamSynchronize(hs));
+    }
+    const double t0 = now_us();
+    CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+    CK(cudaStreamSynchronize(ks));
+    return now_us() - t0;
+}
+
 /* Tasks slowed 4x (2 -> 8 us) while the kernel runs, then a halt `after` us
  * later, at budget 10: how soon the drain is back within the budget. The
  * chunks run when the tasks slow down were sized for 2 us tasks. The first
@@ -505,10 +527,10 @@ static int latency_after_slowdown(int trials, cudaStream_t ks, cudaStream_t hs)
                 CK(cudaStreamSynchronize(hs));
                 spin_wait_us(after);
             }
-            const double t0 = now_us();
-            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
-            CK(cudaStreamSynchronize(ks));
-            halt.push_back(now_us() - t0);
+            /* After a slowdown the host has just used the control stream and
+             * spun; only the row without one reads the progress first. */
+            unsigned long long done0;
+            halt.push_back(timed_halt(d, ks, hs, &done0, after < 0));
             corun_ctl h = d.read();
             if (h.exited != h.started) {
                 fprintf(stderr, "latency: workers still live after halt (slowdown)\n");
@@ -530,6 +552,77 @@ static int latency_after_slowdown(int trials, cudaStream_t ks, cudaStream_t hs)
              after < 0 ? 0.0 : after, median(halt), pct(halt, 90), pct(halt, 100), trials);
     }
     return 0;
+}
+
+/* The halt of every kernel of the correctness set, at the benchmark size:
+ * signalled a quarter of the way through its uninterrupted time (half way,
+ * longtask's 1,056 workers would all be in their last task), b10. A trial
+ * whose kernel had not started or had already finished when the signal
+ * landed is run again (at most trials more times in all). Worker 0's
+ * measured task time (task_ns_seed, stored when the halt makes it leave) says
+ * how short the tasks are. */
+static int latency_per_kernel(int trials, cudaStream_t ks, cudaStream_t hs)
+{
+    std::vector<Case *> cases = make_cases(2);
+    cudaEvent_t e0, e1;
+    int rc = 0;
+
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (Case *c : cases) {
+        Direct d;
+        d.per_sm = per_sm_of(c->worker, c->threads(), c->smem);
+        const int nw = d.per_sm * sm_count();
+        std::vector<double> whole, halt, after, task_us;
+        for (int i = 0; i < 3; i++) {
+            whole.push_back(1e3 * time_worker(c, d, 10, ks, e0, e1));
+        }
+        const double quarter = 0.25 * median(whole);
+        int missed = 0;
+        while ((int)halt.size() < trials && missed <= trials) {
+            d.init(*c, 10, nw);
+            d.launch(*c, ks, nw, 0, 0);
+            sleep_us(quarter);
+            unsigned long long done0;
+            const double t = timed_halt(d, ks, hs, &done0);
+            corun_ctl h = d.read();
+            if (h.exited != h.started) {
+                fprintf(stderr, "latency: %s: workers still live after halt\n", c->name);
+                rc = 1;
+                break;
+            }
+            if (done0 == 0 || h.done >= c->tasks()) {
+                missed++; /* the signal did not land while the kernel ran */
+                continue;
+            }
+            halt.push_back(t);
+            after.push_back((double)(h.done - done0) / nw);
+            if (h.task_ns_seed != 0) {
+                task_us.push_back(h.task_ns_seed / 1e3);
+            }
+        }
+        if (rc != 0) {
+            break;
+        }
+        char what[64];
+        snprintf(what, sizeof(what), "halt %s, b10", c->name);
+        printf("%-28s %9.1f %9.1f %9.1f %7zu  task %.2f us (worker 0), tasks/worker after "
+               "signal %.2f, missed %d\n",
+               what, median(halt), pct(halt, 90), pct(halt, 100), halt.size(), median(task_us),
+               median(after), missed);
+        jrec("{\"mode\":\"latency\",\"what\":\"halt_kernel\",\"kernel\":\"%s\",\"budget_us\":10,"
+             "\"median_us\":%.2f,\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%zu,"
+             "\"task_us_worker0\":%.3f,\"tasks_per_worker_after_signal\":%.3f,"
+             "\"missed\":%d,\"whole_us\":%.1f}",
+             c->name, median(halt), pct(halt, 90), pct(halt, 100), halt.size(), median(task_us),
+             median(after), missed, 4 * quarter);
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    for (Case *c : cases) {
+        delete c;
+    }
+    return rc;
 }
 
 static int mode_latency(int trials)
@@ -554,6 +647,9 @@ static int mode_latency(int trials)
             flagspin<<<8 * nsm, 256, 0, ks>>>(flag);
             CK(cudaGetLastError());
             sleep_us(1000);
+            unsigned seen; /* the same read before the signal as timed_halt's */
+            CK(cudaMemcpyAsync(&seen, flag, 4, cudaMemcpyDeviceToHost, hs));
+            CK(cudaStreamSynchronize(hs));
             double t0 = now_us();
             CU(cuStreamWriteValue32((CUstream)hs, (CUdeviceptr)flag, 1, 0));
             CK(cudaStreamSynchronize(ks));
@@ -577,20 +673,18 @@ static int mode_latency(int trials)
         SpinCase c(tu * 1000ull, ntasks);
         Direct d;
         d.per_sm = per_sm;
-        std::vector<double> halt, evict, after;
+        std::vector<double> halt, evict, after, asleep;
         int nw = per_sm * nsm;
+        /* the 2 us row at the first budget is also timed with the host
+         * signalling straight out of its sleep, interleaved */
+        const bool cold = tu == task_us[0] && budget == g_budgets_latency[0];
         for (int i = 0; i < trials; i++) {
             /* temporal: halt everything */
             d.init(c, budget, nw);
             d.launch(c, ks, nw, 0, 0);
             sleep_us(2000 + 1.5 * tu);
-            unsigned long long done0 = 0;
-            CK(cudaMemcpyAsync(&done0, &d.ctl->done, 8, cudaMemcpyDeviceToHost, hs));
-            CK(cudaStreamSynchronize(hs));
-            double t0 = now_us();
-            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
-            CK(cudaStreamSynchronize(ks));
-            halt.push_back(now_us() - t0);
+            unsigned long long done0;
+            halt.push_back(timed_halt(d, ks, hs, &done0));
             corun_ctl h = d.read();
             /* block-tasks finished between the signal and the end, per worker */
             after.push_back((double)(h.done - done0) / nw);
@@ -598,11 +692,24 @@ static int mode_latency(int trials)
                 fprintf(stderr, "latency: workers still live after halt\n");
                 return 1;
             }
+            if (cold) {
+                d.init(c, budget, nw);
+                d.launch(c, ks, nw, 0, 0);
+                sleep_us(2000 + 1.5 * tu);
+                asleep.push_back(timed_halt(d, ks, hs, &done0, false));
+                h = d.read();
+                if (h.exited != h.started) {
+                    fprintf(stderr, "latency: workers still live after halt\n");
+                    return 1;
+                }
+            }
             /* spatial: evict 8 CapSMs, wait until their workers are gone */
             d.init(c, budget, nw);
             d.launch(c, ks, nw, 0, 0);
             sleep_us(2000 + 1.5 * tu);
-            t0 = now_us();
+            CK(cudaMemcpyAsync(&done0, &d.ctl->done, 8, cudaMemcpyDeviceToHost, hs));
+            CK(cudaStreamSynchronize(hs));
+            double t0 = now_us();
             CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, evict_below)), 8, 0));
             CU(cuStreamWaitValue32((CUstream)ws, d.field(offsetof(corun_ctl, exited)),
                                    (cuuint32_t)(8 * per_sm), CU_STREAM_WAIT_VALUE_GEQ));
@@ -624,6 +731,15 @@ static int mode_latency(int trials)
              "\"median_us\":%.2f,\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%d,"
              "\"tasks_per_worker_after_signal\":%.3f}",
              tu, budget, median(halt), pct(halt, 90), pct(halt, 100), trials, median(after));
+        if (cold) {
+            snprintf(what, sizeof(what), "halt, %llu us, b%.0f, host asleep", tu, budget);
+            printf("%-28s %9.1f %9.1f %9.1f %7d\n", what, median(asleep), pct(asleep, 90),
+                   pct(asleep, 100), trials);
+            jrec("{\"mode\":\"latency\",\"what\":\"halt_host_asleep\",\"task_us\":%llu,"
+                 "\"budget_us\":%.0f,\"median_us\":%.2f,\"p90_us\":%.2f,\"max_us\":%.2f,"
+                 "\"trials\":%d}",
+                 tu, budget, median(asleep), pct(asleep, 90), pct(asleep, 100), trials);
+        }
         snprintf(what, sizeof(what), "evict 8, %llu us tasks, b%.0f", tu, budget);
         printf("%-28s %9.1f %9.1f %9.1f %7d\n", what, median(evict), pct(evict, 90),
                pct(evict, 100), trials);
@@ -632,7 +748,10 @@ static int mode_latency(int trials)
              tu, budget, median(evict), pct(evict, 90), pct(evict, 100), trials);
     }
     CK(cudaFree(flag));
-    return latency_after_slowdown(trials, ks, hs);
+    if (latency_after_slowdown(trials, ks, hs) != 0) {
+        return 1;
+    }
+    return latency_per_kernel(trials, ks, hs);
 }
 
 /* ---- resume ------------------------------------------------------------------- */
