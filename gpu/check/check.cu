@@ -484,9 +484,10 @@ static void spin_wait_us(double us)
  * stream, as a scheduler does before it decides, then signals and waits for
  * the kernel's end; returns us from the signal call to the end seen by the
  * host. *done0 gets the progress read. What the host did just before counts:
- * a thread signalling straight out of a 2 ms sleep took 3-5 us longer, in
- * the driver call itself and in its wait (h100-2026-11-22-halt-warm.txt), so
- * every halt row but the one marked "host asleep" is timed this way. */
+ * a thread signalling straight out of a 2 ms sleep took typically 4-6 us
+ * longer (1-8 by run), in the driver call itself and in its wait
+ * (h100-2026-11-22-halt-warm.txt), so every halt row but the one marked
+ * "host asleep" is timed this way. */
 static double timed_halt(Direct &d, cudaStream_t ks, cudaStream_t hs, unsigned long long *done0,
                          bool read_first = true)
 {
