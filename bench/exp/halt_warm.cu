@@ -18,31 +18,10 @@
 // cuStreamWriteValue32 call itself took on the host. For spin and spinvar,
 // worker 0's measured task time (task_ns_seed, stored when the halt makes it
 // leave) is printed too.
-#include <cuda.h>
-#include <time.h>
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <thread>
-#include <vector>
+#include "exp_util.cuh"
 #include "kernels.cuh"
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
-#define CU(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { printf("%s:%d CUresult %d\n", __FILE__, __LINE__, (int)r_); exit(1); } } while (0)
-
-static double now_us()
-{
-    timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static double pct(std::vector<double> v, double p)
-{
-    std::sort(v.begin(), v.end());
-    return v[(size_t)(p / 100.0 * (v.size() - 1) + 0.5)];
-}
 
 enum { K_FLAG, K_SPIN, K_SPINVAR, NK };
 enum { P_SLEEP, P_COPY, P_BUSY, NP };
@@ -85,17 +64,7 @@ int main(int argc, char **argv)
                     flagspin<<<8 * nsm, 256, 0, ks>>>(flag);
                     sig = (CUdeviceptr)flag;
                 } else {
-                    corun_ctl h;
-                    memset(&h, 0, sizeof(h));
-                    const uint64_t tasks = (uint64_t)nw * 20000;
-                    h.sm_hi = (uint32_t)nsm - 1;
-                    h.task_limit = h.tasks = tasks;
-                    h.budget_ns = 10000;
-                    h.chunk_max = 1024;
-                    h.nworkers = (uint32_t)nw;
-                    h.workers_per_capsm = (uint32_t)per;
-                    h.grid_x = (uint32_t)tasks;
-                    h.grid_y = h.grid_z = 1;
+                    const corun_ctl h = exp_ctl(nsm, (uint64_t)nw * 20000, nw, per);
                     CK(cudaMemcpy(ctl, &h, sizeof(h), cudaMemcpyHostToDevice));
                     corun_worker_arg wa = {ctl, 0, 0, h.grid_x, 1, 1, h.workers_per_capsm};
                     unsigned long long ns = 2000;

@@ -1,5 +1,5 @@
 // Experiment: which driver call gets a 4-byte signal to device memory soonest?
-// (not built by default; nvcc -O3 -arch=sm_90 -I gpu/check bench/exp/signal_api.cu -lcuda)
+// (not built by default; nvcc -O3 -arch=sm_90 -I include -I gpu/check bench/exp/signal_api.cu -lcuda)
 //
 // bench/exp/halt_warm.cu found that cuStreamWriteValue32 itself takes 4.3-9
 // us of host time, about half of a flag-poll halt. Every way the rules allow
@@ -23,31 +23,10 @@
 // are waited for by spinning on cuStreamQuery too, for at most 50 ms: should
 // the driver do them with a kernel, it could not start while the grid holds
 // every SM (such a trial counts as 1e9 us).
-#include <cuda.h>
-#include <time.h>
-#include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <thread>
-#include <vector>
+#include "exp_util.cuh"
 #include "kernels.cuh"
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
-#define CU(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { printf("%s:%d CUresult %d\n", __FILE__, __LINE__, (int)r_); exit(1); } } while (0)
-
-static double now_us()
-{
-    timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static double pct(std::vector<double> v, double p)
-{
-    std::sort(v.begin(), v.end());
-    return v[(size_t)(p / 100.0 * (v.size() - 1) + 0.5)];
-}
 
 enum { M_WV32, M_WV64, M_BATCH, M_H2D_PIN, M_H2D_PAGE, M_MEMSET, M_GRAPH, M_WV32_QUERY, M_IDLE, NM };
 static const char *mname[NM] = {"wv32",   "wv64",         "batch", "h2d_pinned", "h2d_pageable",

@@ -1,5 +1,5 @@
 // Experiment: where the ~10 us of a signal to a spinning grid go, host-observed.
-// (not built by default; nvcc -O3 -arch=sm_90 bench/exp/signal_path.cu -lcuda)
+// (not built by default; nvcc -O3 -arch=sm_90 -I include bench/exp/signal_path.cu -lcuda)
 // A grid of 8 blocks per SM polls a device flag (check.cu's flagspin); the host
 // writes the flag on a high-priority stream and waits. Per trial, interleaved:
 //   sync      cuStreamWriteValue32, then cudaStreamSynchronize on the grid's
@@ -15,23 +15,8 @@
 //             the device exit counter, the host synchronises that stream
 //             (what the evict measurement does)
 //   empty     an empty kernel launched and synchronised (launch + completion)
-#include <cuda.h>
-#include <cuda_runtime.h>
-#include <time.h>
 #include <unistd.h>
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <vector>
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
-#define CU(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { printf("%s:%d CUresult %d\n", __FILE__, __LINE__, (int)r_); exit(1); } } while (0)
-
-static double now_us()
-{
-    timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
+#include "exp_util.cuh"
 
 // flag[0]: the signal; flag[1]: blocks gone; flag[2]: first seen (device).
 // host[0] <- 1 by the first block to see the signal, host[1] <- 1 by the last to leave.

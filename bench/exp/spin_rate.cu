@@ -2,16 +2,12 @@
 // benchmark's spin (1,056 workers x 400 tasks of 50 us, ~20 ms by design)
 // takes ~30.5 ms, and halts of long-task spins take about a task more than
 // expected. (not built by default;
-// nvcc -O3 -arch=sm_90 -I include -I gpu/check bench/exp/spin_rate.cu)
+// nvcc -O3 -arch=sm_90 -I include -I gpu/check bench/exp/spin_rate.cu -lcuda)
 // For task times 2, 20, 50 us: plain spin (a grid of 400 waves) and the
 // worker spin (1,056 workers), elapsed per task wave, and on the GPU clock
 // the mean task length each warp sees (lane 0 of every warp adds its own).
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <vector>
+#include "exp_util.cuh"
 #include "kernels.cuh"
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
 
 // spin's body, timed: each block's thread 0 adds its task's length (GPU clock).
 __global__ void spin_timed(unsigned long long task_ns, unsigned long long *sum, unsigned *sink)
@@ -86,16 +82,7 @@ static float run_worker(const void *fn, int nw, int per, uint64_t tasks, void **
 {
     int nsm;
     CK(cudaDeviceGetAttribute(&nsm, cudaDevAttrMultiProcessorCount, 0));
-    corun_ctl h;
-    memset(&h, 0, sizeof(h));
-    h.sm_hi = (uint32_t)nsm - 1;
-    h.task_limit = h.tasks = tasks;
-    h.budget_ns = 10000;
-    h.chunk_max = 1024;
-    h.nworkers = (uint32_t)nw;
-    h.workers_per_capsm = (uint32_t)per;
-    h.grid_x = (uint32_t)tasks;
-    h.grid_y = h.grid_z = 1;
+    const corun_ctl h = exp_ctl(nsm, tasks, nw, per);
     CK(cudaMemcpy(g_ctl, &h, sizeof(h), cudaMemcpyHostToDevice));
     corun_worker_arg wa = {g_ctl, 0, 0, h.grid_x, 1, 1, h.workers_per_capsm};
     void *args[8] = {&wa};

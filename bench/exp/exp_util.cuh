@@ -1,0 +1,52 @@
+// What the bench/exp experiments share: error checks, the host clock, a
+// percentile, and the control block of a plain 1D worker launch.
+// (header only; the experiments are built with -I include -lcuda)
+#ifndef CORUN_EXP_UTIL_CUH
+#define CORUN_EXP_UTIL_CUH
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <time.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include "corun/corun_ctl.h"
+
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); exit(1); } } while (0)
+#define CU(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { printf("%s:%d CUresult %d\n", __FILE__, __LINE__, (int)r_); exit(1); } } while (0)
+
+static inline double now_us()
+{
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+// The p-th percentile (0..100) of v, nearest rank.
+static inline double pct(std::vector<double> v, double p)
+{
+    std::sort(v.begin(), v.end());
+    return v[(size_t)(p / 100.0 * (v.size() - 1) + 0.5)];
+}
+
+// The control block of a fresh launch of nw workers (per per SM) over a 1D
+// grid of `tasks` block-tasks, budget 10 us, as corun-gpucheck's direct
+// launches set it.
+static inline corun_ctl exp_ctl(int nsm, uint64_t tasks, int nw, int per)
+{
+    corun_ctl h;
+    memset(&h, 0, sizeof(h));
+    h.sm_hi = (uint32_t)nsm - 1;
+    h.task_limit = h.tasks = tasks;
+    h.budget_ns = 10000;
+    h.chunk_max = 1024;
+    h.nworkers = (uint32_t)nw;
+    h.workers_per_capsm = (uint32_t)per;
+    h.grid_x = (uint32_t)tasks;
+    h.grid_y = h.grid_z = 1;
+    return h;
+}
+
+#endif
