@@ -605,6 +605,12 @@ static int latency_per_kernel(int trials, cudaStream_t ks, cudaStream_t hs)
         if (rc != 0) {
             break;
         }
+        if (halt.empty()) {
+            fprintf(stderr, "latency: %s: no halt landed while the kernel ran (%d tries)\n",
+                    c->name, missed);
+            rc = 1;
+            break;
+        }
         char what[64];
         snprintf(what, sizeof(what), "halt %s, b10", c->name);
         printf("%-28s %9.1f %9.1f %9.1f %7zu  task %.2f us (worker 0), tasks/worker after "
