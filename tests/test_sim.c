@@ -369,6 +369,16 @@ static void log_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
     }
 }
 
+/* A zeroed claim log, hooked to every claim of be; the caller frees it. */
+static claim_log *new_claim_log(corun__backend *be)
+{
+    claim_log *g = calloc(1, sizeof(*g));
+
+    assert_non_null(g);
+    corun__sim_set_claim_hook(be, log_claim, g);
+    return g;
+}
+
 /* A simulator whose claims cost nothing, so a worker measures exactly its
  * task time, with kernel s open and told `workers` workers will run. */
 static corun__backend *free_claim_sim(const corun__kspec *s, uint32_t workers,
@@ -392,13 +402,11 @@ static void evict_below_leaves_only_low_capsms(void **state)
     const uint32_t tasks = 200000;
     corun__kspec s = spec_of("e", tasks, 256, 32, 0, 20 * US);
     corun__bkernel *k = open_kernel(be, &s, NULL);
-    claim_log *g = calloc(1, sizeof(*g));
+    claim_log *g = new_claim_log(be);
     corun__bevent ev[4];
     const uint64_t landed = 300 * US + 8 * US;
     uint32_t w;
 
-    assert_non_null(g);
-    corun__sim_set_claim_hook(be, log_claim, g);
     launch_workers(be, k, 1056, 0, 0, 1);
     run_until(be, 300 * US);
     /* 8 workers per CapSM: workers 0..527 form CapSMs 0..65. */
@@ -518,13 +526,11 @@ static void relaunch_starts_from_the_measured_task_time(void **state)
     corun__bkernel *k;
     /* Free claims: 2 us tasks measure 2 us, and 10 / 2 = 5 fit in a chunk. */
     corun__backend *be = free_claim_sim(&s, workers, &k);
-    claim_log *g = calloc(1, sizeof(*g));
+    claim_log *g = new_claim_log(be);
     corun__bevent ev[4];
     corun_progress p;
     uint32_t w;
 
-    assert_non_null(g);
-    corun__sim_set_claim_hook(be, log_claim, g);
     launch_workers(be, k, workers, 0, 0, 1);
     run_until(be, 100 * US);
     for (w = 0; w < workers; w++) {
@@ -555,13 +561,11 @@ static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
      * budget (any claim cost makes the measured time exceed 5 us and the
      * integer policy chooses 1). */
     corun__backend *be = free_claim_sim(&s, workers, &k);
-    claim_log *g = calloc(1, sizeof(*g));
+    claim_log *g = new_claim_log(be);
     corun__bevent ev[4];
     double mean;
 
-    assert_non_null(g);
     g->tail_from = tasks - 200;
-    corun__sim_set_claim_hook(be, log_claim, g);
     launch_workers(be, k, workers, 0, 0, 1);
     assert_int_equal(drain(be, ev, 4), 1);
     /* One claim of 1 per worker to measure, then 2s, then 1s at the end,

@@ -9,23 +9,8 @@
 #include "exp_util.cuh"
 #include "kernels.cuh"
 
-// spin's body, timed: each block's thread 0 adds its task's length (GPU clock).
-__global__ void spin_timed(unsigned long long task_ns, unsigned long long *sum, unsigned *sink)
-{
-    const unsigned long long t0 = corun_globaltimer();
-    unsigned x = threadIdx.x;
-    while (corun_globaltimer() - t0 < task_ns) {
-        x = mix32(x);
-    }
-    if (x == 0x12345678u) {
-        sink[0] = x;
-    }
-    if ((threadIdx.x & 31) == 0) {
-        atomicAdd(sum, corun_globaltimer() - t0);
-    }
-}
-
-// The same, as a corun worker: thread 0 of each task adds the task's length.
+// spin's body, timed: lane 0 of every warp adds its task's length (GPU clock).
+// CORUN_KERNELS makes it both a plain kernel (spin_t) and a worker (spin_t__corun).
 CORUN_BODY(spin_t, (unsigned long long task_ns, unsigned long long *sum, unsigned *sink))
 {
     const unsigned long long t0 = corun_globaltimer();
@@ -134,7 +119,7 @@ int main()
         const uint64_t tasks = (uint64_t)nw * waves;
         const float ms_plain = time_ms([&] { spin<<<(unsigned)tasks, 256>>>(ns, sink); });
         CK(cudaMemset(sum, 0, 8));
-        const float ms_timed = time_ms([&] { spin_timed<<<(unsigned)tasks, 256>>>(ns, sum, sink); });
+        const float ms_timed = time_ms([&] { spin_t<<<(unsigned)tasks, 256>>>(ns, sum, sink); });
         unsigned long long s = 0;
         CK(cudaMemcpy(&s, sum, 8, cudaMemcpyDeviceToHost));
         void *kargs[] = {(void *)&ns, &sink};

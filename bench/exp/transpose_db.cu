@@ -60,16 +60,9 @@ int main()
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_pf<false>, 256, 0));
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perdb, k_db<true>, 256, 0));
     const int W = sms * per;
-    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
     const dim3 grid(w / 32, h / 32), blk(32, 8);
     auto time = [&](auto launch) {
-        std::vector<float> v;
-        for (int r = 0; r < reps; ++r) {
-            CK(cudaMemset(ctr, 0, 4));
-            CK(cudaEventRecord(a)); launch(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
-            float ms; CK(cudaEventElapsedTime(&ms, a, b)); v.push_back(ms);
-        }
-        std::sort(v.begin(), v.end()); return v[v.size() / 2];
+        return median_ms(reps, [&] { CK(cudaMemset(ctr, 0, 4)); }, launch);
     };
     auto check = [&](const char *what) {
         CK(cudaMemcpy(hout.data(), out, hout.size() * 4, cudaMemcpyDeviceToHost));

@@ -70,16 +70,9 @@ int main()
     int per = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_static, 256, 0));
     int per2 = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per2, k_claim, 256, 0));
     const int W = sms * per;
-    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
     const dim3 grid(w / 32, h / 32), blk(32, 8);
     auto time = [&](auto launch) {
-        std::vector<float> v;
-        for (int r = 0; r < reps; ++r) {
-            CK(cudaMemset(ctr, 0, 4));
-            CK(cudaEventRecord(a)); launch(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
-            float ms; CK(cudaEventElapsedTime(&ms, a, b)); v.push_back(ms);
-        }
-        std::sort(v.begin(), v.end()); return v[v.size() / 2];
+        return median_ms(reps, [&] { CK(cudaMemset(ctr, 0, 4)); }, launch);
     };
     printf("workers %d (%d/SM; claim kernel %d/SM)\n", W, per, per2);
     for (int round = 0; round < 2; ++round) {

@@ -112,16 +112,9 @@ int main()
     int sms; CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     int per = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, k_pf<false>, 256, 0));
     const int W = sms * per;
-    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
     const dim3 grid(w / 32, h / 32), blk(32, 8);
     auto time = [&](auto launch, unsigned ctr0) {
-        std::vector<float> v;
-        for (int r = 0; r < reps; ++r) {
-            CK(cudaMemcpy(ctr, &ctr0, 4, cudaMemcpyHostToDevice));
-            CK(cudaEventRecord(a)); launch(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
-            float ms; CK(cudaEventElapsedTime(&ms, a, b)); v.push_back(ms);
-        }
-        std::sort(v.begin(), v.end()); return v[v.size() / 2];
+        return median_ms(reps, [&] { CK(cudaMemcpy(ctr, &ctr0, 4, cudaMemcpyHostToDevice)); }, launch);
     };
     printf("workers %d (%d/SM)\n", W, per);
     for (int round = 0; round < 3; ++round) {

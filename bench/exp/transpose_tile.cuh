@@ -3,8 +3,10 @@
 // transpose_db.cu, claim_lines.cu).
 #ifndef CORUN_EXP_TRANSPOSE_TILE_CUH
 #define CORUN_EXP_TRANSPOSE_TILE_CUH
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s\n", cudaGetErrorString(e_)); exit(1); } } while (0)
 
 __device__ __forceinline__ void tile_body(const float *in, float *out, int w, int h, int bx, int by, float (*tile)[33])
@@ -49,5 +51,22 @@ __global__ void k_pf(const float *in, float *out, int w, int h, int C, unsigned 
         if (leader) slot[(k + 1) & 1] = (int)nx;
         __syncthreads();
     }
+}
+
+// Median milliseconds of reps launches on the default stream, reset() before each
+// (the experiments reset their task counter there).
+template <typename Reset, typename Launch>
+static float median_ms(int reps, Reset reset, Launch launch)
+{
+    static cudaEvent_t a, b;
+    if (a == nullptr) { CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b)); }
+    std::vector<float> v;
+    for (int r = 0; r < reps; ++r) {
+        reset();
+        CK(cudaEventRecord(a)); launch(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b));
+        float ms; CK(cudaEventElapsedTime(&ms, a, b)); v.push_back(ms);
+    }
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
 }
 #endif
