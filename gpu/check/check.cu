@@ -360,9 +360,19 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
 
 /* ---- overhead ----------------------------------------------------------------- */
 
+/* Each timed launch follows an untimed launch of the same form, so both forms
+ * are measured as they run when launched again and again. What ran just
+ * before matters: on the H100 the worker reduce took 0.556 ms right after the
+ * plain reduce and 0.457 ms right after itself, while the plain took 0.534 /
+ * 0.538 ms after either (bench/exp/reduce_slices.cu,
+ * bench/results/h100-2026-11-22-fixed-cost.txt). Alternating plain and
+ * worker, as this mode did before, measured a worker after a plain kernel with
+ * one budget and after a worker with several. */
 static float time_plain(Case *c, cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1)
 {
     float ms;
+    CK(cudaLaunchKernel(c->plain, c->grid, c->block, c->argv.data(), c->smem, s));
+    CK(cudaStreamSynchronize(s));
     CK(cudaEventRecord(e0, s));
     CK(cudaLaunchKernel(c->plain, c->grid, c->block, c->argv.data(), c->smem, s));
     CK(cudaEventRecord(e1, s));
@@ -376,6 +386,9 @@ static float time_worker(Case *c, Direct &d, double budget_us, cudaStream_t s, c
 {
     float ms;
     int nw = d.per_sm * sm_count();
+    d.init(*c, budget_us, nw);
+    d.launch(*c, s, nw, 0, 0);
+    CK(cudaStreamSynchronize(s)); /* before init rewrites the control block */
     d.init(*c, budget_us, nw);
     CK(cudaEventRecord(e0, s));
     d.launch(*c, s, nw, 0, 0);

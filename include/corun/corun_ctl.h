@@ -60,7 +60,10 @@ typedef struct corun_ctl {
     uint64_t done;              /* tasks completed (counted after a barrier) */
     uint32_t started;           /* workers that ever started */
     uint32_t exited;            /* workers that have left (running now:
-                                   started - exited) */
+                                   started - exited). Relaxed adds: read while
+                                   workers run, a worker may count as gone
+                                   before its last add to done shows; once the
+                                   launch has finished every count is final */
     uint32_t complete_seq;      /* host writes the launch's sequence number when
                                    the kernel is finished; streams ordered after
                                    it wait for it (corun_launch_stream) */

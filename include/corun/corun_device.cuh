@@ -227,18 +227,15 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         }
     }
     if (leader) {
-        /* Leaving: done and the seed must be visible before exited counts
-         * this worker. A release add orders them as a full __threadfence
-         * (fence.sc) before the add did, at a lighter fence; in same-run A/Bs
-         * on the H100 the halt was no slower and the yielding 2 us row
-         * 17.7 against 19.1 us, medians of 5 runs
-         * (bench/results/h100-2026-11-22-exit-ab.txt). */
-#if __CUDA_ARCH__ >= 700
-        asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(&ctl->exited) : "memory");
-#else
-        __threadfence();
+        /* Leaving: a relaxed add, no fence. Nothing that needs this worker's
+         * writes reads `exited`: the scheduler reads done and the seed only
+         * once the launch has finished, and the kernel's end publishes them.
+         * A fence here (a release add since 8f480b5, __threadfence before it)
+         * made the leader wait for its own last stores before leaving; without
+         * it an empty launch ends ~1 us sooner on the H100 and the halt of the
+         * short-task kernels 0.5-1.3 us sooner, in every pair of a same-run
+         * A/B (bench/results/h100-2026-11-22-fixed-cost.txt). */
         atomicAdd(&ctl->exited, 1u);
-#endif
     }
 }
 
