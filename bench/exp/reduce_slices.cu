@@ -9,9 +9,9 @@
 // launches each, corun's loop at budget 10, 8 workers per SM.
 // (not built by default; nvcc -O3 -arch=sm_90 -I include -I gpu/check
 //  bench/exp/reduce_slices.cu -lcuda)
+#include "exp_util.cuh"
 #include "kernels.cuh"
 #include "transpose_tile.cuh"
-#include <cstring>
 
 int main()
 {
@@ -35,16 +35,7 @@ int main()
                          [&] { reduce<<<tasks, 256>>>(in, sum, n); });
     };
     auto worker = [&](corun_ctl *ctl) {
-        corun_ctl h;
-        memset(&h, 0, sizeof(h));
-        h.sm_hi = (uint32_t)sms - 1;
-        h.task_limit = h.tasks = tasks;
-        h.budget_ns = 10000;
-        h.chunk_max = 1024;
-        h.nworkers = (uint32_t)nw;
-        h.workers_per_capsm = (uint32_t)per;
-        h.grid_x = tasks;
-        h.grid_y = h.grid_z = 1;
+        const corun_ctl h = exp_ctl(sms, tasks, nw, per);
         corun_worker_arg wa = {ctl, 0, 0, tasks, 1, 1, (uint32_t)per};
         int nn = n;
         void *args[] = {&wa, &in, &sum, &nn};

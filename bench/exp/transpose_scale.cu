@@ -20,9 +20,9 @@
 // `transpose_scale corun` prints only corun/8 and the empty launches, four
 // rounds: build it once per variant of the loop and run the builds interleaved
 // (how the relaxed exit was measured, bench/results/h100-2026-11-22-fixed-cost.txt).
+#include "exp_util.cuh"
 #include "kernels.cuh"
 #include "transpose_tile.cuh"
-#include <cstring>
 
 template <int kTag>
 __global__ void k_plain_dyn(const float *in, float *out, int w, int h)
@@ -77,19 +77,12 @@ int main(int argc, char **argv)
         // block, which turns the guided tail off (it is nworkers' only use);
         // limit: task_limit (0: an empty launch, every worker claims nothing).
         auto corun_ex = [&](int p, uint32_t seed_ns, bool tail, uint64_t limit) {
-            corun_ctl h;
-            memset(&h, 0, sizeof(h));
-            h.sm_hi = (uint32_t)sms - 1;
-            h.tasks = tasks;
+            corun_ctl h = exp_ctl(sms, tasks, p * sms, p);
             h.task_limit = limit;
-            h.budget_ns = 10000;
-            h.chunk_max = 1024;
             h.nworkers = tail ? (uint32_t)(p * sms) : 1u;
             h.task_ns_seed = seed_ns;
-            h.workers_per_capsm = (uint32_t)p;
             h.grid_x = grid.x;
             h.grid_y = grid.y;
-            h.grid_z = 1;
             corun_worker_arg wa = {ctl, 0, seed_ns ? 1u : 0u, grid.x, grid.y, 1, (uint32_t)p};
             int w = n, hh = n;
             void *args[] = {&wa, &in, &out, &w, &hh};

@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+#ifndef CK /* exp_util.cuh has its own, with the place */
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("%s\n", cudaGetErrorString(e_)); exit(1); } } while (0)
+#endif
 
 __device__ __forceinline__ void tile_body(const float *in, float *out, int w, int h, int bx, int by, float (*tile)[33])
 {

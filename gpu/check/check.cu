@@ -7,7 +7,8 @@
  *   occupancy    registers and blocks/SM of plain vs worker form
  *   correctness  (hits build) worker == plain output, every task exactly once,
  *                under >= 1000 random stop / evict / grow / resume events
- *   overhead     worker vs plain kernel time alone on the GPU, per budget
+ *   overhead     worker vs plain kernel time alone on the GPU, per budget;
+ *                each launch timed right after an untimed one of its own form
  *   latency      signal -> all workers gone, vs a flag-polling baseline; halts
  *                after a running kernel's tasks slow down 4x; the halt of
  *                every kernel above, a quarter of the way through
