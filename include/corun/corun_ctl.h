@@ -13,8 +13,10 @@
  *    if its SM is outside [sm_lo, sm_hi] (spatial binding), or if the next
  *    claim starts at or beyond task_limit (epoch quota).
  *  - So the tasks run form a prefix [0, done) of the task space once every
- *    worker has left, provided task_limit is only ever lowered while workers
- *    run. A resumed kernel therefore continues from next = done.
+ *    launch of the kernel has finished (the kernel's end, not `exited`,
+ *    publishes the last adds to done), provided task_limit is only ever
+ *    lowered while workers run. A resumed kernel therefore continues from
+ *    next = done.
  *  - Worker 0, when a signal makes it leave, stores its measured task time in
  *    task_ns_seed (one plain store per launch: every leaving worker storing
  *    there stretched the H100's drain by 6.5 us for blackscholes); workers of a later
