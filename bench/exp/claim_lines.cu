@@ -56,12 +56,7 @@ __global__ void k_w(const float *in, float *out, int w, int h, int C, Lines L)
     for (;;) {
         const int f = first;
         if (f >= total) break;
-        int bx = f % gx, by = f / gx;
-        for (int i = 0; i < C && f + i < total; ++i) {
-            if (i > 0) __syncthreads();
-            tile_body(in, out, w, h, bx, by, tile);
-            if (++bx == gx) { bx = 0; ++by; }
-        }
+        run_tiles(in, out, w, h, f, C, tile);
         if (leader) claim();
         __syncthreads();
         if ((kMode == SD || kMode == RD) && leader) atomicAdd(L.done, (unsigned long long)C);

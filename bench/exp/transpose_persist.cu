@@ -37,12 +37,7 @@ __global__ void k_claim(const float *in, float *out, int w, int h, int C, unsign
     for (;;) {
         const int f = first;
         if (f >= total) break;
-        int bx = f % gx, by = f / gx;
-        for (int i = 0; i < C && f + i < total; ++i) {
-            if (i > 0) __syncthreads();
-            tile_body(in, out, w, h, bx, by, tile);
-            if (++bx == gx) { bx = 0; ++by; }
-        }
+        run_tiles(in, out, w, h, f, C, tile);
         __syncthreads();
         if (leader) first = (int)atomicAdd(ctr, (unsigned)C);
         __syncthreads();
@@ -64,12 +59,7 @@ __global__ void k_pfg(const float *in, float *out, int w, int h, int C, unsigned
         if (f >= total) break;
         unsigned nx = 0; int c = 0;
         if (leader) { c = size(hint); nx = atomicAdd(ctr, (unsigned)c); }
-        int bx = f % gx, by = f / gx;
-        for (int i = 0; i < n && f + i < total; ++i) {
-            if (i > 0) __syncthreads();
-            tile_body(in, out, w, h, bx, by, tile);
-            if (++bx == gx) { bx = 0; ++by; }
-        }
+        run_tiles(in, out, w, h, f, n, tile);
         if (leader) { slot[(k + 1) & 1] = (int)nx; cnt[(k + 1) & 1] = c; hint = (int)nx + c; }
         __syncthreads();
     }

@@ -1,4 +1,4 @@
-// The transpose tile of gpu-check's kernel and its plain kernel, shared by
+// The transpose tile of gpu-check's kernel, its plain kernel and a chunk of tiles, shared by
 // the transpose experiments here (transpose_order.cu, transpose_persist.cu,
 // transpose_db.cu, claim_lines.cu).
 #ifndef CORUN_EXP_TRANSPOSE_TILE_CUH
@@ -26,6 +26,22 @@ __global__ void k_plain(const float *in, float *out, int w, int h)
     tile_body(in, out, w, h, blockIdx.x, blockIdx.y, tile);
 }
 
+// Tiles f .. f+n-1 of a chunk (none at or past the last tile) in order, a
+// barrier between two tiles; kFence: __threadfence() after each tile's stores.
+template <bool kFence = false>
+__device__ __forceinline__ void run_tiles(const float *in, float *out, int w, int h, int f, int n,
+                                          float (*tile)[33])
+{
+    const int gx = w / 32, total = gx * (h / 32);
+    int bx = f % gx, by = f / gx;
+    for (int i = 0; i < n && f + i < total; ++i) {
+        if (i > 0) __syncthreads();
+        tile_body(in, out, w, h, bx, by, tile);
+        if (kFence) __threadfence();
+        if (++bx == gx) { bx = 0; ++by; }
+    }
+}
+
 // Persistent workers, chunks of C tiles, the next chunk's atomicAdd issued
 // before the chunk runs (its latency hidden); kFence: __threadfence() after
 // each tile's stores. transpose_persist.cu's pfC / pfCf, transpose_db.cu's pfC.
@@ -43,13 +59,7 @@ __global__ void k_pf(const float *in, float *out, int w, int h, int C, unsigned 
         if (f >= total) break;
         unsigned nx = 0;
         if (leader) nx = atomicAdd(ctr, (unsigned)C); // in flight during the chunk
-        int bx = f % gx, by = f / gx;
-        for (int i = 0; i < C && f + i < total; ++i) {
-            if (i > 0) __syncthreads();
-            tile_body(in, out, w, h, bx, by, tile);
-            if (kFence) __threadfence();
-            if (++bx == gx) { bx = 0; ++by; }
-        }
+        run_tiles<kFence>(in, out, w, h, f, C, tile);
         if (leader) slot[(k + 1) & 1] = (int)nx;
         __syncthreads();
     }
