@@ -306,6 +306,30 @@ static void stop_pause_and_resume_from_the_counter(void **state)
     assert_int_equal(b->preemptions, 1);
 }
 
+/* A task limit set under running workers waits for the next resume: the
+ * scheduler writes it only when no worker runs (corun_ctl.h). */
+static void limit_waits_for_the_next_resume(void **state)
+{
+    fixture *f = *state;
+    corun__kernel *b = submit(f, "b", CORUN_CLASS_BATCH, 10);
+    const corun__null_call *c;
+
+    corun__null_clear(f->be);
+    assert_int_equal(corun__sched_limit(f->s, b, 6000), CORUN_OK);
+    assert_int_equal(count_signals(f, CORUN_SIG_TASK_LIMIT), 0);
+    assert_int_equal(corun__sched_stop(f->s, b), CORUN_OK);
+    corun__null_set_done(f->be, b->bk, 4000);
+    corun__null_clear(f->be);
+    corun__null_finish(f->be, (uint64_t)(uintptr_t)b);
+    assert_int_equal(corun__sched_step(f->s, corun__sched_now(f->s) + 1), CORUN_OK);
+    assert_int_equal(count_signals(f, CORUN_SIG_TASK_LIMIT), 0);
+    c = last(f, CORUN_NULL_REWIND);
+    assert_non_null(c);
+    assert_int_equal(c->value, 4000);
+    assert_int_equal(c->limit, 6000);
+    assert_int_equal(b->state, CORUN_KS_RUNNING);
+}
+
 static void oversized_reservation_is_refused(void **state)
 {
     fixture *f = *state;
@@ -364,6 +388,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(quota_waits_when_nothing_is_free, setup, teardown),
         cmocka_unit_test_setup_teardown(partial_quota_then_grows_back, setup, teardown),
         cmocka_unit_test_setup_teardown(stop_pause_and_resume_from_the_counter, setup, teardown),
+        cmocka_unit_test_setup_teardown(limit_waits_for_the_next_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(oversized_reservation_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(impossible_shape_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_launch_fails_the_kernel, setup, teardown),

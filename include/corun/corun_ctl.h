@@ -14,16 +14,21 @@
  *    claim starts at or beyond task_limit (epoch quota).
  *  - So the tasks run form a prefix [0, done) of the task space once every
  *    launch of the kernel has finished (the kernel's end, not `exited`,
- *    publishes the last adds to done), provided task_limit is only ever
- *    lowered while workers run. A resumed kernel therefore continues from
- *    next = done.
+ *    publishes the last adds to done). A resumed kernel therefore continues
+ *    from next = done.
+ *  - task_limit is written only while no worker runs. Lowered under running
+ *    workers it could leave a hole: a worker that loaded the old limit just
+ *    before the write claims, and runs, a chunk beyond one that a worker
+ *    which saw the new limit claimed and left unrun (a failed claim still
+ *    advances next). Halts have no such race: a worker told to leave claims
+ *    nothing.
  *  - Worker 0, when a signal makes it leave, stores its measured task time in
  *    task_ns_seed (one plain store per launch: every leaving worker storing
  *    there stretched the H100's drain by 6.5 us for blackscholes); workers of a later
  *    generation start from it instead of measuring one task first.
  *  - Signals are 32-bit words written by the host on a high-priority stream
- *    (cuStreamWriteValue32); task_limit and next are 64-bit and are written
- *    by the host only while no worker runs.
+ *    (cuStreamWriteValue32); task_limit and next are 64-bit and, like
+ *    task_limit above, written by the host only while no worker runs.
  */
 #ifndef CORUN_CTL_H
 #define CORUN_CTL_H
@@ -42,7 +47,8 @@ typedef struct corun_ctl {
     uint32_t evict_below;       /* workers whose CapSM id < evict_below leave */
     uint32_t sm_lo;             /* workers on an SM outside [sm_lo, sm_hi] leave */
     uint32_t sm_hi;
-    uint64_t task_limit;        /* no task at or beyond this is claimed */
+    uint64_t task_limit;        /* no task at or beyond this is claimed;
+                                   written only while no worker runs */
     uint32_t budget_ns;         /* chunk latency budget */
     uint32_t nworkers;          /* workers asked to run (tail-shrink hint) */
     uint32_t chunk_max;         /* upper bound on tasks per claim */

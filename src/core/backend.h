@@ -94,7 +94,8 @@ typedef enum corun__signal {
     CORUN_SIG_HALT_GEN,    /* workers with launch generation < value leave */
     CORUN_SIG_EVICT_BELOW, /* workers with CapSM id < value leave */
     CORUN_SIG_SM_RANGE,    /* value = lo | hi << 32: workers outside leave */
-    CORUN_SIG_TASK_LIMIT,  /* claim nothing at or beyond value; only lowers while running */
+    CORUN_SIG_TASK_LIMIT,  /* claim nothing at or beyond value; only while no launch of
+                              the kernel is in flight (else CORUN_EBUSY) */
     CORUN_SIG_NWORKERS     /* hint: workers asked to run (tail shrink) */
 } corun__signal;
 
@@ -138,10 +139,10 @@ typedef struct corun__backend_ops {
     int (*launch_plain)(corun__backend *be, corun__bkernel *k, int32_t priority, uint64_t cookie);
     int (*signal)(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value);
     /* Only while no launch of k is in flight (else CORUN_EBUSY): set the
-     * task counter and the limit at once; the done counter is kept. This is
-     * the only way to raise the limit (CORUN_SIG_TASK_LIMIT only lowers it
-     * while launches are in flight, and tasks between an old limit and
-     * `next` would otherwise never run). */
+     * task counter and the limit at once; the done counter is kept. Raise a
+     * limit after a launch this way, not with CORUN_SIG_TASK_LIMIT: the
+     * launch's failed claims have moved `next` past the old limit, and the
+     * tasks between would otherwise never run. */
     int (*rewind)(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit);
     int (*progress)(corun__backend *be, corun__bkernel *k, corun_progress *out);
     uint64_t (*now_ns)(corun__backend *be);

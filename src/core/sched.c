@@ -30,7 +30,7 @@ struct corun__sched {
 typedef struct kernel_ext {
     corun__kernel k;
     uint64_t limit;          /* task limit now in force on the device */
-    uint64_t limit_pending;  /* limit to apply at the next resume (raise) */
+    uint64_t limit_pending;  /* limit to apply at the next resume */
     bool announced;          /* complete/on_done already called */
     bool clock_on;           /* k->t_run_since is valid (the sim clock starts at 0) */
 } kernel_ext;
@@ -622,7 +622,10 @@ int corun__sched_limit(corun__sched *s, corun__kernel *k, uint64_t limit)
         limit = k->tasks;
     }
     e->limit_pending = limit;
-    if (limit < e->limit) {
+    /* Never launched: set it now. Otherwise it waits for the next resume
+     * (the rewind sets it): changed under running workers, a limit can leave
+     * a task unrun (corun_ctl.h), and a paused kernel is rewound anyway. */
+    if (k->state == CORUN_KS_WAITING && limit != e->limit) {
         rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_TASK_LIMIT, limit);
         if (rc != CORUN_OK) {
             return rc;

@@ -139,7 +139,9 @@ int corun__sched_stop(corun__sched *s, corun__kernel *k);
  * workers to fill the range (see launch_workers in sched.c). */
 int corun__sched_bind(corun__sched *s, corun__kernel *k, uint32_t sm_lo, uint32_t sm_hi);
 /* Epoch quota: k claims no task at or beyond `limit` (absolute task index).
- * Lowering is immediate; raising waits until k is paused. */
+ * Set at once if k has never been launched; otherwise it takes effect when k
+ * is next resumed (a kernel that stops at its limit pauses, and is resumed
+ * with the limit then pending). */
 int corun__sched_limit(corun__sched *s, corun__kernel *k, uint64_t limit);
 /* Ask the policy to be called back at time t (the earliest request wins). */
 void corun__sched_timer(corun__sched *s, uint64_t t);

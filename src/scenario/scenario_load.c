@@ -89,7 +89,7 @@ static int get_number(const ctx *c, const char *path, json_t *obj, const char *k
 static int get_u32(const ctx *c, const char *path, json_t *obj, const char *key, uint32_t lo,
                    uint32_t hi, uint32_t *out, int required)
 {
-    double d;
+    double d = 0; /* set by get_number on CORUN_OK; gcc -O3 cannot see it */
     int rc;
 
     if (json_object_get(obj, key) == NULL) {

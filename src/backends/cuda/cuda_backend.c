@@ -209,7 +209,6 @@ struct corun__bkernel {
     CUdeviceptr ctl;
     CUevent ready;                      /* control block written; launches wait on it */
     uint64_t tasks;
-    uint64_t limit;                     /* task limit in force on the device */
     uint32_t per_sm;
     uint32_t inflight;                  /* under b->mu */
     void *args;                         /* packed parameter values */
@@ -664,7 +663,6 @@ static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun_
     }
     k->spec = *spec;
     k->tasks = tasks;
-    k->limit = tasks;
     if (spec->code == CORUN_CODE_USER) {
         k->code = spec->user;
         if (k->code == NULL || k->code->plain == NULL || k->code->worker == NULL) {
@@ -1082,15 +1080,17 @@ static int cuda_signal(corun__backend *be, corun__bkernel *k, corun__signal sig,
         return rc;
     }
     case CORUN_SIG_TASK_LIMIT:
+        /* Only while no launch is in flight (corun_ctl.h says why); later
+         * launches wait for the write (k->ready). */
         pthread_mutex_lock(&b->mu);
         inflight = k->inflight;
         pthread_mutex_unlock(&b->mu);
-        if (value > k->limit && inflight > 0) {
+        if (inflight > 0) {
             return CORUN_EBUSY;
         }
         rc = write64(b, k, offsetof(corun_ctl, task_limit), value);
-        if (rc == CORUN_OK) {
-            k->limit = value;
+        if (rc == CORUN_OK && b->d->cu->cuEventRecord(k->ready, b->ctl) != CUDA_SUCCESS) {
+            rc = CORUN_ECUDA;
         }
         return rc;
     }
@@ -1115,7 +1115,6 @@ static int cuda_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uin
         cu->cuEventRecord(k->ready, b->ctl) != CUDA_SUCCESS) {
         return CORUN_ECUDA;
     }
-    k->limit = limit;
     return CORUN_OK;
 }
 

@@ -102,7 +102,7 @@ static int null_signal(corun__backend *be, corun__bkernel *k, corun__signal sig,
 
 static int null_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit)
 {
-    corun__null_call c = {.what = CORUN_NULL_REWIND, .k = k, .value = next};
+    corun__null_call c = {.what = CORUN_NULL_REWIND, .k = k, .value = next, .limit = limit};
     record(be, &c);
     k->next = next;
     k->limit = limit;

@@ -14,6 +14,7 @@ typedef struct corun__null_call {
     corun__launch_req req;     /* WORKERS; PLAIN uses cookie and priority */
     corun__signal sig;         /* SIGNAL */
     uint64_t value;            /* SIGNAL value, REWIND next */
+    uint64_t limit;            /* REWIND limit */
 } corun__null_call;
 
 int corun__null_create(const corun_gpu_desc *desc, corun__backend **out);

@@ -69,17 +69,15 @@ void corun__sim_push(corun__sim *s, uint64_t time, corun__sim_ev kind, uint32_t 
     }
 }
 
-/* Cancels pending events of kernel k of the given kind (any kind if
- * CORUN_SIM_EV_NOP) and, for signals, of the given signal. Rare (close,
- * rewind), so a scan of the heap is fine. */
-static void cancel_events(corun__sim *s, const corun__bkernel *k, corun__sim_ev kind, int sig)
+/* Cancels every pending event of kernel k. Rare (close), so a scan of the
+ * heap is fine. */
+static void cancel_events(corun__sim *s, const corun__bkernel *k)
 {
     size_t i;
 
     for (i = 0; i < s->events.n; i++) {
         corun__hevent *e = &s->events.v[i];
-        if (e->p == k && (kind == CORUN_SIM_EV_NOP || (e->kind == (uint32_t)kind &&
-                                                        (sig < 0 || e->a == (uint32_t)sig)))) {
+        if (e->p == k) {
             e->kind = CORUN_SIM_EV_NOP;
         }
     }
@@ -111,7 +109,7 @@ void corun__sim_apply_signal(corun__sim *s, corun__bkernel *k, corun__signal sig
 
 static void kernel_free(corun__sim *s, corun__bkernel *k)
 {
-    cancel_events(s, k, CORUN_SIM_EV_NOP, -1);
+    cancel_events(s, k);
     if (k->prev != NULL) {
         k->prev->next = k->next;
     } else {
@@ -386,7 +384,6 @@ static int sim_kernel_open(corun__backend *be, const corun__kspec *spec, corun__
     k->ctl.tasks = tasks;
     k->ctl.next = 0;
     k->ctl.done = 0;
-    k->host_limit = tasks;
     k->fault_armed = s->opts.faults.signal_kernel[0] != '\0' &&
                      strncmp(k->spec.name, s->opts.faults.signal_kernel,
                              sizeof(k->spec.name)) == 0;
@@ -519,9 +516,9 @@ static int sim_launch_plain(corun__backend *be, corun__bkernel *k, int32_t prior
 
 /* --- signals and counters ------------------------------------------------- */
 
-/* The word changes on the device signal_ns from now. The task limit may only
- * be raised while no worker of k is live or on its way (CORUN_EBUSY): a
- * worker could otherwise have skipped tasks that would then never run. */
+/* The word changes on the device signal_ns from now. The task limit changes
+ * only while no worker of k is live or on its way (CORUN_EBUSY otherwise,
+ * corun_ctl.h says why), and then at once, as rewind's does. */
 static int sim_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value)
 {
     corun__sim *s = sim_of(be);
@@ -549,10 +546,11 @@ static int sim_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, 
         if (value > k->tasks) {
             return CORUN_ERANGE;
         }
-        if (value > k->host_limit && k->worker_launches > 0) {
+        if (k->worker_launches > 0) {
             return CORUN_EBUSY;
         }
-        break;
+        corun__sim_apply_signal(s, k, sig, value);
+        return CORUN_OK;
     default:
         return CORUN_EINVAL;
     }
@@ -560,22 +558,16 @@ static int sim_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, 
     if (s->broken != CORUN_OK) {
         return s->broken;
     }
-    if (sig == CORUN_SIG_TASK_LIMIT) {
-        k->host_limit = value;
-    }
     if (sig == CORUN_SIG_SM_RANGE) {
         k->range_at = s->now + s->signal_ns;
     }
     return CORUN_OK;
 }
 
-/* A host write while no worker runs, so it takes effect at once. Task-limit
- * signals still on their way were written before it and are dropped. The
- * done counter is left alone. */
+/* A host write while no worker runs, so it takes effect at once. The done
+ * counter is left alone. */
 static int sim_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit)
 {
-    corun__sim *s = sim_of(be);
-
     if (k == NULL) {
         return CORUN_EINVAL;
     }
@@ -585,10 +577,8 @@ static int sim_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint
     if (next > k->tasks || limit > k->tasks) {
         return CORUN_ERANGE;
     }
-    cancel_events(s, k, CORUN_SIM_EV_SIGNAL, CORUN_SIG_TASK_LIMIT);
     k->ctl.next = next;
     k->ctl.task_limit = limit;
-    k->host_limit = limit;
     return CORUN_OK;
 }
 
@@ -665,8 +655,10 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
         !delay_ok(o->claim_ns)) {
         return CORUN_EINVAL;
     }
+    /* A task limit is not a signal workers see while they run (corun_ctl.h). */
     if ((unsigned)o->dispatch > CORUN_SIM_DISPATCH_PRIORITY ||
-        (unsigned)o->faults.signal_kind > CORUN_SIG_NWORKERS) {
+        (unsigned)o->faults.signal_kind > CORUN_SIG_NWORKERS ||
+        o->faults.signal_kind == CORUN_SIG_TASK_LIMIT) {
         return CORUN_EINVAL;
     }
     s = calloc(1, sizeof(*s));

@@ -253,9 +253,7 @@ static void worker_leave(corun__sim *s, uint32_t b)
     block_leave(s, b);
 }
 
-/* done += n, and the "signal at task k" fault once done reaches k. The
- * fault acts as a host write, so a task limit it sets is also the host's:
- * raising it again while workers run is refused as for any host write. */
+/* done += n, and the "signal at task k" fault once done reaches k. */
 static void count_done(corun__sim *s, corun__bkernel *k, uint32_t n)
 {
     const corun__sim_faults *f = &s->opts.faults;
@@ -264,9 +262,6 @@ static void count_done(corun__sim *s, corun__bkernel *k, uint32_t n)
     if (k->fault_armed && k->ctl.done >= f->signal_at_task) {
         k->fault_armed = false;
         corun__sim_apply_signal(s, k, f->signal_kind, f->signal_value);
-        if (f->signal_kind == CORUN_SIG_TASK_LIMIT) {
-            k->host_limit = k->ctl.task_limit;
-        }
     }
 }
 

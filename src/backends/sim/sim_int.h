@@ -105,7 +105,6 @@ struct corun__bkernel {
     uint32_t smem;               /* per block, the driver's reserve included */
     double bw;                   /* DRAM demand of one running task, share of peak */
     corun_ctl ctl;               /* the device-visible control block */
-    uint64_t host_limit;         /* task_limit as last written by the host */
     uint64_t range_at;           /* when the last SM-range write lands: later
                                     launches arrive no earlier (as the cuda
                                     backend orders them after it) */

@@ -1,0 +1,189 @@
+// Experiment: from the bare persistent transpose (one tile per claim, the
+// claim's latency hidden: ~+2 % over the plain kernel) towards a loop that
+// keeps corun's promises, one piece at a time, to see which piece costs what.
+// (not built by default; nvcc -O3 -arch=sm_90 -I include -I gpu/check
+//  bench/exp/transpose_ladder.cu -lcuda)
+//
+// Every loop claims one tile at a time from a corun_ctl's `next`, the next
+// claim's atomicAdd issued before the current tile runs:
+//   la0   nothing else (transpose_tile.cuh's pf1, on the control block)
+//   las   + the signal and limit words loaded with the claim (two 16-byte
+//         volatile loads, checked after the tile as corun's claim checks them)
+//   lasd  las + an atomicAdd on `done` after every tile
+//   lasb  las + `done` added every 4 tiles (and at the end)
+// and for reference the plain kernel, pf3 (chunks of 3, claim hidden) and
+// gpu-check's transpose__corun (corun's loop, budget 10 us). N x N floats,
+// % against the plain kernel of the same round, medians of 15, each launch
+// right after an untimed launch of its own form; outputs checked bitwise.
+// (A loop that leaves on a signal here drops its looked-ahead tile: it
+// measures cost only. A real one would decide the next claim on the signals
+// loaded one tile earlier.)
+#include "exp_util.cuh"
+#include "kernels.cuh"
+#include "transpose_tile.cuh"
+
+template <int kSig, int kDone>
+__global__ void __launch_bounds__(256, 8) k_la(const float *in, float *out, int w, int h, corun_ctl *ctl)
+{
+    __shared__ float tile[32][33];
+    __shared__ int slot[2];
+    __shared__ uint32_t capsm, smid, pend;
+    const int gx = w / 32, total = gx * (h / 32);
+    const bool leader = threadIdx.x == 0 && threadIdx.y == 0;
+    unsigned long long *const next = (unsigned long long *)&ctl->next;
+    if (leader) {
+        capsm = blockIdx.x / 8;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        pend = 0;
+        slot[0] = (int)atomicAdd(next, 1ull);
+    }
+    __syncthreads();
+    for (int k = 0;; ++k) {
+        const int f = slot[k & 1];
+        if (f >= total) break;
+        unsigned long long nx = 0;
+        uint4 sig = make_uint4(0, 0, 0, 0xffffffffu), lim = make_uint4((unsigned)total, 0, 0, 0);
+        if (leader) {
+            if (kSig) {
+                asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(sig.x), "=r"(sig.y), "=r"(sig.z), "=r"(sig.w) : "l"(&ctl->halt_gen) : "memory");
+                asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                             : "=r"(lim.x), "=r"(lim.y), "=r"(lim.z), "=r"(lim.w) : "l"(&ctl->task_limit) : "memory");
+            }
+            nx = atomicAdd(next, 1ull);
+        }
+        tile_body(in, out, w, h, f % gx, f / gx, tile);
+        if (leader) {
+            const bool stay = sig.x == 0 && capsm >= sig.y && smid >= sig.z && smid <= sig.w;
+            slot[(k + 1) & 1] = stay && nx < lim.x ? (int)nx : total;
+            if (kDone == 1) {
+                atomicAdd((unsigned long long *)&ctl->done, 1ull);
+            } else if (kDone == 2 && ++pend == 4) {
+                atomicAdd((unsigned long long *)&ctl->done, 4ull);
+                pend = 0;
+            }
+        }
+        __syncthreads();
+    }
+    if (kDone == 2 && leader && pend) atomicAdd((unsigned long long *)&ctl->done, (unsigned long long)pend);
+}
+
+template <typename P, typename F>
+static float med_ms(int reps, P prep, F launch)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<double> v;
+    for (int r = 0; r < reps; ++r) {
+        prep();
+        launch();
+        CK(cudaDeviceSynchronize());
+        prep();
+        CK(cudaEventRecord(a));
+        launch();
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        v.push_back(ms);
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return (float)pct(v, 50);
+}
+
+__global__ void k_fill(float *p, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = (float)(i & 0xffffff);
+}
+
+int main(int argc, char **argv)
+{
+    const int rounds = argc > 1 ? atoi(argv[1]) : 4;
+    int sms, per = 0;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, transpose__corun, 256, 0));
+    const void *las[4] = {(const void *)k_la<0, 0>, (const void *)k_la<1, 0>, (const void *)k_la<1, 1>,
+                          (const void *)k_la<1, 2>};
+    const char *names[4] = {"la0", "las", "lasd", "lasb"};
+    for (int i = 0; i < 4; ++i) {
+        int got = 0;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, las[i], 256, 0));
+        printf("%s: %d blocks/SM\n", names[i], got);
+    }
+    corun_ctl *ctl;
+    unsigned *ctr;
+    CK(cudaMalloc(&ctl, sizeof(corun_ctl)));
+    CK(cudaMalloc(&ctr, 4));
+    for (int n : {8192, 16384}) {
+        const size_t bytes = (size_t)n * n * 4;
+        float *in, *out, *ref;
+        CK(cudaMalloc(&in, bytes));
+        CK(cudaMalloc(&out, bytes));
+        CK(cudaMalloc(&ref, bytes));
+        k_fill<<<1024, 256>>>(in, (size_t)n * n);
+        const dim3 grid(n / 32, n / 32), blk(32, 8);
+        const unsigned tasks = grid.x * grid.y;
+        const int nw = per * sms;
+        corun_ctl h = exp_ctl(sms, tasks, nw, per);
+        h.grid_x = grid.x;
+        h.grid_y = grid.y;
+        corun_worker_arg wa = {ctl, 0, 0, grid.x, grid.y, 1, (uint32_t)per};
+        int w = n, hh = n;
+        auto none = [] {};
+        auto reset = [&] { CK(cudaMemcpy(ctl, &h, sizeof(h), cudaMemcpyHostToDevice)); };
+        auto zero = [&] { CK(cudaMemset(ctr, 0, 4)); };
+        auto plain = [&] { k_plain<<<grid, blk>>>(in, out, n, n); };
+        auto corun = [&] {
+            void *args[] = {&wa, &in, &out, &w, &hh};
+            CK(cudaLaunchKernel((const void *)transpose__corun, dim3(nw), blk, args, 0, 0));
+        };
+        auto pf = [&](int C) { return [&, C] { k_pf<false><<<nw, blk>>>(in, out, n, n, C, ctr); }; };
+        auto la = [&](int i) {
+            return [&, i] {
+                void *args[] = {&in, &out, &w, &hh, &ctl};
+                CK(cudaLaunchKernel(las[i], dim3(nw), blk, args, 0, 0));
+            };
+        };
+        // Outputs against the plain kernel's.
+        k_plain<<<grid, blk>>>(in, ref, n, n);
+        std::vector<char> a(bytes), b(bytes);
+        CK(cudaMemcpy(a.data(), ref, bytes, cudaMemcpyDeviceToHost));
+        bool ok = true;
+        auto check = [&](const char *name, auto prep, auto run) {
+            CK(cudaMemset(out, 0xff, bytes));
+            prep();
+            run();
+            CK(cudaDeviceSynchronize());
+            CK(cudaMemcpy(b.data(), out, bytes, cudaMemcpyDeviceToHost));
+            if (memcmp(a.data(), b.data(), bytes)) {
+                printf("N=%d %s: output DIFFERS\n", n, name);
+                ok = false;
+            }
+        };
+        check("corun", reset, corun);
+        check("pf1", zero, pf(1));
+        check("pf3", zero, pf(3));
+        for (int i = 0; i < 4; ++i) check(names[i], reset, la(i));
+        if (!ok) return 1;
+        printf("N=%d (%u tiles, %d workers): outputs equal; %% against plain\n", n, tasks, nw);
+        printf("  round   plain ms    corun     pf1     pf3     la0     las    lasd    lasb\n");
+        for (int r = 0; r < rounds; ++r) {
+            const float p = med_ms(15, none, plain);
+            float t[7];
+            t[0] = med_ms(15, reset, corun);
+            t[1] = med_ms(15, zero, pf(1));
+            t[2] = med_ms(15, zero, pf(3));
+            for (int i = 0; i < 4; ++i) t[3 + i] = med_ms(15, reset, la(i));
+            printf("  %5d  %8.4f", r, p);
+            for (float x : t) printf("  %+6.2f", 100 * (x / p - 1));
+            printf("\n");
+        }
+        CK(cudaFree(in));
+        CK(cudaFree(out));
+        CK(cudaFree(ref));
+    }
+    return 0;
+}
