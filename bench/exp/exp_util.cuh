@@ -1,5 +1,6 @@
 // What the bench/exp experiments share: error checks, the host clock, a
-// percentile, and the control block of a plain 1D worker launch.
+// percentile, the control block of a plain 1D worker launch, a median of
+// launches each timed after one of its own form, and an input fill.
 // (header only; the experiments are built with -I include -lcuda)
 #ifndef CORUN_EXP_UTIL_CUH
 #define CORUN_EXP_UTIL_CUH
@@ -47,6 +48,43 @@ static inline corun_ctl exp_ctl(int nsm, uint64_t tasks, int nw, int per)
     h.grid_x = (uint32_t)tasks;
     h.grid_y = h.grid_z = 1;
     return h;
+}
+
+// Median milliseconds of reps timed launches, each right after an untimed
+// launch of the same form and a synchronisation (so it is timed after a
+// launch of its own form, as corun-gpucheck overhead times); prep (e.g. a
+// control block's reset) runs before each launch and is not timed.
+template <typename P, typename F>
+static float median_after_ms(int reps, P prep, F launch)
+{
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<double> v;
+    for (int r = 0; r < reps; ++r) {
+        prep();
+        launch();
+        CK(cudaDeviceSynchronize());
+        prep();
+        CK(cudaEventRecord(a));
+        launch();
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        v.push_back(ms);
+    }
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return (float)pct(v, 50);
+}
+
+// Fills p[0, n) with distinct-enough floats (i mod 2^24).
+__global__ void exp_fill(float *p, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        p[i] = (float)(i & 0xffffff);
+    }
 }
 
 #endif

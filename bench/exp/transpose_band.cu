@@ -15,40 +15,8 @@
 #include "exp_util.cuh"
 #include "kernels.cuh"
 
-__global__ void k_fill(float *p, size_t n)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        p[i] = (float)(i & 0xffffff);
-    }
-}
-
 // Median of reps timed launches, each right after an untimed launch of the
 // same form and a synchronisation; prep (the control block's reset) is not timed.
-template <typename P, typename F>
-static float median_ms(int reps, P prep, F launch)
-{
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<double> v;
-    for (int r = 0; r < reps; ++r) {
-        prep();
-        launch();
-        CK(cudaDeviceSynchronize());
-        prep();
-        CK(cudaEventRecord(a));
-        launch();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        v.push_back(ms);
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return (float)pct(v, 50);
-}
-
 int main()
 {
 #if defined(CORUN_AB_BAND)
@@ -67,7 +35,7 @@ int main()
         CK(cudaMalloc(&in, bytes));
         CK(cudaMalloc(&out, bytes));
         CK(cudaMalloc(&ref, bytes));
-        k_fill<<<1024, 256>>>(in, (size_t)n * n);
+        exp_fill<<<1024, 256>>>(in, (size_t)n * n);
         const dim3 grid(n / 32, n / 32), blk(32, 8);
         const unsigned tasks = grid.x * grid.y;
         corun_ctl h = exp_ctl(sms, tasks, per * sms, per);
@@ -102,8 +70,8 @@ int main()
             continue;
         }
         for (int round = 0; round < 4; ++round) {
-            const float p = median_ms(15, none, plain);
-            const float c = median_ms(15, reset, corun);
+            const float p = median_after_ms(15, none, plain);
+            const float c = median_after_ms(15, reset, corun);
             printf("  round %d plain %.4f ms corun/8 %+5.2f %%\n", round, p, 100 * (c / p - 1));
         }
         CK(cudaFree(in));

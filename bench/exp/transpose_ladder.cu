@@ -68,37 +68,6 @@ __global__ void __launch_bounds__(256, 8) k_la(const float *in, float *out, int 
     if (kDone == 2 && leader && pend) atomicAdd((unsigned long long *)&ctl->done, (unsigned long long)pend);
 }
 
-template <typename P, typename F>
-static float med_ms(int reps, P prep, F launch)
-{
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<double> v;
-    for (int r = 0; r < reps; ++r) {
-        prep();
-        launch();
-        CK(cudaDeviceSynchronize());
-        prep();
-        CK(cudaEventRecord(a));
-        launch();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        v.push_back(ms);
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return (float)pct(v, 50);
-}
-
-__global__ void k_fill(float *p, size_t n)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        p[i] = (float)(i & 0xffffff);
-}
-
 int main(int argc, char **argv)
 {
     const int rounds = argc > 1 ? atoi(argv[1]) : 4;
@@ -123,7 +92,7 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&in, bytes));
         CK(cudaMalloc(&out, bytes));
         CK(cudaMalloc(&ref, bytes));
-        k_fill<<<1024, 256>>>(in, (size_t)n * n);
+        exp_fill<<<1024, 256>>>(in, (size_t)n * n);
         const dim3 grid(n / 32, n / 32), blk(32, 8);
         const unsigned tasks = grid.x * grid.y;
         const int nw = per * sms;
@@ -171,12 +140,12 @@ int main(int argc, char **argv)
         printf("N=%d (%u tiles, %d workers): outputs equal; %% against plain\n", n, tasks, nw);
         printf("  round   plain ms    corun     pf1     pf3     la0     las    lasd    lasb\n");
         for (int r = 0; r < rounds; ++r) {
-            const float p = med_ms(15, none, plain);
+            const float p = median_after_ms(15, none, plain);
             float t[7];
-            t[0] = med_ms(15, reset, corun);
-            t[1] = med_ms(15, zero, pf(1));
-            t[2] = med_ms(15, zero, pf(3));
-            for (int i = 0; i < 4; ++i) t[3 + i] = med_ms(15, reset, la(i));
+            t[0] = median_after_ms(15, reset, corun);
+            t[1] = median_after_ms(15, zero, pf(1));
+            t[2] = median_after_ms(15, zero, pf(3));
+            for (int i = 0; i < 4; ++i) t[3 + i] = median_after_ms(15, reset, la(i));
             printf("  %5d  %8.4f", r, p);
             for (float x : t) printf("  %+6.2f", 100 * (x / p - 1));
             printf("\n");
