@@ -40,7 +40,9 @@ typedef struct corun__sim_faults {
                                       workers) fails with CORUN_EFAULT; 0 = never */
     /* When kernel named signal_kernel has completed signal_at_task tasks,
      * apply signal signal_kind = signal_value to it on the device at once, as
-     * if the host had written it. Empty name = never. */
+     * if the host had written it. Empty name = never. Not
+     * CORUN_SIG_TASK_LIMIT (refused): the host writes that only while no
+     * worker runs (corun_ctl.h). */
     char signal_kernel[64];
     uint64_t signal_at_task;
     corun__signal signal_kind;
