@@ -516,6 +516,21 @@ static double timed_halt(Direct &d, cudaStream_t ks, cudaStream_t hs, unsigned l
     return now_us() - t0;
 }
 
+/* After a halted kernel's end: has every worker that started left? Says
+ * which halt (of which kernel, if given) left some behind. */
+static bool all_left(const corun_ctl &h, const char *kernel, const char *after)
+{
+    if (h.exited == h.started) {
+        return true;
+    }
+    if (kernel != nullptr) {
+        fprintf(stderr, "latency: %s: workers still live after %s\n", kernel, after);
+    } else {
+        fprintf(stderr, "latency: workers still live after %s\n", after);
+    }
+    return false;
+}
+
 /* Tasks slowed 4x (2 -> 8 us) while the kernel runs, then a halt `after` us
  * later, at budget 10: how soon the drain is back within the budget. The
  * chunks run when the tasks slow down were sized for 2 us tasks. The first
@@ -546,9 +561,7 @@ static int latency_after_slowdown(int trials, cudaStream_t ks, cudaStream_t hs)
              * spun; only the row without one reads the progress first. */
             unsigned long long done0;
             halt.push_back(timed_halt(d, ks, hs, &done0, after < 0));
-            corun_ctl h = d.read();
-            if (h.exited != h.started) {
-                fprintf(stderr, "latency: workers still live after halt (slowdown)\n");
+            if (!all_left(d.read(), nullptr, "halt (slowdown)")) {
                 return 1;
             }
         }
@@ -601,8 +614,7 @@ static int latency_per_kernel(int trials, cudaStream_t ks, cudaStream_t hs)
             unsigned long long done0;
             const double t = timed_halt(d, ks, hs, &done0);
             corun_ctl h = d.read();
-            if (h.exited != h.started) {
-                fprintf(stderr, "latency: %s: workers still live after halt\n", c->name);
+            if (!all_left(h, c->name, "halt")) {
                 rc = 1;
                 break;
             }
@@ -709,8 +721,7 @@ static int mode_latency(int trials)
             corun_ctl h = d.read();
             /* block-tasks finished between the signal and the end, per worker */
             after.push_back((double)(h.done - done0) / nw);
-            if (h.exited != h.started) {
-                fprintf(stderr, "latency: workers still live after halt\n");
+            if (!all_left(h, nullptr, "halt")) {
                 return 1;
             }
             if (cold) {
@@ -718,9 +729,7 @@ static int mode_latency(int trials)
                 d.launch(c, ks, nw, 0, 0);
                 sleep_us(2000 + 1.5 * tu);
                 asleep.push_back(timed_halt(d, ks, hs, &done0, false));
-                h = d.read();
-                if (h.exited != h.started) {
-                    fprintf(stderr, "latency: workers still live after halt\n");
+                if (!all_left(d.read(), nullptr, "halt")) {
                     return 1;
                 }
             }
@@ -738,9 +747,7 @@ static int mode_latency(int trials)
             evict.push_back(now_us() - t0);
             CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
             CK(cudaStreamSynchronize(ks));
-            h = d.read();
-            if (h.exited != h.started) {
-                fprintf(stderr, "latency: workers still live after evict+halt\n");
+            if (!all_left(d.read(), nullptr, "evict+halt")) {
                 return 1;
             }
         }
