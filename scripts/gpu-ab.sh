@@ -19,7 +19,7 @@
 # h100-2026-11-22-claim-ab.txt, h100-2026-11-22-midchunk-ab.txt,
 # h100-2026-11-22-transpose-floor.txt, h100-2026-11-22-seed-relaunch.txt,
 # h100-2026-11-22-done-batch-ab.txt, h100-2026-11-22-ewma-jump.txt,
-# h100-2026-11-22-pipe-ab.txt.
+# h100-2026-11-22-pipe-ab.txt, h100-2026-11-22-la-timeline.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] || [ -z "${AB_FLAG:-}" ]; then

@@ -21,7 +21,9 @@
  *    (transpose, bare persistent loop with the claim hidden: +1.9..2.6 %
  *    against +3.3..4.6 % with chunks of 3), but claiming every task ahead
  *    cost the short-task kernels far more (reduce -14 -> +12 % on the H100,
- *    bench/results/h100-2026-11-22-transpose-floor.txt).
+ *    bench/results/h100-2026-11-22-transpose-floor.txt), and claiming one
+ *    task ahead only where three fit in the budget left transpose no better
+ *    (h100-2026-11-22-la-timeline.txt).
  */
 #ifndef CORUN_CHUNK_H
 #define CORUN_CHUNK_H
