@@ -1,6 +1,7 @@
 // What the bench/exp experiments share: error checks, the host clock, a
 // percentile, the control block of a plain 1D worker launch, a median of
-// launches each timed after one of its own form, and an input fill.
+// launches each timed after one of its own form, an input fill and an output
+// check.
 // (header only; the experiments are built with -I include -lcuda)
 #ifndef CORUN_EXP_UTIL_CUH
 #define CORUN_EXP_UTIL_CUH
@@ -85,6 +86,25 @@ __global__ void exp_fill(float *p, size_t n)
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
         p[i] = (float)(i & 0xffffff);
     }
+}
+
+// Fills `out` with 0xff bytes, runs prep() and run(), and compares the first
+// want.size() bytes of `out` with `want` (host memory): false, with a line
+// naming `what`, if they differ.
+template <typename P, typename F>
+static bool exp_same_output(const char *what, void *out, const std::vector<char> &want, P prep, F run)
+{
+    std::vector<char> got(want.size());
+    CK(cudaMemset(out, 0xff, want.size()));
+    prep();
+    run();
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(got.data(), out, want.size(), cudaMemcpyDeviceToHost));
+    if (memcmp(want.data(), got.data(), want.size()) != 0) {
+        printf("%s: output DIFFERS\n", what);
+        return false;
+    }
+    return true;
 }
 
 #endif

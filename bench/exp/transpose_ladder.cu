@@ -118,19 +118,13 @@ int main(int argc, char **argv)
         };
         // Outputs against the plain kernel's.
         k_plain<<<grid, blk>>>(in, ref, n, n);
-        std::vector<char> a(bytes), b(bytes);
-        CK(cudaMemcpy(a.data(), ref, bytes, cudaMemcpyDeviceToHost));
+        std::vector<char> want(bytes);
+        CK(cudaMemcpy(want.data(), ref, bytes, cudaMemcpyDeviceToHost));
         bool ok = true;
         auto check = [&](const char *name, auto prep, auto run) {
-            CK(cudaMemset(out, 0xff, bytes));
-            prep();
-            run();
-            CK(cudaDeviceSynchronize());
-            CK(cudaMemcpy(b.data(), out, bytes, cudaMemcpyDeviceToHost));
-            if (memcmp(a.data(), b.data(), bytes)) {
-                printf("N=%d %s: output DIFFERS\n", n, name);
-                ok = false;
-            }
+            char what[64];
+            snprintf(what, sizeof(what), "N=%d %s", n, name);
+            ok = exp_same_output(what, out, want, prep, run) && ok;
         };
         check("corun", reset, corun);
         check("pf1", zero, pf(1));

@@ -116,19 +116,11 @@ int main(int argc, char **argv)
     auto plain_t = [&] { plain_tr<<<grid, blk>>>(in, out, n, n); };
     auto corun_t = [&] { CK(cudaLaunchKernel((const void *)worker_tr, dim3(nw), blk, args, 0, 0)); };
     transpose<<<grid, blk>>>(in, ref, n, n);
-    std::vector<char> a(bytes), b(bytes);
-    CK(cudaMemcpy(a.data(), ref, bytes, cudaMemcpyDeviceToHost));
-    auto check = [&](const char *name, auto prep, auto run) {
-        CK(cudaMemset(out, 0xff, bytes));
-        prep();
-        run();
-        CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(b.data(), out, bytes, cudaMemcpyDeviceToHost));
-        if (memcmp(a.data(), b.data(), bytes)) { printf("%s: output DIFFERS\n", name); exit(1); }
-    };
-    check("corun", reset, corun);
-    check("plain_tr", none, plain_t);
-    check("corun_tr", reset, corun_t);
+    std::vector<char> want(bytes);
+    CK(cudaMemcpy(want.data(), ref, bytes, cudaMemcpyDeviceToHost));
+    if (!exp_same_output("corun", out, want, reset, corun) || !exp_same_output("plain_tr", out, want, none, plain_t) ||
+        !exp_same_output("corun_tr", out, want, reset, corun_t))
+        return 1;
     std::vector<unsigned long long> hts(2 * tasks);
     std::vector<unsigned> hwk(tasks);
     for (int r = 0; r < rounds; ++r) {
