@@ -1,7 +1,7 @@
 // What the bench/exp experiments share: error checks, the host clock, a
 // percentile, the control block of a plain 1D worker launch, a median of
-// launches each timed after one of its own form, an input fill and an output
-// check.
+// launches each timed after one of its own form, an input fill, the buffers
+// and control block of an N x N transpose, and an output check.
 // (header only; the experiments are built with -I include -lcuda)
 #ifndef CORUN_EXP_UTIL_CUH
 #define CORUN_EXP_UTIL_CUH
@@ -87,6 +87,37 @@ __global__ void exp_fill(float *p, size_t n)
         p[i] = (float)(i & 0xffffff);
     }
 }
+
+// An N x N float transpose as gpu-check's kernel runs it: input (filled by
+// exp_fill), output and reference buffers, freed with the object; the grid of
+// 32 x 32 tiles of 32 x 8 threads; and the control block of a fresh worker
+// launch of nw workers (per per SM) over it, budget 10 us.
+struct ExpTranspose {
+    size_t bytes;
+    float *in, *out, *ref;
+    dim3 grid, blk;
+    unsigned tasks;
+    corun_ctl h;
+    ExpTranspose(int n, int sms, int nw, int per)
+        : bytes((size_t)n * n * 4), grid(n / 32, n / 32), blk(32, 8), tasks((n / 32) * (n / 32))
+    {
+        CK(cudaMalloc(&in, bytes));
+        CK(cudaMalloc(&out, bytes));
+        CK(cudaMalloc(&ref, bytes));
+        exp_fill<<<1024, 256>>>(in, (size_t)n * n);
+        h = exp_ctl(sms, tasks, nw, per);
+        h.grid_x = grid.x;
+        h.grid_y = grid.y;
+    }
+    ~ExpTranspose()
+    {
+        cudaFree(in);
+        cudaFree(out);
+        cudaFree(ref);
+    }
+    ExpTranspose(const ExpTranspose &) = delete;
+    ExpTranspose &operator=(const ExpTranspose &) = delete;
+};
 
 // Fills `out` with 0xff bytes, runs prep() and run(), and compares the first
 // want.size() bytes of `out` with `want` (host memory): false, with a line

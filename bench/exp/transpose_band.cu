@@ -30,17 +30,12 @@ int main()
     corun_ctl *ctl;
     CK(cudaMalloc(&ctl, sizeof(corun_ctl)));
     for (int n : {8352, 8192, 16384}) {
-        const size_t bytes = (size_t)n * n * 4;
-        float *in, *out, *ref;
-        CK(cudaMalloc(&in, bytes));
-        CK(cudaMalloc(&out, bytes));
-        CK(cudaMalloc(&ref, bytes));
-        exp_fill<<<1024, 256>>>(in, (size_t)n * n);
-        const dim3 grid(n / 32, n / 32), blk(32, 8);
-        const unsigned tasks = grid.x * grid.y;
-        corun_ctl h = exp_ctl(sms, tasks, per * sms, per);
-        h.grid_x = grid.x;
-        h.grid_y = grid.y;
+        const ExpTranspose t(n, sms, per * sms, per);
+        const size_t bytes = t.bytes;
+        float *in = t.in, *out = t.out, *ref = t.ref;
+        const dim3 grid = t.grid, blk = t.blk;
+        const unsigned tasks = t.tasks;
+        const corun_ctl h = t.h;
         corun_worker_arg wa = {ctl, 0, 0, grid.x, grid.y, 1, (uint32_t)per};
         int w = n, hh = n;
         void *args[] = {&wa, &in, &out, &w, &hh};
@@ -64,9 +59,6 @@ int main()
             return 1;
         }
         if (n == 8352) {
-            CK(cudaFree(in));
-            CK(cudaFree(out));
-            CK(cudaFree(ref));
             continue;
         }
         for (int round = 0; round < 4; ++round) {
@@ -74,9 +66,6 @@ int main()
             const float c = median_after_ms(15, reset, corun);
             printf("  round %d plain %.4f ms corun/8 %+5.2f %%\n", round, p, 100 * (c / p - 1));
         }
-        CK(cudaFree(in));
-        CK(cudaFree(out));
-        CK(cudaFree(ref));
     }
     return 0;
 }

@@ -87,18 +87,13 @@ int main(int argc, char **argv)
     CK(cudaMalloc(&ctl, sizeof(corun_ctl)));
     CK(cudaMalloc(&ctr, 4));
     for (int n : {8192, 16384}) {
-        const size_t bytes = (size_t)n * n * 4;
-        float *in, *out, *ref;
-        CK(cudaMalloc(&in, bytes));
-        CK(cudaMalloc(&out, bytes));
-        CK(cudaMalloc(&ref, bytes));
-        exp_fill<<<1024, 256>>>(in, (size_t)n * n);
-        const dim3 grid(n / 32, n / 32), blk(32, 8);
-        const unsigned tasks = grid.x * grid.y;
         const int nw = per * sms;
-        corun_ctl h = exp_ctl(sms, tasks, nw, per);
-        h.grid_x = grid.x;
-        h.grid_y = grid.y;
+        const ExpTranspose t(n, sms, nw, per);
+        const size_t bytes = t.bytes;
+        float *in = t.in, *out = t.out, *ref = t.ref;
+        const dim3 grid = t.grid, blk = t.blk;
+        const unsigned tasks = t.tasks;
+        const corun_ctl h = t.h;
         corun_worker_arg wa = {ctl, 0, 0, grid.x, grid.y, 1, (uint32_t)per};
         int w = n, hh = n;
         auto none = [] {};
@@ -144,9 +139,6 @@ int main(int argc, char **argv)
             for (float x : t) printf("  %+6.2f", 100 * (x / p - 1));
             printf("\n");
         }
-        CK(cudaFree(in));
-        CK(cudaFree(out));
-        CK(cudaFree(ref));
     }
     return 0;
 }
