@@ -19,11 +19,12 @@
 # h100-2026-11-22-claim-ab.txt, h100-2026-11-22-midchunk-ab.txt,
 # h100-2026-11-22-transpose-floor.txt, h100-2026-11-22-seed-relaunch.txt,
 # h100-2026-11-22-done-batch-ab.txt, h100-2026-11-22-ewma-jump.txt,
-# h100-2026-11-22-pipe-ab.txt, h100-2026-11-22-la-timeline.txt.
+# h100-2026-11-22-pipe-ab.txt, h100-2026-11-22-la-timeline.txt,
+# h100-2026-11-22-la2.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] || [ -z "${AB_FLAG:-}" ]; then
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
   if [ -z "${1:-}" ]; then
     echo "gpu-ab: set AB_FLAG to the flag variant b is built with" >&2
     exit 2

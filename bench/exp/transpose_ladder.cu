@@ -11,9 +11,14 @@
 //         volatile loads, checked after the tile as corun's claim checks them)
 //   lasd  las + an atomicAdd on `done` after every tile
 //   lasb  las + `done` added every 4 tiles (and at the end)
-// and for reference the plain kernel, pf3 (chunks of 3, claim hidden) and
-// gpu-check's transpose__corun (corun's loop, budget 10 us). N x N floats,
-// % against the plain kernel of the same round, medians of 15, each launch
+//   lasbc lasb running gpu-check's transpose body (bounds-checked, virtual
+//         blockIdx/gridDim) instead of the bare tile
+// and for reference the plain kernel, pf3 (chunks of 3, claim hidden),
+// gpu-check's transpose__corun (corun's loop, budget 10 us) and corunu (corun's
+// loop around the bare tile; build with a loop variant's flag, e.g.
+// -DCORUN_AB_LA2=1, to compare loops). N x N floats,
+// % against the plain kernel of the same round (corun and lasbc also against
+// gpu-check's plain transpose, "vs cp"), medians of 15, each launch
 // right after an untimed launch of its own form; outputs checked bitwise.
 // (A loop that leaves on a signal here drops its looked-ahead tile: it
 // measures cost only. A real one would decide the next claim on the signals
@@ -22,7 +27,17 @@
 #include "kernels.cuh"
 #include "transpose_tile.cuh"
 
-template <int kSig, int kDone>
+// corun's loop around the bare tile (no bounds checks), against the plain
+// kernel; "corun" runs gpu-check's bounds-checked body.
+CORUN_BODY(ttile, (const float *in, float *out, int w, int h))
+{
+    __shared__ float tile[32][33];
+    tile_body(in, out, w, h, blockIdx.x, blockIdx.y, tile);
+}
+CORUN_KERNELS_EX(ttile, (const float *in, float *out, int w, int h), (in, out, w, h), CORUN_SHARED,
+                 __launch_bounds__(256, 8))
+
+template <int kSig, int kDone, int kBody = 0>
 __global__ void __launch_bounds__(256, 8) k_la(const float *in, float *out, int w, int h, corun_ctl *ctl)
 {
     __shared__ float tile[32][33];
@@ -52,7 +67,11 @@ __global__ void __launch_bounds__(256, 8) k_la(const float *in, float *out, int 
             }
             nx = atomicAdd(next, 1ull);
         }
-        tile_body(in, out, w, h, f % gx, f / gx, tile);
+        if (kBody) {
+            transpose__corun_body(in, out, w, h, make_uint3(f % gx, f / gx, 0), dim3(gx, h / 32, 1));
+        } else {
+            tile_body(in, out, w, h, f % gx, f / gx, tile);
+        }
         if (leader) {
             const bool stay = sig.x == 0 && capsm >= sig.y && smid >= sig.z && smid <= sig.w;
             slot[(k + 1) & 1] = stay && nx < lim.x ? (int)nx : total;
@@ -74,10 +93,10 @@ int main(int argc, char **argv)
     int sms, per = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, transpose__corun, 256, 0));
-    const void *las[4] = {(const void *)k_la<0, 0>, (const void *)k_la<1, 0>, (const void *)k_la<1, 1>,
-                          (const void *)k_la<1, 2>};
-    const char *names[4] = {"la0", "las", "lasd", "lasb"};
-    for (int i = 0; i < 4; ++i) {
+    const void *las[5] = {(const void *)k_la<0, 0>, (const void *)k_la<1, 0>, (const void *)k_la<1, 1>,
+                          (const void *)k_la<1, 2>, (const void *)k_la<1, 2, 1>};
+    const char *names[5] = {"la0", "las", "lasd", "lasb", "lasbc"};
+    for (int i = 0; i < 5; ++i) {
         int got = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, las[i], 256, 0));
         printf("%s: %d blocks/SM\n", names[i], got);
@@ -100,9 +119,14 @@ int main(int argc, char **argv)
         auto reset = [&] { CK(cudaMemcpy(ctl, &h, sizeof(h), cudaMemcpyHostToDevice)); };
         auto zero = [&] { CK(cudaMemset(ctr, 0, 4)); };
         auto plain = [&] { k_plain<<<grid, blk>>>(in, out, n, n); };
+        auto cplain = [&] { transpose<<<grid, blk>>>(in, out, n, n); };
         auto corun = [&] {
             void *args[] = {&wa, &in, &out, &w, &hh};
             CK(cudaLaunchKernel((const void *)transpose__corun, dim3(nw), blk, args, 0, 0));
+        };
+        auto corunu = [&] {
+            void *args[] = {&wa, &in, &out, &w, &hh};
+            CK(cudaLaunchKernel((const void *)ttile__corun, dim3(nw), blk, args, 0, 0));
         };
         auto pf = [&](int C) { return [&, C] { k_pf<false><<<nw, blk>>>(in, out, n, n, C, ctr); }; };
         auto la = [&](int i) {
@@ -122,22 +146,26 @@ int main(int argc, char **argv)
             ok = exp_same_output(what, out, want, prep, run) && ok;
         };
         check("corun", reset, corun);
+        check("corunu", reset, corunu);
         check("pf1", zero, pf(1));
         check("pf3", zero, pf(3));
-        for (int i = 0; i < 4; ++i) check(names[i], reset, la(i));
+        for (int i = 0; i < 5; ++i) check(names[i], reset, la(i));
         if (!ok) return 1;
         printf("N=%d (%u tiles, %d workers): outputs equal; %% against plain\n", n, tasks, nw);
-        printf("  round   plain ms    corun     pf1     pf3     la0     las    lasd    lasb\n");
+        printf("  round   plain ms    corun     pf1     pf3     la0     las    lasd    lasb   lasbc | cplain vs p  corun vs cp  lasbc vs cp | corunu\n");
         for (int r = 0; r < rounds; ++r) {
             const float p = median_after_ms(15, none, plain);
-            float t[7];
+            float t[8];
             t[0] = median_after_ms(15, reset, corun);
             t[1] = median_after_ms(15, zero, pf(1));
             t[2] = median_after_ms(15, zero, pf(3));
-            for (int i = 0; i < 4; ++i) t[3 + i] = median_after_ms(15, reset, la(i));
+            for (int i = 0; i < 5; ++i) t[3 + i] = median_after_ms(15, reset, la(i));
+            const float cp = median_after_ms(15, none, cplain);
+            const float cu = median_after_ms(15, reset, corunu);
             printf("  %5d  %8.4f", r, p);
             for (float x : t) printf("  %+6.2f", 100 * (x / p - 1));
-            printf("\n");
+            printf(" |     %+6.2f       %+6.2f       %+6.2f | %+6.2f\n", 100 * (cp / p - 1), 100 * (t[0] / cp - 1),
+                   100 * (t[7] / cp - 1), 100 * (cu / p - 1));
         }
     }
     return 0;

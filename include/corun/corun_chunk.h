@@ -23,7 +23,8 @@
  *    cost the short-task kernels far more (reduce -14 -> +12 % on the H100,
  *    bench/results/h100-2026-11-22-transpose-floor.txt), and claiming one
  *    task ahead only where three fit in the budget left transpose no better
- *    (h100-2026-11-22-la-timeline.txt).
+ *    (h100-2026-11-22-la-timeline.txt), also with the leader's work moved
+ *    after the barrier (h100-2026-11-22-la2.txt).
  */
 #ifndef CORUN_CHUNK_H
 #define CORUN_CHUNK_H
