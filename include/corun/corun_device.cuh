@@ -180,6 +180,10 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         st.mean_ns = 0;
         st.next_hint = 0;
         atomicAdd(&ctl->started, 1u);
+        /* A start without this claim (the host setting next and worker w
+         * running task w unclaimed) was worth 0.1-0.4 points to the H100
+         * transpose and moved three other kernels by more, both ways,
+         * through their code (bench/results/h100-2026-11-22-preset-ab.txt). */
         corun__claim<true>(wa, &st, 0);
         st.t_chunk = corun_globaltimer();
     }
