@@ -69,6 +69,17 @@ static int run_alone(corun__sched *s, const corun__kspec *spec, const corun_laun
                      corun_strerror(rc));
             return rc;
         }
+        if (!d.done && k->state == CORUN_KS_PAUSED) {
+            /* Nothing halted it, and under the manual policy nothing would
+             * resume it: its workers left on their own (how a control
+             * block that never arrived showed, cuda_backend.c's
+             * meter_settle). Waiting would be waiting forever. */
+            snprintf(why, why_len,
+                     "kernel '%s' stopped alone with %llu of %llu tasks done: its workers "
+                     "left without being told to", spec->name,
+                     (unsigned long long)k->done_tasks, (unsigned long long)k->tasks);
+            return CORUN_ESTATE; /* the scheduler's destruction frees it */
+        }
     }
     if (k->state != CORUN_KS_DONE) {
         snprintf(why, why_len, "kernel '%s' failed while profiling: %s", spec->name,

@@ -14,6 +14,19 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
                                 CUdriverProcAddressQueryResult *);
 
+/* The CUDA version whose ABI of `name` cuda.h declares under that name.
+ * cuGetProcAddress hands out the newest version up to the one asked for, and
+ * for most names that is the ABI cuda.h maps the name to. Not for
+ * cuCtxSynchronize: CUDA 13.0 added a version taking the context
+ * (cuCtxSynchronize_v2) while cuda.h keeps cuCtxSynchronize(void), so asked
+ * for by CUDA_VERSION it came back taking an argument it was never passed,
+ * and returned CUDA_ERROR_CONTEXT_IS_DESTROYED without waiting (H100,
+ * driver 580). */
+static int abi_version(const char *name)
+{
+    return strcmp(name, "cuCtxSynchronize") == 0 ? 2000 : CUDA_VERSION;
+}
+
 static void load(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -35,7 +48,7 @@ static void load(void)
     {                                                                                          \
         CUdriverProcAddressQueryResult st;                                                     \
         void *p = NULL;                                                                        \
-        r = get_proc(#name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &st);               \
+        r = get_proc(#name, &p, abi_version(#name), CU_GET_PROC_ADDRESS_DEFAULT, &st);         \
         if (r != CUDA_SUCCESS || p == NULL) {                                                  \
             snprintf(load_error, sizeof(load_error), "the NVIDIA driver lacks %s (needed: "   \
                      "driver for CUDA %d)", #name, CUDA_VERSION);                              \

@@ -389,6 +389,48 @@ static int synth_calibrate(cuda_backend *b, uint32_t threads, uint32_t smem, dou
     return rc;
 }
 
+/*
+ * After a CUPTI measurement: one small host-to-device copy, read back.
+ * Without it, on the H100 and H200 (driver 580, CUDA 13.0), the first
+ * control block written after a measurement arrived as zeros although the
+ * copy and its stream reported success: the next scheduled kernel's workers
+ * read task_limit 0 and SM range 0..0, left at once, and the kernel stayed
+ * paused with nothing done (what `corun profile` hung on). Any such copy
+ * right after the measurement -- pinned or pageable source, any stream, 128
+ * or 384 bytes -- made every later one arrive; synchronising the streams, a
+ * sleep or an allocation did not (bench/results/h100-2026-11-22-cupti-copy.txt).
+ * The cause inside the driver or CUPTI is not known; the copy is checked,
+ * so should it ever not arrive, the measurement fails instead of the runs
+ * after it.
+ */
+static int meter_settle(device_state *d, char *why, size_t why_len)
+{
+    const corun__cu *cu = d->cu;
+    uint32_t put[32], got[32];
+    CUdeviceptr dv = 0;
+    int i, rc = CORUN_OK;
+
+    for (i = 0; i < 32; i++) {
+        put[i] = 0xc0de0000u + (uint32_t)i;
+    }
+    memset(got, 0, sizeof(got));
+    if (!CU_OK(cu, cu->cuMemAlloc(&dv, sizeof(put)), why, why_len)) {
+        return CORUN_ECUDA;
+    }
+    if (!CU_OK(cu, cu->cuMemcpyHtoDAsync(dv, put, sizeof(put), d->probe), why, why_len) ||
+        !CU_OK(cu, cu->cuStreamSynchronize(d->probe), why, why_len) ||
+        !CU_OK(cu, cu->cuMemcpyDtoH(got, dv, sizeof(got)), why, why_len)) {
+        rc = CORUN_ECUDA;
+    } else if (memcmp(put, got, sizeof(put)) != 0) {
+        snprintf(why, why_len, "after the CUPTI measurement a host-to-device copy did not "
+                 "arrive (read back %08x, wrote %08x); measure with CORUN_PROFILE_COUNTERS=0",
+                 got[0], put[0]);
+        rc = CORUN_ECUDA;
+    }
+    (void)cu->cuMemFree(dv);
+    return rc;
+}
+
 /* Profiles one launch with the CUPTI meter. The profiler is enabled only
  * for the measurement: left on, it would intercept every later launch of
  * the process (the scheduled runs that follow a profile). */
@@ -396,11 +438,18 @@ static int meter_run(device_state *d, synth_launch *l, corun__meter_sample *out,
                      size_t why_len)
 {
     corun__meter *m = NULL;
-    int rc = corun__meter_open(d->ctx, &m, why, why_len);
+    char settle_why[256];
+    int rc = corun__meter_open(d->ctx, &m, why, why_len), rs;
 
     if (rc == CORUN_OK) {
         rc = corun__meter_measure(m, synth_launch_sync, l, out, why, why_len);
         corun__meter_close(m);
+    }
+    /* Also after a failed open: it may have profiled its empty range. */
+    rs = meter_settle(d, settle_why, sizeof(settle_why));
+    if (rc == CORUN_OK && rs != CORUN_OK) {
+        snprintf(why, why_len, "%s", settle_why);
+        rc = rs;
     }
     return rc;
 }
@@ -1219,7 +1268,8 @@ static void cuda_destroy(corun__backend *be)
     (void)set_current(b);
     /* Our own streams only: the application's other work is not ours to
      * wait for (and cuCtxSynchronize here crashed inside libcuda under
-     * compute-sanitizer, driver 580). */
+     * compute-sanitizer, driver 580 -- when it was still loaded with the
+     * ABI that takes a context, cuda_api.c's abi_version). */
     if (b->ctl) {
         (void)cu->cuStreamSynchronize(b->ctl);
     }
