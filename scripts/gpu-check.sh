@@ -166,10 +166,10 @@ has apps && run_step apps 300 env OUT="$OUT" GPU_BUILD="$BUILD" \
     GPU_APPS_TIMEOUT="${GPU_APPS_TIMEOUT:-60}" scripts/gpu-apps.sh
 if has counters; then
   # Slate's kernel rates from CUPTI's hardware counters, beside the counted
-  # ones the policies step uses. One process per kernel: after a counter
-  # measurement, the next scheduled worker launch in the same process did
-  # not finish (H200, driver 580; cause not found), and `corun profile`
-  # measures the rates last.
+  # ones the policies step uses, one process per kernel as `--app` runs them.
+  # (One process per kernel was needed before c052098: the first control
+  # block written after a counter measurement arrived as zeros and the next
+  # scheduled kernel never finished; bench/results/h100-2026-11-22-cupti-copy.txt.)
   rm -f "$OUT/profiles-counters.txt" "$OUT/profiles-counters.txt.lock"
   out_abs=$(cd "$OUT" && pwd)
   run_step counters 200 bash -c "for app in bs gs mm rg tr; do \

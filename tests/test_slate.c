@@ -21,6 +21,7 @@
 
 #include "backends/create.h"
 #include "backends/null/null.h"
+#include "backends/sim/sim.h"
 #include "core/intensity.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
@@ -261,6 +262,67 @@ static void measured_rates_are_recorded(void **state)
     corun__pstore_free(&ps);
 }
 
+/* A kernel whose workers leave unbidden while it is profiled alone (on the
+ * H100, after a CUPTI measurement, its control block once arrived as zeros)
+ * fails the training with the reason; under the manual policy nothing would
+ * resume it, and training used to wait for it forever. The sim's fault
+ * injection halts the kernel on the device behind the scheduler's back. */
+static int make_halting_sim(void *ctx, const corun__scenario *sc, uint64_t seed,
+                            corun__backend **out, char *why, size_t why_len)
+{
+    corun__sim_opts o;
+
+    (void)ctx;
+    (void)why;
+    (void)why_len;
+    corun__sim_opts_default(&o);
+    o.desc = sc->gpu;
+    o.seed = seed;
+    snprintf(o.faults.signal_kernel, sizeof(o.faults.signal_kernel), "slate_bs");
+    o.faults.signal_at_task = 100;
+    o.faults.signal_kind = CORUN_SIG_HALT_GEN;
+    o.faults.signal_value = 1;
+    return corun__sim_create(&o, out);
+}
+
+static void a_kernel_that_stops_alone_fails_training(void **state)
+{
+    corun__scenario sc;
+    corun__run_env env;
+    corun__train_opts o;
+    corun__pstore ps;
+    char why[512] = "";
+    int bs_app = -1;
+    size_t i;
+
+    (void)state;
+    init_sim_settings();
+    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/slate-pairs.json"), &sc,
+                                          why, sizeof(why)),
+                     CORUN_OK);
+    for (i = 0; i < sc.napps; i++) {
+        if (strcmp(sc.apps[i].kernel.name, "slate_bs") == 0) {
+            bs_app = (int)i;
+        }
+    }
+    assert_true(bs_app >= 0);
+    memset(&env, 0, sizeof(env));
+    env.make_backend = make_halting_sim;
+    env.make_ctx = &sim_settings;
+    env.settings = sim_settings;
+    corun__train_opts_default(&o, &sim_settings);
+    o.runs = 1;
+    o.profile_runs = 0;
+    corun__pstore_init(&ps);
+    assert_int_equal(corun__scenario_train(&sc, &env, &o, bs_app, &ps, why, sizeof(why)),
+                     CORUN_ESTATE);
+    print_message("%s\n", why);
+    assert_non_null(strstr(why, "'slate_bs' stopped alone"));
+    assert_non_null(strstr(why, "left without being told to"));
+    assert_int_equal(ps.nruns, 0); /* nothing recorded from the broken run */
+    corun__pstore_free(&ps);
+}
+
 /* ---- decisions, on the recording backend ------------------------------- */
 
 typedef struct fixture {
@@ -485,6 +547,7 @@ int main(void)
         cmocka_unit_test(table_i_reads_as_printed),
         cmocka_unit_test(profiles_measure_achieved_rates),
         cmocka_unit_test(measured_rates_are_recorded),
+        cmocka_unit_test(a_kernel_that_stops_alone_fails_training),
         cmocka_unit_test_setup_teardown(complementary_arrival_shares_the_gpu, setup_null,
                                         teardown_null),
         cmocka_unit_test_setup_teardown(conflicting_arrival_waits, setup_null, teardown_null),
