@@ -117,6 +117,40 @@ static void init_sim_settings(void)
                      CORUN_OK);
 }
 
+typedef int (*make_backend_fn)(void *, const corun__scenario *, uint64_t, corun__backend **,
+                               char *, size_t);
+
+/* The index of the app whose kernel is `name` in sc, or -1. */
+static int app_index(const corun__scenario *sc, const char *name)
+{
+    size_t i;
+
+    for (i = 0; i < sc->napps; i++) {
+        if (strcmp(sc->apps[i].kernel.name, name) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/* The Slate scenario, and an environment and default options that train it
+ * on backends from `make`. */
+static void slate_training(corun__scenario *sc, corun__run_env *env, corun__train_opts *o,
+                           make_backend_fn make)
+{
+    char why[512] = "";
+
+    init_sim_settings();
+    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/slate-pairs.json"), sc,
+                                          why, sizeof(why)),
+                     CORUN_OK);
+    memset(env, 0, sizeof(*env));
+    env->make_backend = make;
+    env->make_ctx = &sim_settings;
+    env->settings = sim_settings;
+    corun__train_opts_default(o, &sim_settings);
+}
+
 static void profiles_measure_achieved_rates(void **state)
 {
     corun__scenario sc;
@@ -126,15 +160,7 @@ static void profiles_measure_achieved_rates(void **state)
     char why[512] = "";
     const corun__pprof *tr, *bs, *rg;
 
-    init_sim_settings();
-    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/slate-pairs.json"), &sc,
-                                          why, sizeof(why)),
-                     CORUN_OK);
-    memset(&env, 0, sizeof(env));
-    env.make_backend = make_sim;
-    env.make_ctx = &sim_settings;
-    env.settings = sim_settings;
-    corun__train_opts_default(&o, &sim_settings);
+    slate_training(&sc, &env, &o, make_sim);
     o.runs = 0;
     o.profile_runs = 1;
     corun__pstore_init(&ps);
@@ -216,26 +242,12 @@ static void measured_rates_are_recorded(void **state)
     corun__pstore ps;
     char why[512] = "";
     const corun__pprof *bs;
-    int bs_app = -1, rg_app = -1;
-    size_t i;
+    int bs_app, rg_app;
 
-    init_sim_settings();
-    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/slate-pairs.json"), &sc,
-                                          why, sizeof(why)),
-                     CORUN_OK);
-    for (i = 0; i < sc.napps; i++) {
-        if (strcmp(sc.apps[i].kernel.name, "slate_bs") == 0) {
-            bs_app = (int)i;
-        } else if (strcmp(sc.apps[i].kernel.name, "slate_rg") == 0) {
-            rg_app = (int)i;
-        }
-    }
+    slate_training(&sc, &env, &o, make_measuring_sim);
+    bs_app = app_index(&sc, "slate_bs");
+    rg_app = app_index(&sc, "slate_rg");
     assert_true(bs_app >= 0 && rg_app >= 0);
-    memset(&env, 0, sizeof(env));
-    env.make_backend = make_measuring_sim;
-    env.make_ctx = &sim_settings;
-    env.settings = sim_settings;
-    corun__train_opts_default(&o, &sim_settings);
     o.runs = 0;
     o.profile_runs = 1;
     o.log = hear;
@@ -292,25 +304,12 @@ static void a_kernel_that_stops_alone_fails_training(void **state)
     corun__train_opts o;
     corun__pstore ps;
     char why[512] = "";
-    int bs_app = -1;
-    size_t i;
+    int bs_app;
 
     (void)state;
-    init_sim_settings();
-    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/slate-pairs.json"), &sc,
-                                          why, sizeof(why)),
-                     CORUN_OK);
-    for (i = 0; i < sc.napps; i++) {
-        if (strcmp(sc.apps[i].kernel.name, "slate_bs") == 0) {
-            bs_app = (int)i;
-        }
-    }
+    slate_training(&sc, &env, &o, make_halting_sim);
+    bs_app = app_index(&sc, "slate_bs");
     assert_true(bs_app >= 0);
-    memset(&env, 0, sizeof(env));
-    env.make_backend = make_halting_sim;
-    env.make_ctx = &sim_settings;
-    env.settings = sim_settings;
-    corun__train_opts_default(&o, &sim_settings);
     o.runs = 1;
     o.profile_runs = 0;
     corun__pstore_init(&ps);
