@@ -391,7 +391,8 @@ static int synth_calibrate(cuda_backend *b, uint32_t threads, uint32_t smem, dou
 
 /*
  * After a CUPTI measurement: one small host-to-device copy, read back.
- * Without it, on the H100 and H200 (driver 580, CUDA 13.0), the first
+ * Without it, on the H100 (driver 580, CUDA 13.0; the H200 showed the same
+ * symptom, not traced there), the first
  * control block written after a measurement arrived as zeros although the
  * copy and its stream reported success: the next scheduled kernel's workers
  * read task_limit 0 and SM range 0..0, left at once, and the kernel stayed
@@ -1268,8 +1269,9 @@ static void cuda_destroy(corun__backend *be)
     (void)set_current(b);
     /* Our own streams only: the application's other work is not ours to
      * wait for (and cuCtxSynchronize here crashed inside libcuda under
-     * compute-sanitizer, driver 580 -- when it was still loaded with the
-     * ABI that takes a context, cuda_api.c's abi_version). */
+     * compute-sanitizer, driver 580 -- it was loaded then with the ABI
+     * that takes a context and called without one, which may be why:
+     * cuda_api.c's abi_version). */
     if (b->ctl) {
         (void)cu->cuStreamSynchronize(b->ctl);
     }
