@@ -394,9 +394,9 @@ static int synth_calibrate(cuda_backend *b, uint32_t threads, uint32_t smem, dou
  * Without it, on the H100 (driver 580, CUDA 13.0; the H200 showed the same
  * symptom, not traced there), the first control block written after a
  * measurement arrived as zeros although the copy and its stream reported
- * success: the next scheduled kernel's workers
- * read task_limit 0 and SM range 0..0, left at once, and the kernel stayed
- * paused with nothing done (what `corun profile` hung on). Any such copy
+ * success: the next scheduled kernel's workers read task_limit 0 and SM
+ * range 0..0, left at once, and the kernel stayed paused with nothing done
+ * (what `corun profile` hung on). Any such copy
  * right after the measurement -- pinned or pageable source, any stream, 128
  * or 384 bytes -- made every later one arrive; synchronising the streams, a
  * sleep or an allocation did not (bench/results/h100-2026-11-22-cupti-copy.txt).
