@@ -8,6 +8,8 @@
 #   build        cmake + nvcc build of libcorun, the CLI and gpu-check
 #   occupancy    registers and blocks/SM of plain vs worker kernels
 #   correctness  worker == plain, every block-task exactly once, >= 1000 events
+#   correctahead the same for the ahead entries (CORUN_AHEAD=2: every run of
+#                the CORUN_SHARED kernels matmul, reduce, transpose through it)
 #   overhead     worker vs plain kernel alone on the GPU, per chunk budget
 #   latency      stop and evict latency vs a flag-polling baseline; halts after
 #                a running kernel's tasks slow down 4x; the halt of every
@@ -46,7 +48,8 @@
 #                (counted operations over measured time, against measured
 #                peaks). Profiles go to $OUT/profiles.txt.
 #                GPU_CHECK_POLICIES_BACKEND=sim dry-runs the step without a GPU.
-#   sanitize     compute-sanitizer memcheck and racecheck on the worker loop
+#   sanitize     compute-sanitizer memcheck and racecheck on the worker loop,
+#                then again with the ahead entries (CORUN_AHEAD=2)
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
 # .deps from scripts/fetch-deps.sh on machines that cannot install packages).
 set -uo pipefail
@@ -58,7 +61,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness stream hostfunc demo demotrace overhead latency resume spatial dispatch apps counters policies sanitize"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead stream hostfunc demo demotrace overhead latency resume spatial dispatch apps counters policies sanitize"}
 # GPU_CHECK_EVENTS: random events per kernel in the correctness step (1000).
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
@@ -125,6 +128,9 @@ GCH=$BUILD/gpu/check/corun-gpucheck-hits
 has occupancy && run_step occupancy 120 "$GC" occupancy --json "$OUT/occupancy.json"
 has correctness && run_step correctness 420 "$GCH" correctness --events "${GPU_CHECK_EVENTS:-1000}" \
     --json "$OUT/correctness.json"
+has correctahead && run_step correctahead 300 env CORUN_AHEAD=2 "$GCH" correctness \
+    --kernel matmul,reduce,transpose --events "${GPU_CHECK_EVENTS:-1000}" \
+    --json "$OUT/correctahead.json"
 if has demo; then
   # smguard with the paper's logical CapSMs (SMGUARD_BIND=0) as the
   # same-run reference for the physical reservation (the default).
@@ -154,10 +160,11 @@ if has sanitize; then
     # --report-api-errors no: the backend finds a kernel's parameter count
     # by asking cuFuncGetParamInfo for one past the last, which answers
     # CUDA_ERROR_INVALID_VALUE by design; device-side errors still count.
-    run_step memcheck 120 compute-sanitizer --tool memcheck --report-api-errors no \
-        --error-exitcode 3 "$GC" sanitize
-    run_step racecheck 120 compute-sanitizer --tool racecheck --report-api-errors no \
-        --error-exitcode 3 "$GC" sanitize
+    for tool in memcheck racecheck; do
+      run_step $tool 240 bash -c "for a in 1 2; do echo \"== CORUN_AHEAD=\$a\"; \
+          CORUN_AHEAD=\$a compute-sanitizer --tool $tool --report-api-errors no \
+          --error-exitcode 3 '$GC' sanitize || exit \$?; done"
+    done
   else
     summary+=("sanitize     SKIPPED (no compute-sanitizer)")
   fi
@@ -224,7 +231,7 @@ fi
     printf '"%s": %d' "$s" "${status[$s]}"
   done
   printf '},\n'
-  for f in occupancy correctness overhead latency resume spatial dispatch hostfunc stream demo apps policies; do
+  for f in occupancy correctness correctahead overhead latency resume spatial dispatch hostfunc stream demo apps policies; do
     if [ -s "$OUT/$f.json" ]; then
       printf '  "%s": ' "$f"
       cat "$OUT/$f.json"
@@ -239,7 +246,7 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness overhead latency resume spatial dispatch hostfunc stream demo apps counters policies memcheck racecheck; do
+for f in occupancy correctness correctahead overhead latency resume spatial dispatch hostfunc stream demo apps counters policies memcheck racecheck; do
   [ -s "$OUT/$f.log" ] || [ -s "$OUT/$f.json" ] || continue
   echo "---- $f"
   case $f in
@@ -249,7 +256,7 @@ for f in occupancy correctness overhead latency resume spatial dispatch hostfunc
     counters) grep -E "^(cuda|backend|-- )" "$OUT/$f.log" | head -14 ;;
     resume) grep -vE "^(==|   )" "$OUT/$f.log" | tail -24 ;;
     spatial) grep -E "^(LS|  LS|evict|  GPU clock)" "$OUT/$f.log" | head -60 ;;
-    memcheck|racecheck) grep -E "ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/$f.log" | head -4 ;;
+    memcheck|racecheck) grep -E "^== CORUN_AHEAD|ERROR SUMMARY|RACECHECK SUMMARY|FAIL" "$OUT/$f.log" | head -8 ;;
     policies)
       if [ -s "$OUT/policies.json" ]; then
         grep -E '"(experiment|mean_speedup|min_speedup|mean_antt_gain|mean_triplet_antt_gain|mean_throughput_loss|mean_reduction|mean_share_high|mean_share_low|mean_overhead|max_overhead|mean_mape|mean_gain|mean_corun_gain)"' \

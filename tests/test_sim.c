@@ -344,6 +344,7 @@ typedef struct claim_log {
     uint64_t tail_from;        /* claims with first >= tail_from go to tail_max */
     uint32_t tail_max;
     uint64_t hash;
+    corun__sim_claim *first_claim; /* if set: the earliest claim, lowest task */
 } claim_log;
 
 static void log_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
@@ -358,6 +359,11 @@ static void log_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
     }
     g->hash = (g->hash ^ (c->time_ns * 31 + c->worker * 7 + c->first * 3 + c->size)) *
               0x100000001b3ull;
+    if (g->first_claim != NULL &&
+        (c->time_ns < g->first_claim->time_ns ||
+         (c->time_ns == g->first_claim->time_ns && c->first < g->first_claim->first))) {
+        *g->first_claim = *c;
+    }
     if (c->count == 0) {
         return;
     }
@@ -553,6 +559,199 @@ static void relaunch_starts_from_the_measured_task_time(void **state)
     assert_prefix_once(be, k, tasks, tasks);
     free(g);
     be->ops->destroy(be);
+}
+
+/* --- the ahead entry ---------------------------------------------------- */
+
+/* Which entry a kernel's next launch uses, from its last task time. */
+static void ahead_wanted_where_chunks_hold_three(void **state)
+{
+    (void)state;
+    assert_false(corun_ahead_wanted(0, 10000, 0));    /* nothing measured */
+    assert_true(corun_ahead_wanted(3333, 10000, 0));  /* a chunk of three */
+    assert_true(corun_ahead_wanted(2501, 10000, 0));
+    assert_false(corun_ahead_wanted(3334, 10000, 0)); /* three no longer fit */
+    assert_false(corun_ahead_wanted(3334, 10000, 1));
+    assert_false(corun_ahead_wanted(2500, 10000, 0)); /* four fit: chunks */
+    assert_true(corun_ahead_wanted(2500, 10000, 1));  /* ... but it stays */
+    assert_true(corun_ahead_wanted(2001, 10000, 1));
+    assert_false(corun_ahead_wanted(2000, 10000, 1)); /* five fit: back to chunks */
+    assert_false(corun_ahead_wanted(1000000, 10000, 0));
+    assert_false(corun_ahead_wanted(UINT32_MAX, UINT32_MAX, 1));
+    assert_true(corun_ahead_wanted(UINT32_MAX / 4 + 1, UINT32_MAX, 0));
+}
+
+/* A fresh launch through the ahead entry: workers start on their preset task
+ * (no claim, next = workers), then claim one task at each task's start, and
+ * run every task once. */
+static void ahead_runs_every_task_once_from_a_preset_start(void **state)
+{
+    corun__backend *be = default_sim();
+    const uint32_t tasks = 20000, workers = 1056;
+    corun__kspec s = spec_of("a", tasks, 256, 32, 0, 3 * US);
+    corun__bkernel *k;
+    claim_log *g;
+    corun__sim_claim first = {UINT64_MAX, 0, 0, 0, 0};
+    corun__bevent ev[4];
+    corun__sim_stats st;
+    corun_progress p;
+    uint32_t w;
+
+    s.ahead = true;
+    k = open_kernel(be, &s, NULL);
+    g = new_claim_log(be);
+    g->first_claim = &first;
+    launch_workers(be, k, workers, 0, 0, 1);
+    assert_int_equal(progress(be, k).claimed, workers); /* the host's preset */
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_prefix_once(be, k, tasks, tasks);
+    p = progress(be, k);
+    assert_int_equal(p.done, tasks);
+    assert_int_equal(p.ahead, 1);
+    assert_true(p.task_ns >= 3 * US - 1 && p.task_ns <= 3 * US + 1); /* claims cost nothing */
+    for (w = 0; w < workers; w++) {
+        assert_int_equal(g->first_size[w], 1); /* one task per claim */
+    }
+    assert_int_equal(g->nclaims, tasks - workers); /* the preset tasks were not claimed */
+    /* the first claims come with the first tasks, as the launch arrives */
+    assert_int_equal(first.time_ns, 5 * US);
+    assert_int_equal(first.first, workers);
+    corun__sim_get_stats(be, &st);
+    assert_int_equal(st.tasks_run, tasks);
+    assert_int_equal(st.workers_exited_signal, 0);
+    free(g);
+    be->ops->destroy(be);
+}
+
+/* A halt: every task claimed still runs (the prefix holds), each worker leaves
+ * within three tasks of the signal reaching it, and a relaunch (no preset)
+ * continues from the counter. A signal written before the first launch turns
+ * the preset start off. */
+static void ahead_halt_keeps_the_prefix_within_three_tasks(void **state)
+{
+    corun__backend *be = default_sim();
+    const uint32_t tasks = 100000, workers = 1056;
+    corun__kspec s = spec_of("h", tasks, 256, 32, 0, 3 * US);
+    corun__bkernel *k;
+    claim_log *g;
+    corun__bevent ev[4];
+    corun_progress p;
+    const uint64_t t1 = 100 * US;
+
+    s.ahead = true;
+    k = open_kernel(be, &s, NULL);
+    launch_workers(be, k, workers, 0, 0, 1);
+    run_until(be, t1);
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
+    assert_int_equal(drain(be, ev, 4), 1);
+    /* signal delay, at most three tasks, the notify delay */
+    assert_true(ev[0].time_ns <= t1 + 8 * US + 3 * 3 * US + 10 * US);
+    p = progress(be, k);
+    assert_int_equal(p.live, 0);
+    assert_true(p.done > workers && p.done < tasks);
+    assert_int_equal(p.done, p.claimed); /* every claimed task ran */
+    assert_prefix_once(be, k, tasks, p.done);
+    g = new_claim_log(be);
+    launch_workers(be, k, workers, 0, 1, 2);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(progress(be, k).done, tasks);
+    assert_prefix_once(be, k, tasks, tasks);
+    assert_int_equal(g->nclaims, tasks - p.done); /* a relaunch claims every task */
+    free(g);
+    be->ops->destroy(be);
+
+    /* bound before the launch: no preset, so no task runs outside the range */
+    be = default_sim();
+    k = open_kernel(be, &s, NULL);
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_SM_RANGE, 0 | (65ull << 32)), CORUN_OK);
+    launch_workers(be, k, workers, 0, 0, 1);
+    assert_int_equal(progress(be, k).claimed, 0);
+    run_until(be, 50 * US);
+    assert_int_equal(progress(be, k).live, 528);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_prefix_once(be, k, tasks, tasks);
+    be->ops->destroy(be);
+}
+
+/* Through the host API: a kernel with an ahead entry runs its first launch
+ * in chunks; where the task time that launch measured makes chunks of three,
+ * the next launch takes the ahead entry, and stays there. CORUN_AHEAD=0
+ * never takes it, =2 always; a kernel without one, or with long tasks, never. */
+static uint32_t job_ran_ahead(corun_ctx *ctx, corun_kernel *k, uint32_t *task_ns)
+{
+    corun_job *j;
+    corun_progress p;
+
+    assert_int_equal(corun_launch(ctx, k, (corun_dim3){20000, 1, 1}, (corun_dim3){256, 1, 1}, 0,
+                                  NULL, NULL, &j),
+                     CORUN_OK);
+    assert_int_equal(corun_job_wait(j, -1), CORUN_OK);
+    assert_int_equal(corun_job_progress(j, &p), CORUN_OK);
+    assert_int_equal(p.done, 20000);
+    corun_job_release(j);
+    if (task_ns != NULL) {
+        *task_ns = p.task_ns;
+    }
+    return p.ahead;
+}
+
+static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
+{
+    corun_ctx_opts co = {"sim", "smguard"};
+    corun_kernel_desc kd;
+    corun_ctx *ctx;
+    corun_kernel *k, *none, *slow;
+    uint32_t t = 0, tc = 0;
+    int i;
+
+    (void)state;
+    setenv("CORUN_PROFILE_PATH", "off", 1);
+    setenv("CORUN_SIM_CLAIM_NS", "200", 1); /* chunks of 3 x 2.7 us measure 2.77 us */
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+    memset(&kd, 0, sizeof(kd));
+    kd.name = "t";
+    kd.sim_task_us = 2.7;
+    kd.ahead = (void *)1; /* sim: it has one */
+    assert_int_equal(corun_kernel_register(ctx, &kd, &k), CORUN_OK);
+    kd.name = "n";
+    kd.ahead = NULL;
+    assert_int_equal(corun_kernel_register(ctx, &kd, &none), CORUN_OK);
+    kd.name = "s";
+    kd.sim_task_us = 20;
+    kd.ahead = (void *)1;
+    assert_int_equal(corun_kernel_register(ctx, &kd, &slow), CORUN_OK);
+    assert_int_equal(job_ran_ahead(ctx, k, &tc), 0);
+    assert_true(tc > 2500 && tc <= 3333); /* chunks of three: the claim's share included */
+    for (i = 0; i < 2; i++) {
+        assert_int_equal(job_ran_ahead(ctx, k, &t), 1);
+        /* the claims overlap the tasks: the task's own time (plus the first
+         * claim's 200 ns in the mean's first sample) */
+        assert_true(t >= 2700 && t <= 2750 && t < tc);
+        assert_int_equal(job_ran_ahead(ctx, none, NULL), 0);
+        assert_int_equal(job_ran_ahead(ctx, slow, NULL), 0);
+    }
+    corun_ctx_destroy(ctx);
+
+    setenv("CORUN_AHEAD", "0", 1);
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+    kd.name = "t";
+    kd.sim_task_us = 2.7;
+    assert_int_equal(corun_kernel_register(ctx, &kd, &k), CORUN_OK);
+    for (i = 0; i < 3; i++) {
+        assert_int_equal(job_ran_ahead(ctx, k, NULL), 0);
+    }
+    corun_ctx_destroy(ctx);
+
+    setenv("CORUN_AHEAD", "2", 1);
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+    kd.name = "s";
+    kd.sim_task_us = 20;
+    assert_int_equal(corun_kernel_register(ctx, &kd, &slow), CORUN_OK);
+    assert_int_equal(job_ran_ahead(ctx, slow, NULL), 1);
+    corun_ctx_destroy(ctx);
+    unsetenv("CORUN_AHEAD");
+    unsetenv("CORUN_SIM_CLAIM_NS");
+    unsetenv("CORUN_PROFILE_PATH");
 }
 
 static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
@@ -1015,6 +1214,10 @@ int main(void)
         cmocka_unit_test(sm_range_leaves_workers_outside),
         cmocka_unit_test(sm_range_before_launch_keeps_sms_free),
         cmocka_unit_test(task_limit_stops_claims_and_rewind_resumes),
+        cmocka_unit_test(ahead_wanted_where_chunks_hold_three),
+        cmocka_unit_test(ahead_runs_every_task_once_from_a_preset_start),
+        cmocka_unit_test(ahead_halt_keeps_the_prefix_within_three_tasks),
+        cmocka_unit_test(host_takes_the_ahead_entry_after_chunks_of_three),
         cmocka_unit_test(chunk_size_follows_budget_and_shrinks_at_the_end),
         cmocka_unit_test(chunk_ewma_weights_a_quarter),
         cmocka_unit_test(chunks_follow_a_slowdown_within_four),

@@ -43,6 +43,7 @@ struct Case {
     const char *shape = "";       /* for reports */
     const void *plain = nullptr;  /* &NAME */
     const void *worker = nullptr; /* &NAME__corun */
+    const void *ahead = nullptr;  /* &NAME__corun_ahead (CORUN_SHARED kernels) */
     dim3 grid, block;
     size_t smem = 0;
     std::vector<void *> argv;     /* pointers to the argument values below */
@@ -181,6 +182,7 @@ struct MatmulCase : Case {
         shape = "2D, 32x32 thr, smem";
         plain = (const void *)matmul;
         worker = (const void *)matmul__corun;
+        ahead = (const void *)matmul__corun_ahead;
         n = scale == 2 ? 2048 : scale == 1 ? 1024 : 128;
         A = floats((size_t)n * n, 3, -1, 1);
         B = floats((size_t)n * n, 4, -1, 1);
@@ -225,6 +227,7 @@ struct ReduceCase : Case {
         shape = "1D, smem tree + atomicAdd";
         plain = (const void *)reduce;
         worker = (const void *)reduce__corun;
+        ahead = (const void *)reduce__corun_ahead;
         n = scale == 2 ? (1 << 28) : scale == 1 ? (1 << 24) : (1 << 16);
         in = uints(n, 6);
         sum = (unsigned long long *)alloc(8);
@@ -267,6 +270,7 @@ struct TransposeCase : Case {
         shape = "2D, 32x8 thr, smem tile";
         plain = (const void *)transpose;
         worker = (const void *)transpose__corun;
+        ahead = (const void *)transpose__corun_ahead;
         w = scale == 2 ? 8192 : scale == 1 ? 2048 : 96;
         h = scale == 2 ? 8192 : scale == 1 ? 2048 : 64;
         in = floats((size_t)w * h, 10, -5, 5);

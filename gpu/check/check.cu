@@ -19,6 +19,7 @@
  */
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdarg>
 #include <random>
 #include <string>
@@ -117,17 +118,52 @@ static int per_sm_of(const void *fn, unsigned threads, size_t smem)
     return v;
 }
 
+/* The CORUN_AHEAD setting as libcorun reads it: 0 never, 1 (default) where
+ * corun_ahead_wanted says, 2 always (tests). */
+static unsigned ahead_setting(void)
+{
+    const char *v = getenv("CORUN_AHEAD");
+    return v != NULL && *v != '\0' ? (unsigned)strtoul(v, nullptr, 10) : 1u;
+}
+
 /* A worker launch driven directly through its control block (no scheduler),
- * to measure the mechanism itself. */
+ * to measure the mechanism itself. It picks the entry as libcorun would: the
+ * ahead entry where the kernel has one and the task time its last launch
+ * with this budget measured says so (corun_ahead_wanted), with the preset
+ * start of a fresh launch. */
 struct Direct {
     corun_ctl *ctl = nullptr;
     corun_ctl host;
     int per_sm = 0;
+    bool use_ahead = false;
+    uint32_t preset = 0;   /* the next launch's preset (set by init) */
+    bool launched = false; /* a launch since init: learn() reads what it measured */
+    bool switched = false; /* init's decision differs from the last launch's entry */
+    /* per budget (ns): the task time the last launch measured, and whether it
+     * ran the ahead entry */
+    std::map<uint32_t, std::pair<uint32_t, bool>> memo;
 
     Direct() { CK(cudaMalloc(&ctl, sizeof(corun_ctl))); }
     ~Direct() { cudaFree(ctl); }
-    void init(const Case &c, double budget_us, int nworkers)
+    /* Waits for the launches since init and keeps the task time they measured. */
+    void learn()
     {
+        if (!launched) {
+            return;
+        }
+        launched = false;
+        CK(cudaDeviceSynchronize());
+        const uint32_t t = read().task_ns_seed;
+        if (t != 0) {
+            memo[host.budget_ns] = std::make_pair(t, use_ahead);
+        }
+    }
+    /* A fresh control block for nworkers workers; decide = false keeps the
+     * entry of the launch before (a timed launch after an untimed one of its
+     * own form). */
+    void init(const Case &c, double budget_us, int nworkers, bool decide = true)
+    {
+        learn();
         memset(&host, 0, sizeof(host));
         host.sm_hi = (uint32_t)sm_count() - 1;
         host.task_limit = c.tasks();
@@ -139,19 +175,37 @@ struct Direct {
         host.grid_y = c.grid.y;
         host.grid_z = c.grid.z;
         host.tasks = c.tasks();
+        if (decide) {
+            const std::pair<uint32_t, bool> m = memo[host.budget_ns];
+            const unsigned set = ahead_setting();
+            use_ahead = c.ahead != nullptr && c.tasks() <= CORUN_AHEAD_MAX_TASKS &&
+                        (set == 2 || (set == 1 && corun_ahead_wanted(m.first, host.budget_ns,
+                                                                     m.second)));
+            switched = use_ahead != m.second;
+        }
+        preset = use_ahead ? (uint32_t)nworkers : 0;
+        host.next = preset;
         CK(cudaMemcpy(ctl, &host, sizeof(host), cudaMemcpyHostToDevice));
     }
     void launch(const Case &c, cudaStream_t s, int nworkers, uint32_t base, uint32_t gen)
     {
         corun_worker_arg wa = {ctl, base, gen, host.grid_x, host.grid_y, host.grid_z,
-                               host.workers_per_capsm};
+                               host.workers_per_capsm, preset};
+        if (preset != 0 && (base != 0 || gen != 0 || (uint32_t)nworkers != preset)) {
+            fprintf(stderr, "gpu-check: a preset ahead launch must be init's (%u workers)\n",
+                    preset);
+            exit(2);
+        }
+        preset = 0;
         std::vector<void *> args;
         args.push_back(&wa);
         for (void *p : c.argv) {
             args.push_back(p);
         }
-        CK(cudaLaunchKernel(c.worker, dim3(nworkers), c.block, args.data(), c.smem, s));
+        CK(cudaLaunchKernel(use_ahead ? c.ahead : c.worker, dim3(nworkers), c.block, args.data(),
+                            c.smem, s));
         CK(cudaGetLastError());
+        launched = true;
     }
     corun_ctl read()
     {
@@ -167,21 +221,37 @@ struct Direct {
 static int mode_occupancy(std::vector<Case *> &cases)
 {
     int bad = 0;
-    printf("%-13s %-24s %6s %6s %8s %8s %6s\n", "kernel", "shape", "regs_p", "regs_w", "occ_p",
-           "occ_w", "same");
+    printf("%-13s %-24s %6s %6s %6s %8s %8s %8s %6s\n", "kernel", "shape", "regs_p", "regs_w",
+           "regs_a", "occ_p", "occ_w", "occ_a", "same");
     for (Case *c : cases) {
-        cudaFuncAttributes ap, aw;
+        cudaFuncAttributes ap, aw, aa;
         CK(cudaFuncGetAttributes(&ap, c->plain));
         CK(cudaFuncGetAttributes(&aw, c->worker));
         int op = per_sm_of(c->plain, c->threads(), c->smem);
         int ow = per_sm_of(c->worker, c->threads(), c->smem);
-        printf("%-13s %-24s %6d %6d %8d %8d %6s\n", c->name, c->shape, ap.numRegs, aw.numRegs, op,
-               ow, op == ow ? "yes" : "NO");
-        bad += op != ow;
+        /* the ahead entry (CORUN_SHARED kernels): "-" where there is none */
+        int oa = ow;
+        aa.numRegs = 0;
+        aa.sharedSizeBytes = 0;
+        if (c->ahead != nullptr) {
+            CK(cudaFuncGetAttributes(&aa, c->ahead));
+            oa = per_sm_of(c->ahead, c->threads(), c->smem);
+        }
+        const bool same = op == ow && op == oa;
+        char ra[16] = "-", oas[16] = "-";
+        if (c->ahead != nullptr) {
+            snprintf(ra, sizeof(ra), "%d", aa.numRegs);
+            snprintf(oas, sizeof(oas), "%d", oa);
+        }
+        printf("%-13s %-24s %6d %6d %6s %8d %8d %8s %6s\n", c->name, c->shape, ap.numRegs,
+               aw.numRegs, ra, op, ow, oas, same ? "yes" : "NO");
+        bad += !same;
         jrec("{\"mode\":\"occupancy\",\"kernel\":\"%s\",\"regs_plain\":%d,\"regs_worker\":%d,"
              "\"smem_plain\":%zu,\"smem_worker\":%zu,\"blocks_per_sm_plain\":%d,"
-             "\"blocks_per_sm_worker\":%d}",
-             c->name, ap.numRegs, aw.numRegs, ap.sharedSizeBytes, aw.sharedSizeBytes, op, ow);
+             "\"blocks_per_sm_worker\":%d,\"ahead\":%s,\"regs_ahead\":%d,"
+             "\"smem_ahead\":%zu,\"blocks_per_sm_ahead\":%d}",
+             c->name, ap.numRegs, aw.numRegs, ap.sharedSizeBytes, aw.sharedSizeBytes, op, ow,
+             c->ahead != nullptr ? "true" : "false", aa.numRegs, aa.sharedSizeBytes, oa);
     }
     return bad;
 }
@@ -219,6 +289,11 @@ static corun_kernel *register_case(corun_ctx *ctx, Case *c)
     d.name = c->name;
     d.plain = (void *)fp;
     d.worker = (void *)fw;
+    if (c->ahead != nullptr) {
+        cudaFunction_t fa;
+        CK(cudaGetFuncBySymbol(&fa, c->ahead));
+        d.ahead = (void *)fa;
+    }
     CR(corun_kernel_register(ctx, &d, &k));
     return k;
 }
@@ -261,14 +336,14 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
 
     CR(corun_ctx_create(&o, &ctx));
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    printf("%-13s %7s %6s %6s %6s %6s %8s %9s %10s %s\n", "kernel", "events", "stops", "evicts",
-           "grows", "runs", "bad_out", "bad_hits", "max_rel", "result");
+    printf("%-13s %7s %6s %6s %6s %6s %6s %8s %9s %10s %s\n", "kernel", "events", "stops",
+           "evicts", "grows", "runs", "ahead", "bad_out", "bad_hits", "max_rel", "result");
     for (Case *c : cases) {
         corun_kernel *k = register_case(ctx, c);
         std::vector<uint8_t> ref = run_plain(c, s);
         unsigned *hits = nullptr;
         uint64_t n = c->tasks();
-        unsigned events = 0, stops = 0, evicts = 0, grows = 0, runs = 0, worst = 1;
+        unsigned events = 0, stops = 0, evicts = 0, grows = 0, runs = 0, worst = 1, ahead = 0;
         size_t bad_out = 0, bad_hit = 0;
         double max_rel = 0;
 
@@ -328,6 +403,9 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
                 }
             }
             CR(corun_job_wait(j, -1));
+            corun_progress pr;
+            CR(corun_job_progress(j, &pr));
+            ahead += pr.ahead; /* runs through the ahead entry */
             corun_job_release(j);
             std::vector<uint8_t> got = c->fetch();
             bad_out += c->compare(got, ref, 1e-6, &rel);
@@ -344,13 +422,14 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
         }
         bool ok = bad_out == 0 && bad_hit == 0;
         failures += !ok;
-        printf("%-13s %7u %6u %6u %6u %6u %8zu %9zu %10.2e %s\n", c->name, events, stops, evicts,
-               grows, runs, bad_out, bad_hit, max_rel, ok ? "ok" : "FAIL");
+        printf("%-13s %7u %6u %6u %6u %6u %6u %8zu %9zu %10.2e %s\n", c->name, events, stops,
+               evicts, grows, runs, ahead, bad_out, bad_hit, max_rel, ok ? "ok" : "FAIL");
         jrec("{\"mode\":\"correctness\",\"kernel\":\"%s\",\"tasks\":%llu,\"events\":%u,"
-             "\"stops\":%u,\"evicts\":%u,\"grows\":%u,\"runs\":%u,\"bad_outputs\":%zu,"
-             "\"bad_task_hits\":%zu,\"worst_hit_count\":%u,\"max_rel_err\":%.3e,\"ok\":%s}",
-             c->name, (unsigned long long)n, events, stops, evicts, grows, runs, bad_out, bad_hit,
-             worst, max_rel, ok ? "true" : "false");
+             "\"stops\":%u,\"evicts\":%u,\"grows\":%u,\"runs\":%u,\"ahead_runs\":%u,"
+             "\"bad_outputs\":%zu,\"bad_task_hits\":%zu,\"worst_hit_count\":%u,"
+             "\"max_rel_err\":%.3e,\"ok\":%s}",
+             c->name, (unsigned long long)n, events, stops, evicts, grows, runs, ahead, bad_out,
+             bad_hit, worst, max_rel, ok ? "true" : "false");
         CK(cudaFree(hits));
     }
     CK(cudaStreamDestroy(s));
@@ -388,9 +467,13 @@ static float time_worker(Case *c, Direct &d, double budget_us, cudaStream_t s, c
     float ms;
     int nw = d.per_sm * sm_count();
     d.init(*c, budget_us, nw);
+    if (d.switched) {
+        fprintf(stderr, "%s b%.0f: the %s entry from here\n", c->name, budget_us,
+                d.use_ahead ? "ahead" : "chunk");
+    }
     d.launch(*c, s, nw, 0, 0);
     CK(cudaStreamSynchronize(s)); /* before init rewrites the control block */
-    d.init(*c, budget_us, nw);
+    d.init(*c, budget_us, nw, false);
     CK(cudaEventRecord(e0, s));
     d.launch(*c, s, nw, 0, 0);
     CK(cudaEventRecord(e1, s));
@@ -419,14 +502,18 @@ static int mode_overhead(std::vector<Case *> &cases, int reps)
         d.per_sm = per_sm_of(c->worker, c->threads(), c->smem);
         std::vector<double> tp;
         std::vector<std::vector<double>> tw(nb);
-        for (int w = 0; w < 2; w++) { /* warm-up */
+        std::vector<int> ahead_reps(nb);
+        for (int w = 0; w < 2; w++) { /* warm-up; the entry settles per budget */
             time_plain(c, s, e0, e1);
-            time_worker(c, d, 10, s, e0, e1);
+            for (size_t b = 0; b < nb; b++) {
+                time_worker(c, d, budgets[b], s, e0, e1);
+            }
         }
         for (int r = 0; r < reps; r++) {
             tp.push_back(time_plain(c, s, e0, e1));
             for (size_t b = 0; b < nb; b++) {
                 tw[b].push_back(time_worker(c, d, budgets[b], s, e0, e1));
+                ahead_reps[b] += d.use_ahead;
             }
         }
         double mp = median(tp);
@@ -437,9 +524,9 @@ static int mode_overhead(std::vector<Case *> &cases, int reps)
             jrec("{\"mode\":\"overhead\",\"kernel\":\"%s\",\"budget_us\":%.0f,\"chunk_max\":%u,"
                  "\"reps\":%d,"
                  "\"plain_ms_median\":%.5f,\"worker_ms_median\":%.5f,\"overhead_pct\":%.3f,"
-                 "\"plain_ms_min\":%.5f,\"worker_ms_min\":%.5f}",
+                 "\"plain_ms_min\":%.5f,\"worker_ms_min\":%.5f,\"ahead_reps\":%d}",
                  c->name, budgets[b], g_chunk_max, reps, mp, mw, 100.0 * (mw / mp - 1), pct(tp, 0),
-                 pct(tw[b], 0));
+                 pct(tw[b], 0), ahead_reps[b]);
         }
         printf("\n");
     }
@@ -1583,12 +1670,14 @@ static void usage()
            "                      [--seed N] [--quick]\n"
            "      --budget US: chunk latency budget of direct launches (default 10)\n"
            "      --chunk-max N: at most N tasks per claim (default 1024)\n"
-           "      --kernel NAME: only this kernel of the eight (overhead, resume, ...)\n"
+           "      --kernel NAME[,NAME...]: only these of the eight kernels (overhead, resume, ...)\n"
            "      --budgets US,US,...: the budgets overhead and latency measure\n"
            "                       (default 5,10,20,50 for overhead, 10,20 for latency)\n"
            "modes: occupancy correctness overhead latency resume spatial dispatch hostfunc stream\n"
            "       sanitize\n"
-           "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n");
+           "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n"
+           "CORUN_AHEAD=0|1|2 picks the entry of kernels with an ahead entry as libcorun\n"
+           "does: never, where their last run's task time says (default), always.\n");
 }
 
 /* A crash (e.g. under compute-sanitizer) leaves a backtrace in the log
@@ -1694,17 +1783,34 @@ int main(int argc, char **argv)
         int scale = sanitize || quick ? 0 : !strcmp(mode, "correctness") ? 1 : 2;
         cases = make_cases(scale);
         if (only) {
+            /* NAME[,NAME...] */
+            std::vector<std::string> names;
+            for (const char *p = only; *p != '\0';) {
+                const char *e = strchr(p, ',');
+                names.emplace_back(p, e != nullptr ? (size_t)(e - p) : strlen(p));
+                p = e != nullptr ? e + 1 : p + strlen(p);
+            }
             std::vector<Case *> keep;
             for (Case *c : cases) {
-                if (!strcmp(c->name, only)) {
+                bool want = false;
+                for (const std::string &n : names) {
+                    want = want || n == c->name;
+                }
+                if (want) {
                     keep.push_back(c);
                 } else {
                     delete c;
                 }
             }
-            if (keep.empty()) {
-                fprintf(stderr, "corun-gpucheck: no kernel named '%s'\n", only);
-                return 2;
+            for (const std::string &n : names) {
+                bool found = false;
+                for (Case *c : keep) {
+                    found = found || n == c->name;
+                }
+                if (!found) {
+                    fprintf(stderr, "corun-gpucheck: no kernel named '%s'\n", n.c_str());
+                    return 2;
+                }
             }
             cases = keep;
         }

@@ -158,6 +158,9 @@ typedef struct corun_progress {
     uint64_t claimed;    /* next-task counter (may overshoot tasks) */
     uint64_t done;       /* block-tasks completed */
     uint32_t live;       /* workers currently running */
+    uint32_t task_ns;    /* block-task time worker 0 measured, once it has left
+                            (0 = not yet) */
+    uint32_t ahead;      /* 1: its workers claim a task ahead (the ahead entry) */
 } corun_progress;
 
 /* ------------------------------------------------------------------------ */
@@ -196,6 +199,11 @@ typedef struct corun_kernel_desc {
                             cuModuleGetFunction) */
     void *worker;        /* CUfunction of its worker form, NAME__corun */
     uint32_t flags;
+    void *ahead;         /* optional: CUfunction of NAME__corun_ahead (CORUN_SHARED
+                            kernels have one), the worker that claims a task
+                            ahead; corun runs a kernel through it where its
+                            measured tasks make chunks of three (docs/policies.md).
+                            sim backend: non-NULL says the kernel has one */
     /* sim backend only: how a block-task behaves */
     double sim_task_us;  /* mean duration of one block-task alone on the GPU */
     uint32_t sim_regs;   /* registers per thread (occupancy); 0 = 32 */

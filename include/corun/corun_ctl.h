@@ -22,10 +22,19 @@
  *    which saw the new limit claimed and left unrun (a failed claim still
  *    advances next). Halts have no such race: a worker told to leave claims
  *    nothing.
- *  - Worker 0, when a signal makes it leave, stores its measured task time in
- *    task_ns_seed (one plain store per launch: every leaving worker storing
- *    there stretched the H100's drain by 6.5 us for blackscholes); workers of a later
- *    generation start from it instead of measuring one task first.
+ *  - Worker 0, when it leaves (on a signal or at the end), stores its measured
+ *    task time in task_ns_seed (one plain store per launch: every leaving
+ *    worker storing there stretched the H100's drain by 6.5 us for
+ *    blackscholes); workers of a later generation start from it instead of
+ *    measuring one task first, and the host reads it to choose the next
+ *    launch's entry (corun_ahead_wanted).
+ *  - The ahead entry (NAME__corun_ahead, CORUN_SHARED kernels) claims one task
+ *    at a time, each claim issued while the task before it runs, with a 32-bit
+ *    add on next's low word: every launch of one kernel then uses that entry
+ *    (the host fixes it per kernel), and next stays below 2^31. A task it
+ *    claimed runs whatever the signals say, so the prefix above holds; a
+ *    halt waits for at most three tasks. A fresh launch may start without
+ *    claims: the host sets next = preset and worker w < preset runs task w.
  *  - Signals are 32-bit words written by the host on a high-priority stream
  *    (cuStreamWriteValue32); task_limit and next are 64-bit and, like
  *    task_limit above, written by the host only while no worker runs.
@@ -76,8 +85,8 @@ typedef struct corun_ctl {
                                    the kernel is finished; streams ordered after
                                    it wait for it (corun_launch_stream) */
     uint32_t task_ns_seed;      /* worker 0's measured task time, written when
-                                   a signal makes it leave; a relaunch (gen > 0)
-                                   sizes its first chunk from it (0 = none) */
+                                   it leaves; a relaunch (gen > 0) sizes its
+                                   first chunk from it (0 = none) */
     uint8_t pad4_[CORUN_CTL_LINE - 24];
 } corun_ctl;
 
@@ -91,6 +100,8 @@ typedef struct corun_worker_arg {
     uint32_t gen;       /* launch generation, compared with halt_gen */
     uint32_t grid_x, grid_y, grid_z; /* = the control block's */
     uint32_t workers_per_capsm;      /* = the control block's */
+    uint32_t preset;    /* ahead entry only: workers with id < preset run task
+                           id first, unclaimed (the host set next = preset) */
 } corun_worker_arg;
 
 #ifdef __cplusplus

@@ -19,8 +19,10 @@
  *
  * defines the body, the plain kernel `vadd` (the original, for baselines and
  * for occupancy checks) and the worker kernel `vadd__corun` whose first
- * parameter is a corun_worker_arg. The host launches the worker through
- * libcorun, which decides how many workers run and signals them.
+ * parameter is a corun_worker_arg; a CORUN_SHARED kernel also gets
+ * `NAME__corun_ahead`, the same worker with claims made a task ahead (see
+ * corun_worker_loop_ahead). The host launches a worker through libcorun,
+ * which decides how many workers run, which entry, and signals them.
  *
  * The loop (corun_worker_loop) follows the protocol in corun_ctl.h. Its cost
  * per chunk: one atomicAdd on the task counter and two loads of the control
@@ -146,8 +148,6 @@ __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_w
         if (first < limit) {
             count = (uint32_t)(limit - first < c ? limit - first : c);
         }
-    } else if (wa.base + blockIdx.x == 0 && st->mean_ns != 0) {
-        ctl->task_ns_seed = st->mean_ns; /* leaving on a signal: seed the relaunch */
     }
     st->first[s] = first;
     st->count[s] = count;
@@ -231,6 +231,10 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         }
     }
     if (leader) {
+        if (wa.base + blockIdx.x == 0 && st.mean_ns != 0) {
+            /* seeds a relaunch, and tells the host which entry to use next */
+            ctl->task_ns_seed = st.mean_ns;
+        }
         /* Leaving: a relaxed add, no fence. Nothing that needs this worker's
          * writes reads `exited`: the scheduler reads done and the seed only
          * once the launch has finished, and the kernel's end publishes them.
@@ -243,6 +247,175 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
     }
 }
 
+/*
+ * The ahead entry (NAME__corun_ahead, CORUN_SHARED kernels only): one task
+ * per claim, the next task's claim issued at the top of the task before it,
+ * so the claim's round trip (1.5-1.9 us on the H100 under a memory-bound
+ * load) overlaps the task instead of stalling the worker between chunks. The
+ * host runs a kernel through it where a chunk would hold exactly three tasks
+ * (corun_ahead_wanted); the transpose went from +4.7..+5.0 % to +2.1..+2.5 %
+ * (bench/results/h100-2026-11-22-ahead-ab.txt).
+ *
+ * At the top of each task the leader copies the signal words into shared
+ * memory (cp.async: no register held across the body) and adds 1 to next's
+ * low 32 bits (one result register; a 64-bit add's pair cost the transpose
+ * ~1 point, its stores became branches under the 32-register cap). After the
+ * task it checks the copied signals and makes the claimed task the next one:
+ * it runs whatever they say, so the tasks run stay the prefix [0, done), and
+ * a worker told to leave claims nothing more. So a halt waits for the rest of
+ * the task running, the task claimed with it and, if the signal landed just
+ * after a copy, one more: three tasks at most. The limit is read once (the
+ * host writes it only while no worker runs). `done` and the task time every
+ * four tasks; worker 0 stores its task time when it leaves (task_ns_seed).
+ * A fresh launch may start without claims (wa.preset, set by the host only
+ * when no signal was written before the launch): the preset tasks run
+ * whatever the signals say, like claimed ones.
+ *
+ * Departure from Slate and SMGuard, whose workers claim or compute their next
+ * block only when the one before is done: here the claim is a task ahead, at
+ * the price of a halt waiting up to three tasks instead of one chunk.
+ */
+
+/* atomicAdd(p, 1) on a 32-bit word by lane 0, its result waited for only
+ * where it is used. On an address the compiler can prove warp-uniform it
+ * aggregates the add over the warp (one lane adds, a shuffle hands out the
+ * results) and that shuffle waits for the atomic at once, so the claim would
+ * not overlap the task (bench/results/h100-2026-11-22-la-timeline.txt). The
+ * address is p + %laneid * 8 * salt, salt = 1 read from shared memory by the
+ * caller: with p + %laneid * 8 alone ptxas computed it once before the loop
+ * and held it in two registers across every task's body. */
+__device__ __forceinline__ uint32_t corun__claim1_lane0(uint32_t *p, uint32_t salt)
+{
+    uint32_t old;
+    asm volatile("{\n\t.reg .u32 l;\n\t.reg .u64 a;\n\t"
+                 "mov.u32 l, %%laneid;\n\t"
+                 "mul.lo.u32 l, l, %2;\n\t"
+                 "mad.wide.u32 a, l, 8, %1;\n\t"
+                 "atom.global.add.u32 %0, [a], 1;\n\t}"
+                 : "=r"(old)
+                 : "l"(p), "r"(salt)
+                 : "memory");
+    return old;
+}
+
+/* next's low 32 bits (the GPU is little-endian). */
+static_assert(offsetof(corun_ctl, next) % 8 == 0, "corun_ctl: next must be 8-byte aligned");
+
+struct __align__(16) corun_ahead_state {
+    uint4 sig;        /* halt_gen, evict_below, sm_lo, sm_hi, copied at a task's top */
+    uint32_t slot[2]; /* the task to run next; >= lim: none */
+    uint32_t lim;     /* task_limit */
+    uint32_t capsm, smid;
+    uint32_t pend;    /* tasks run, not yet added to done */
+    uint32_t go;      /* 1: claim ahead at the next task's top */
+    uint32_t mean;    /* measured task time (ns) */
+    unsigned long long t0;
+};
+
+template <typename Body>
+__device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg wa, Body body)
+{
+    __shared__ corun_ahead_state st;
+    corun_ctl *const ctl = wa.ctl;
+    uint32_t *const next_lo = (uint32_t *)&ctl->next;
+    const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
+
+    if (leader) {
+        const uint32_t id = wa.base + blockIdx.x;
+        st.capsm = id / wa.workers_per_capsm;
+        st.smid = corun_smid();
+        st.pend = 0;
+        st.mean = 0;
+        atomicAdd(&ctl->started, 1u);
+        const uint4 s = corun_ld_volatile128(&ctl->halt_gen);
+        const uint32_t l = (uint32_t)*(const volatile unsigned long long *)&ctl->task_limit;
+        const bool stay = wa.gen >= s.x && st.capsm >= s.y && st.smid >= s.z && st.smid <= s.w;
+        uint32_t f = l;
+        if (id < wa.preset) {
+            f = id; /* claimed by the host (next = preset) */
+        } else if (stay) {
+            f = atomicAdd(next_lo, 1u);
+        }
+        st.lim = l;
+        st.slot[0] = f < l ? f : l;
+        st.go = stay;
+        st.t0 = corun_globaltimer();
+    }
+    __syncthreads();
+
+    const dim3 grid(wa.grid_x, wa.grid_y, wa.grid_z);
+    for (uint32_t k = 0;; ++k) {
+        const uint32_t f = st.slot[k & 1u];
+        if (f >= st.lim) {
+            break;
+        }
+        const uint32_t q = f / grid.x;
+        const uint3 b = make_uint3(f - q * grid.x, q % grid.y, q / grid.y);
+        const uint32_t g = st.go;
+        const bool ahead = leader && g != 0;
+        uint32_t nx = 0;
+        if (ahead) {
+            const uint32_t d = (uint32_t)__cvta_generic_to_shared(&st.sig);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n\t"
+                         "cp.async.commit_group;" ::"r"(d),
+                         "l"(&ctl->halt_gen)
+                         : "memory");
+            nx = corun__claim1_lane0(next_lo, g);
+        }
+#ifdef CORUN_TASK_HITS
+        if (leader && ctl->task_hits != 0) {
+            atomicAdd((uint32_t *)(uintptr_t)ctl->task_hits + f, 1u);
+        }
+#endif
+        body(b, grid);
+        if (leader) {
+            const uint32_t l = st.lim;
+            uint32_t n = l;
+            if (ahead) {
+                asm volatile("cp.async.wait_all;" ::: "memory");
+                const uint4 s = st.sig;
+                st.go = wa.gen >= s.x && st.capsm >= s.y && st.smid >= s.z && st.smid <= s.w;
+                n = nx < l ? nx : l;
+            }
+            st.slot[(k + 1) & 1u] = n;
+            if (++st.pend == 4) {
+                const unsigned long long now = corun_globaltimer();
+                atomicAdd((unsigned long long *)&ctl->done, 4ull);
+                st.mean = corun_chunk_ewma(st.mean, (now - st.t0) / 4);
+                st.t0 = now;
+                st.pend = 0;
+            }
+        }
+        __syncthreads();
+    }
+    if (leader) {
+        if (st.pend != 0) {
+            atomicAdd((unsigned long long *)&ctl->done, (unsigned long long)st.pend);
+        }
+        if (wa.base + blockIdx.x == 0 && st.mean != 0) {
+            ctl->task_ns_seed = st.mean;
+        }
+        atomicAdd(&ctl->exited, 1u); /* relaxed, as corun_worker_loop's */
+    }
+}
+
+/* NAME__corun_ahead, for CORUN_SHARED kernels only (KIND is pasted: the
+ * macro's argument as written, or its value when CORUN_KERNELS passed it on). */
+#define CORUN__AHEAD_ENTRY(NAME, PARAMS, ARGS, ATTRS)                                         \
+    extern "C" __global__ void ATTRS NAME##__corun_ahead(const corun_worker_arg corun_wa,    \
+                                                         CORUN__UNPAREN PARAMS)               \
+    {                                                                                         \
+        corun_worker_loop_ahead(corun_wa, [&](const uint3 corun_b, const dim3 corun_g) {     \
+            NAME##__corun_body(CORUN__UNPAREN ARGS, corun_b, corun_g);                        \
+        });                                                                                   \
+    }
+#define CORUN__AHEAD_CORUN_SHARED(NAME, PARAMS, ARGS, ATTRS) CORUN__AHEAD_ENTRY(NAME, PARAMS, ARGS, ATTRS)
+#define CORUN__AHEAD_1(NAME, PARAMS, ARGS, ATTRS) CORUN__AHEAD_ENTRY(NAME, PARAMS, ARGS, ATTRS)
+#define CORUN__AHEAD_CORUN_PLAIN(NAME, PARAMS, ARGS, ATTRS)
+#define CORUN__AHEAD_0(NAME, PARAMS, ARGS, ATTRS)
+#define CORUN__AHEAD(KIND, NAME, PARAMS, ARGS, ATTRS) CORUN__AHEAD_##KIND(NAME, PARAMS, ARGS, ATTRS)
+
+
 /* Declares the body of kernel NAME with its parameter list PARAMS. The body's
  * braces follow the macro. */
 #define CORUN_BODY(NAME, PARAMS)                                                              \
@@ -250,7 +423,8 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
                                                               const uint3 blockIdx,          \
                                                               const dim3 gridDim)
 
-/* Defines the plain kernel NAME and the worker kernel NAME##__corun.
+/* Defines the plain kernel NAME and the worker kernel NAME##__corun (and, for
+ * CORUN_SHARED, NAME##__corun_ahead).
  * ARGS names the parameters in order; KIND is CORUN_PLAIN or CORUN_SHARED;
  * ATTRS are extra declaration attributes for the worker (for example
  * __launch_bounds__(256, 8) or __maxnreg__(32) to pin its occupancy). */
@@ -265,7 +439,8 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         corun_worker_loop<KIND>(corun_wa, [&](const uint3 corun_b, const dim3 corun_g) {     \
             NAME##__corun_body(CORUN__UNPAREN ARGS, corun_b, corun_g);                        \
         });                                                                                   \
-    }
+    }                                                                                         \
+    CORUN__AHEAD(KIND, NAME, PARAMS, ARGS, ATTRS)
 
 #define CORUN_KERNELS(NAME, PARAMS, ARGS, KIND) CORUN_KERNELS_EX(NAME, PARAMS, ARGS, KIND, )
 

@@ -16,6 +16,7 @@
 #include "core/policy.h"
 #include "core/sched.h"
 #include "corun/corun.h"
+#include "corun/corun_chunk.h"
 #ifdef CORUN_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
 #endif
@@ -40,6 +41,11 @@ struct corun_kernel {
     uint32_t flags;
     double sim_task_us;
     uint32_t sim_regs;
+    bool has_ahead;    /* the kernel has an ahead entry (corun_kernel_desc.ahead) */
+    /* under ctx->mu: what its last finished launch measured, for the next
+     * launch's choice of entry (corun_ahead_wanted) */
+    uint32_t task_ns;
+    bool ran_ahead;
 #ifdef CORUN_HAVE_CUDA
     corun__cuda_code code;
 #endif
@@ -48,6 +54,7 @@ struct corun_kernel {
 
 struct corun_job {
     corun_ctx *ctx;
+    corun_kernel *kern;
     corun__kernel *k;
     int done;
     int status;
@@ -225,9 +232,11 @@ CORUN_API int corun_kernel_register(corun_ctx *c, const corun_kernel_desc *d, co
     k->flags = d->flags;
     k->sim_task_us = d->sim_task_us;
     k->sim_regs = d->sim_regs ? d->sim_regs : 32;
+    k->has_ahead = d->ahead != NULL;
 #ifdef CORUN_HAVE_CUDA
     k->code.plain = d->plain;
     k->code.worker = d->worker;
+    k->code.ahead = sim ? NULL : d->ahead;
     snprintf(k->code.name, sizeof(k->code.name), "%s", k->name);
     k->code.allow_occupancy_loss = (d->flags & CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS) != 0;
 #endif
@@ -243,6 +252,10 @@ static void job_done(corun__sched *s, corun__kernel *k, void *user)
 {
     corun_job *j = user;
 
+    if (k->state == CORUN_KS_DONE && k->task_ns != 0) {
+        j->kern->task_ns = k->task_ns;
+        j->kern->ran_ahead = k->ran_ahead;
+    }
     j->done = 1;
     j->status = k->status;
     pthread_cond_broadcast(&j->ctx->cv);
@@ -322,9 +335,17 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
         return fail(CORUN_ENOMEM, "out of memory");
     }
     j->ctx = c;
+    j->kern = kern;
     j->capsm_asked = a.capsm;
     j->released = out == NULL; /* nobody will wait: forget it when it finishes */
     pthread_mutex_lock(&c->mu);
+    /* The entry: CORUN_AHEAD 0 never the ahead one, 1 where the last run's
+     * task time says (corun_ahead_wanted), 2 always (tests). */
+    spec.ahead = c->set.ahead != 0 && kern->has_ahead &&
+                 (uint64_t)grid.x * grid.y * grid.z <= CORUN_AHEAD_MAX_TASKS &&
+                 (c->set.ahead == 2 ||
+                  corun_ahead_wanted(kern->task_ns, (uint32_t)(c->set.chunk_budget_us * 1e3),
+                                     kern->ran_ahead));
     rc = corun__sched_submit(c->s, &spec, &a, job_done, j, &j->k, why, sizeof(why));
     if (rc == CORUN_OK && out != NULL) {
         *out = j;
@@ -569,6 +590,8 @@ CORUN_API int corun_job_progress(corun_job *j, corun_progress *out)
     } else if (j->done) {
         out->tasks = out->claimed = out->done = j->k->tasks;
         out->live = 0;
+        out->task_ns = j->k->task_ns;
+        out->ahead = j->k->ran_ahead;
         rc = CORUN_OK;
     } else {
         rc = corun__sched_progress(c->s, j->k, out);

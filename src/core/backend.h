@@ -79,6 +79,9 @@ typedef struct corun__kspec {
                                    declared (cuda: FMAs fill the task's compute time) */
     /* user code (cuda) */
     const void *user;           /* backend-defined: registered kernel */
+    bool ahead;                 /* launch its workers through the ahead entry
+                                   (corun_ahead_wanted; the caller checked that
+                                   it has one and <= CORUN_AHEAD_MAX_TASKS) */
     const void *args;           /* cuda: one pointer per parameter value, as for
                                    cuLaunchKernel; the values are copied */
     uint64_t task_hits;         /* device address of a uint32 per task counted by

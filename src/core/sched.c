@@ -676,6 +676,8 @@ static void quiescent(corun__sched *s, corun__kernel *k)
         return;
     }
     k->done_tasks = p.done;
+    k->task_ns = p.task_ns;
+    k->ran_ahead = p.ahead != 0;
     if (p.done >= k->tasks) {
         finish(s, k, CORUN_KS_DONE, CORUN_OK);
         return;

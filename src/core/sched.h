@@ -76,6 +76,8 @@ struct corun__kernel {
                                   kernel's share of the GPU; 0 for plain kernels */
     uint64_t t_capsm;          /* when capsm_ns was last brought up to date */
     uint64_t done_tasks;       /* from the last progress read */
+    uint32_t task_ns;          /* block-task time its workers measured (progress), 0 = none */
+    bool ran_ahead;            /* its workers ran the ahead entry (progress) */
 
     corun__kernel_done_fn on_done;
     void *user;

@@ -205,6 +205,8 @@ struct corun__bkernel {
     corun__kspec spec;
     const corun__cuda_code *code;
     CUfunction plain, worker;
+    CUfunction ahead_fn;                /* the ahead entry, where spec.ahead and it keeps
+                                           the worker's occupancy; else NULL */
     uint32_t slot;
     CUdeviceptr ctl;
     CUevent ready;                      /* control block written; launches wait on it */
@@ -216,6 +218,8 @@ struct corun__bkernel {
     size_t offset[MAX_PARAMS];
     void *params[MAX_PARAMS + 1];       /* [0] = &wa for the worker, then user params */
     corun_worker_arg wa;
+    uint32_t launches;                  /* worker launches made */
+    bool signalled;                     /* a signal word was written: no preset start */
     /* stream order (corun_launch_stream) */
     bool ordered;
     bool released;                      /* complete_seq written */
@@ -756,6 +760,23 @@ static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun_
         (void)cu->cuFuncSetAttribute(k->worker, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      (int)smem);
     }
+    if (spec->ahead && k->code != NULL && k->code->ahead != NULL) {
+        /* The ahead entry only where it keeps the worker's occupancy (its
+         * loop differs; corun-gpucheck occupancy checks gpu-check's own). */
+        int occ_ahead = 0;
+        CUfunction fa = (CUfunction)k->code->ahead;
+        if (smem > g->smem_per_block) {
+            (void)cu->cuFuncSetAttribute(fa, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         (int)smem);
+        }
+        if (cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ_ahead, fa, (int)threads, smem) ==
+                CUDA_SUCCESS &&
+            cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ_worker, k->worker, (int)threads,
+                                                            smem) == CUDA_SUCCESS &&
+            occ_ahead == occ_worker) {
+            k->ahead_fn = fa;
+        }
+    }
     if (!CU_OK(cu, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ_plain, k->plain,
                                                                     (int)threads, smem),
                why, why_len) ||
@@ -1031,7 +1052,8 @@ static int launch(cuda_backend *b, corun__bkernel *k, int worker, unsigned nbloc
     if (res == CUDA_SUCCESS) {
         const corun__kspec *sp = &k->spec;
         if (worker) {
-            res = cu->cuLaunchKernel(k->worker, nblocks_x, 1, 1, sp->block.x, sp->block.y,
+            CUfunction fn = k->ahead_fn != NULL ? k->ahead_fn : k->worker;
+            res = cu->cuLaunchKernel(fn, nblocks_x, 1, 1, sp->block.x, sp->block.y,
                                      sp->block.z, sp->smem_dynamic, s, k->params, NULL);
         } else {
             res = cu->cuLaunchKernel(k->plain, sp->grid.x, sp->grid.y, sp->grid.z, sp->block.x,
@@ -1065,23 +1087,6 @@ static int launch(cuda_backend *b, corun__bkernel *k, int worker, unsigned nbloc
     return CORUN_OK;
 }
 
-static int cuda_launch_workers(corun__backend *be, corun__bkernel *k, const corun__launch_req *req)
-{
-    if (req->nworkers == 0) {
-        return CORUN_EINVAL;
-    }
-    /* Parameters are copied by cuLaunchKernel, so k->wa may be reused. */
-    k->wa.base = req->base;
-    k->wa.gen = req->gen;
-    return launch(cb(be), k, 1, req->nworkers, req->priority, req->cookie);
-}
-
-static int cuda_launch_plain(corun__backend *be, corun__bkernel *k, int32_t priority,
-                             uint64_t cookie)
-{
-    return launch(cb(be), k, 0, 0, priority, cookie);
-}
-
 static int write32(cuda_backend *b, corun__bkernel *k, size_t off, uint32_t v)
 {
     return b->d->cu->cuStreamWriteValue32(b->ctl, k->ctl + off, v, 0) == CUDA_SUCCESS
@@ -1096,6 +1101,42 @@ static int write64(cuda_backend *b, corun__bkernel *k, size_t off, uint64_t v)
                : CORUN_ECUDA;
 }
 
+static int cuda_launch_workers(corun__backend *be, corun__bkernel *k, const corun__launch_req *req)
+{
+    cuda_backend *b = cb(be);
+    int rc;
+
+    if (req->nworkers == 0) {
+        return CORUN_EINVAL;
+    }
+    /* Parameters are copied by cuLaunchKernel, so k->wa may be reused. */
+    k->wa.base = req->base;
+    k->wa.gen = req->gen;
+    k->wa.preset = 0;
+    if (k->ahead_fn != NULL && k->launches == 0 && !k->signalled && req->base == 0 &&
+        req->gen == 0) {
+        /* The ahead entry's fresh start: worker w runs task w unclaimed. Only
+         * before any signal, so no preset task runs where one forbids it. */
+        if (set_current(b) != CORUN_OK ||
+            write64(b, k, offsetof(corun_ctl, next), req->nworkers) != CORUN_OK ||
+            b->d->cu->cuEventRecord(k->ready, b->ctl) != CUDA_SUCCESS) {
+            return CORUN_ECUDA;
+        }
+        k->wa.preset = req->nworkers;
+    }
+    rc = launch(b, k, 1, req->nworkers, req->priority, req->cookie);
+    if (rc == CORUN_OK) {
+        k->launches++;
+    }
+    return rc;
+}
+
+static int cuda_launch_plain(corun__backend *be, corun__bkernel *k, int32_t priority,
+                             uint64_t cookie)
+{
+    return launch(cb(be), k, 0, 0, priority, cookie);
+}
+
 static int cuda_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value)
 {
     cuda_backend *b = cb(be);
@@ -1104,6 +1145,9 @@ static int cuda_signal(corun__backend *be, corun__bkernel *k, corun__signal sig,
 
     if (set_current(b) != CORUN_OK) {
         return CORUN_ECUDA;
+    }
+    if (sig != CORUN_SIG_NWORKERS) {
+        k->signalled = true;
     }
     switch (sig) {
     case CORUN_SIG_HALT_GEN:
@@ -1184,6 +1228,8 @@ static int cuda_progress(corun__backend *be, corun__bkernel *k, corun_progress *
     out->claimed = rb->next;
     out->done = rb->done;
     out->live = rb->started > rb->exited ? rb->started - rb->exited : 0;
+    out->task_ns = rb->task_ns_seed;
+    out->ahead = k->ahead_fn != NULL;
     return CORUN_OK;
 }
 

@@ -30,6 +30,7 @@
 typedef struct corun__cuda_code {
     void *plain;
     void *worker;
+    void *ahead;   /* NAME__corun_ahead, or NULL */
     char name[64];
     int allow_occupancy_loss;
 } corun__cuda_code;

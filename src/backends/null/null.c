@@ -115,6 +115,8 @@ static int null_progress(corun__backend *be, corun__bkernel *k, corun_progress *
     out->claimed = k->next;
     out->done = k->done;
     out->live = 0;
+    out->task_ns = 0;
+    out->ahead = 0;
     return CORUN_OK;
 }
 

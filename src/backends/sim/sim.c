@@ -355,6 +355,7 @@ static int sim_kernel_open(corun__backend *be, const corun__kspec *spec, corun__
     k->spec.args = NULL;
     k->spec.task_hits = 0;
     k->tasks = tasks;
+    k->ahead = spec->ahead;
     k->per_sm = occ.blocks_per_sm;
     k->warps = occ.warps_per_block;
     k->regs_per_warp = corun__regs_per_warp(&s->opts.desc, shape.regs_per_thread);
@@ -449,7 +450,7 @@ static corun__sim_launch *launch_alloc(corun__sim *s)
  * its way to the dispatcher. Argument errors are reported before and do not
  * count as launch calls. */
 static int launch(corun__sim *s, corun__bkernel *k, uint64_t blocks, bool workers, uint32_t base,
-                  uint32_t gen, int32_t priority, uint64_t cookie)
+                  uint32_t gen, uint32_t preset, int32_t priority, uint64_t cookie)
 {
     corun__sim_launch *l;
 
@@ -474,6 +475,7 @@ static int launch(corun__sim *s, corun__bkernel *k, uint64_t blocks, bool worker
     l->gone = 0;
     l->base = base;
     l->gen = gen;
+    l->preset = preset;
     l->priority = priority;
     l->workers = workers;
     l->queued = false;
@@ -495,14 +497,28 @@ static int launch(corun__sim *s, corun__bkernel *k, uint64_t blocks, bool worker
 
 static int sim_launch_workers(corun__backend *be, corun__bkernel *k, const corun__launch_req *req)
 {
+    uint32_t preset = 0;
+    int rc;
+
     if (k == NULL || req == NULL || req->nworkers == 0) {
         return CORUN_EINVAL;
     }
     if ((uint64_t)req->base + req->nworkers - 1 > UINT32_MAX) {
         return CORUN_ERANGE;
     }
-    return launch(sim_of(be), k, req->nworkers, true, req->base, req->gen, req->priority,
-                  req->cookie);
+    if (k->ahead && k->worker_calls == 0 && !k->signalled && req->base == 0 && req->gen == 0) {
+        /* the ahead entry's fresh start, as the cuda backend makes it */
+        preset = req->nworkers;
+        k->ctl.next = preset;
+    }
+    rc = launch(sim_of(be), k, req->nworkers, true, req->base, req->gen, preset, req->priority,
+                req->cookie);
+    if (rc == CORUN_OK) {
+        k->worker_calls++;
+    } else if (preset > 0) {
+        k->ctl.next = 0;
+    }
+    return rc;
 }
 
 static int sim_launch_plain(corun__backend *be, corun__bkernel *k, int32_t priority,
@@ -511,7 +527,7 @@ static int sim_launch_plain(corun__backend *be, corun__bkernel *k, int32_t prior
     if (k == NULL) {
         return CORUN_EINVAL;
     }
-    return launch(sim_of(be), k, k->tasks, false, 0, 0, priority, cookie);
+    return launch(sim_of(be), k, k->tasks, false, 0, 0, 0, priority, cookie);
 }
 
 /* --- signals and counters ------------------------------------------------- */
@@ -531,6 +547,9 @@ static int sim_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, 
     }
     if (k->closed) {
         return CORUN_ESTATE;
+    }
+    if (sig != CORUN_SIG_NWORKERS) {
+        k->signalled = true;
     }
     switch (sig) {
     case CORUN_SIG_HALT_GEN:
@@ -594,6 +613,8 @@ static int sim_progress(corun__backend *be, corun__bkernel *k, corun_progress *o
     out->claimed = k->ctl.next;
     out->done = k->ctl.done;
     out->live = k->ctl.started - k->ctl.exited;
+    out->task_ns = k->ctl.task_ns_seed;
+    out->ahead = k->ahead;
     return CORUN_OK;
 }
 

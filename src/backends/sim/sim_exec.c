@@ -25,8 +25,18 @@
  * the other, then count them in `done` and feed the chunk's time per task to
  * corun_chunk_ewma. As on the device, the claim of chunk k+1 happens before
  * chunk k is counted, so the time measured for a chunk includes one claim.
- * Worker 0 leaving on a signal stores its measured task time in task_ns_seed,
- * and workers of a later generation start from it, as on the device.
+ * Worker 0 leaving (on a signal or at the end) stores its measured task time
+ * in task_ns_seed, and workers of a later generation start from it, as on
+ * the device.
+ *
+ * A kernel launched through its ahead entry (spec.ahead) follows
+ * corun_worker_loop_ahead instead: one task per claim; at each task's start
+ * the worker copies the signals and claims the next task at once (on the
+ * device that claim's round trip overlaps the task, so it costs no time
+ * here); after the task the copied signals decide whether it claims again,
+ * and the task claimed runs either way. `done` and the task time every four
+ * tasks. Workers with id < the launch's preset run task id first, unclaimed;
+ * the others make one claim (claim_ns) before their first task.
  * One simplification: a worker told to leave by a signal leaves at once,
  * without the final barrier.
  */
@@ -245,10 +255,15 @@ static void block_leave(corun__sim *s, uint32_t b)
     corun__sim_launch_block_gone(s, l);
 }
 
+/* Worker 0 stores its task time as it leaves, as on the device. */
 static void worker_leave(corun__sim *s, uint32_t b)
 {
-    corun_ctl *ctl = &s->blocks[b].l->k->ctl;
+    const corun__sim_block *blk = &s->blocks[b];
+    corun_ctl *ctl = &blk->l->k->ctl;
 
+    if (blk->worker == 0 && blk->mean_ns != 0) {
+        ctl->task_ns_seed = blk->mean_ns; /* seeds a relaunch (corun_ctl.h) */
+    }
     ctl->exited++;
     block_leave(s, b);
 }
@@ -265,23 +280,38 @@ static void count_done(corun__sim *s, corun__bkernel *k, uint32_t n)
     }
 }
 
+/* Whether the signals let this worker stay. */
+static bool signals_allow(const corun__sim_block *blk)
+{
+    const corun__bkernel *k = blk->l->k;
+    const corun_ctl *ctl = &k->ctl;
+
+    return blk->l->gen >= ctl->halt_gen && blk->worker / k->per_sm >= ctl->evict_below &&
+           blk->sm >= ctl->sm_lo && blk->sm <= ctl->sm_hi;
+}
+
+/* Reports a claim of c tasks from first, count of them runnable. */
+static void report_claim(corun__sim *s, corun__bkernel *k, uint32_t worker, uint32_t c,
+                         uint64_t first, uint32_t count)
+{
+    if (s->claim_fn != NULL) {
+        corun__sim_claim cl = {s->now, worker, c, first, count};
+        s->claim_fn(s->claim_ctx, k, &cl);
+    }
+}
+
 /* A chunk boundary (or the worker's start): obey the signals, else claim. */
 static void worker_boundary(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
     corun__bkernel *k = blk->l->k;
     corun_ctl *ctl = &k->ctl;
-    const uint32_t capsm = blk->worker / k->per_sm;
     uint64_t limit, first;
     uint32_t remaining, c;
 
-    if (blk->l->gen < ctl->halt_gen || capsm < ctl->evict_below || blk->sm < ctl->sm_lo ||
-        blk->sm > ctl->sm_hi) {
+    if (!signals_allow(blk)) {
         if (blk->count > 0) {
             count_done(s, k, blk->count);
-        }
-        if (blk->worker == 0 && blk->mean_ns != 0) {
-            ctl->task_ns_seed = blk->mean_ns; /* seeds a relaunch (corun_ctl.h) */
         }
         s->stats.workers_exited_signal++;
         worker_leave(s, b);
@@ -298,10 +328,93 @@ static void worker_boundary(corun__sim *s, uint32_t b)
     blk->next_hint = first + c;
     blk->claim_first = first;
     blk->claim_count = first < limit ? (uint32_t)(limit - first < c ? limit - first : c) : 0;
-    if (s->claim_fn != NULL) {
-        corun__sim_claim cl = {s->now, blk->worker, c, first, blk->claim_count};
-        s->claim_fn(s->claim_ctx, k, &cl);
+    report_claim(s, k, blk->worker, c, first, blk->claim_count);
+    corun__sim_push(s, s->now + s->claim_ns, CORUN_SIM_EV_CLAIM, b, 0, NULL);
+}
+
+/* --- the ahead entry ------------------------------------------------------ */
+
+/* A task's start: while go, copy the signals and claim the next task. */
+static void ahead_task_start(corun__sim *s, uint32_t b)
+{
+    corun__sim_block *blk = &s->blocks[b];
+    corun__bkernel *k = blk->l->k;
+
+    blk->claimed = blk->go;
+    if (blk->go) {
+        blk->stay = signals_allow(blk);
+        blk->ahead_next = k->ctl.next++;
+        report_claim(s, k, blk->worker, 1, blk->ahead_next,
+                     blk->ahead_next < k->ctl.task_limit ? 1u : 0u);
     }
+    blk->count = 1;
+    blk->cur = 0;
+    task_start(s, b);
+}
+
+/* A task's end: the task claimed at its start runs next, whatever the
+ * signals copied then say; they decide whether that one claims again. */
+static void ahead_task_end(corun__sim *s, uint32_t b)
+{
+    corun__sim_block *blk = &s->blocks[b];
+    corun__bkernel *k = blk->l->k;
+    const uint64_t limit = k->ctl.task_limit;
+    uint64_t n = limit;
+
+    if (blk->claimed) {
+        blk->go = blk->stay;
+        n = blk->ahead_next;
+    }
+    if (++blk->pend == 4) {
+        count_done(s, k, 4);
+        blk->mean_ns = corun_chunk_ewma(blk->mean_ns, (s->now - blk->t_chunk) / 4);
+        blk->t_chunk = s->now;
+        blk->pend = 0;
+    }
+    if (n >= limit) {
+        if (blk->pend > 0) {
+            count_done(s, k, blk->pend);
+            blk->pend = 0;
+        }
+        if (!blk->go) {
+            s->stats.workers_exited_signal++;
+        }
+        worker_leave(s, b);
+        return;
+    }
+    blk->first = n;
+    ahead_task_start(s, b);
+}
+
+/* A worker's start: a preset task, or one claim (claim_ns) if the signals
+ * allow. */
+static void ahead_worker_start(corun__sim *s, uint32_t b)
+{
+    corun__sim_block *blk = &s->blocks[b];
+    corun__bkernel *k = blk->l->k;
+    const uint64_t limit = k->ctl.task_limit;
+
+    blk->pend = 0;
+    blk->mean_ns = 0;
+    blk->t_chunk = s->now;
+    blk->go = signals_allow(blk);
+    if (blk->worker < blk->l->preset) {
+        if (blk->worker >= limit) {
+            worker_leave(s, b);
+            return;
+        }
+        blk->first = blk->worker; /* claimed by the host: next = preset */
+        ahead_task_start(s, b);
+        return;
+    }
+    if (!blk->go) {
+        s->stats.workers_exited_signal++;
+        worker_leave(s, b);
+        return;
+    }
+    blk->claim_first = k->ctl.next++;
+    blk->claim_count = blk->claim_first < limit ? 1 : 0;
+    report_claim(s, k, blk->worker, 1, blk->claim_first, blk->claim_count);
     corun__sim_push(s, s->now + s->claim_ns, CORUN_SIM_EV_CLAIM, b, 0, NULL);
 }
 
@@ -311,6 +424,15 @@ void corun__sim_on_claim_event(corun__sim *s, uint32_t b)
     corun__bkernel *k = blk->l->k;
 
     s->stats.events++;
+    if (k->ahead) { /* the ahead entry's first claim */
+        if (blk->claim_count == 0) {
+            worker_leave(s, b);
+            return;
+        }
+        blk->first = blk->claim_first;
+        ahead_task_start(s, b);
+        return;
+    }
     if (blk->count > 0) {
         count_done(s, k, blk->count);
         blk->mean_ns = corun_chunk_ewma(blk->mean_ns, (s->now - blk->t_chunk) / blk->count);
@@ -342,6 +464,10 @@ void corun__sim_block_start(corun__sim *s, uint32_t b)
     }
     k->ctl.started++;
     s->stats.workers_started++;
+    if (k->ahead) {
+        ahead_worker_start(s, b);
+        return;
+    }
     if (blk->l->gen > 0) {
         blk->mean_ns = k->ctl.task_ns_seed; /* a relaunch starts from the measured time */
     }
@@ -369,6 +495,8 @@ void corun__sim_on_task_event(corun__sim *s, corun__bkernel *k, uint64_t version
     k->hits[blk->first + blk->cur]++;
     if (!blk->l->workers) {
         block_leave(s, t.block);
+    } else if (k->ahead) {
+        ahead_task_end(s, t.block);
     } else if (++blk->cur < blk->count) {
         task_start(s, t.block);
     } else {

@@ -55,6 +55,7 @@ typedef struct corun__sim_launch {
     uint64_t gone;     /* blocks that have left the GPU */
     uint32_t base;     /* worker id of the first block (workers) */
     uint32_t gen;      /* launch generation (workers) */
+    uint32_t preset;   /* ahead entry: workers with id < preset run task id unclaimed */
     int32_t priority;  /* stream priority, larger first */
     bool workers;      /* persistent workers, else one block per task */
     bool queued;       /* in the dispatch queue */
@@ -79,6 +80,12 @@ typedef struct corun__sim_block {
     uint64_t claim_first;
     uint64_t next_hint;   /* counter value after this worker's last claim */
     uint64_t t_chunk;     /* when the current chunk started */
+    /* the ahead entry (corun_worker_loop_ahead) */
+    uint64_t ahead_next;  /* task claimed at the running task's start */
+    uint32_t pend;        /* tasks run, not yet added to done */
+    bool go;              /* claims ahead at the next task's start */
+    bool claimed;         /* the running task's start claimed ahead_next */
+    bool stay;            /* the signals as copied at the running task's start */
 } corun__sim_block;
 
 /* A running block-task in its kernel's heap, ordered by virtual end time. */
@@ -122,6 +129,9 @@ struct corun__bkernel {
     uint64_t wake_time;          /* time of the valid TASK event, if wake_set */
     bool wake_set;
 
+    bool ahead;                  /* workers run the ahead entry (spec.ahead) */
+    bool signalled;              /* a signal was written: no preset start */
+    uint32_t worker_calls;       /* worker launches made */
     uint32_t launches;           /* launches not over (all their blocks gone) */
     uint32_t worker_launches;    /* of which worker launches */
     bool fault_armed;            /* faults.signal_kernel names this kernel */
