@@ -570,8 +570,9 @@ static void ahead_wanted_where_chunks_hold_three(void **state)
     assert_false(corun_ahead_wanted(0, 10000, 0));    /* nothing measured */
     assert_true(corun_ahead_wanted(3333, 10000, 0));  /* a chunk of three */
     assert_true(corun_ahead_wanted(2501, 10000, 0));
-    assert_false(corun_ahead_wanted(3334, 10000, 0)); /* three no longer fit */
-    assert_false(corun_ahead_wanted(3334, 10000, 1));
+    assert_true(corun_ahead_wanted(3750, 10000, 0));  /* three in 9/8 of the budget */
+    assert_false(corun_ahead_wanted(3751, 10000, 0)); /* three no longer fit */
+    assert_false(corun_ahead_wanted(3751, 10000, 1));
     assert_false(corun_ahead_wanted(2500, 10000, 0)); /* four fit: chunks */
     assert_true(corun_ahead_wanted(2500, 10000, 1));  /* ... but it stays */
     assert_true(corun_ahead_wanted(2001, 10000, 1));
@@ -721,7 +722,7 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
     kd.ahead = (void *)1;
     assert_int_equal(corun_kernel_register(ctx, &kd, &slow), CORUN_OK);
     assert_int_equal(job_ran_ahead(ctx, k, &tc), 0);
-    assert_true(tc > 2500 && tc <= 3333); /* chunks of three: the claim's share included */
+    assert_true(tc > 2500 && tc <= 3750); /* chunks of three: the claim's share included */
     for (i = 0; i < 2; i++) {
         assert_int_equal(job_ran_ahead(ctx, k, &t), 1);
         /* the claims overlap the tasks: the task's own time (plus the first

@@ -202,7 +202,8 @@ typedef struct corun_kernel_desc {
     void *ahead;         /* optional: CUfunction of NAME__corun_ahead (CORUN_SHARED
                             kernels have one), the worker that claims a task
                             ahead; corun runs a kernel through it where its
-                            measured tasks make chunks of three (docs/policies.md).
+                            measured tasks make chunks of three or fewer
+                            (CORUN_AHEAD, docs/gpu-results.md).
                             sim backend: non-NULL says the kernel has one */
     /* sim backend only: how a block-task behaves */
     double sim_task_us;  /* mean duration of one block-task alone on the GPU */

@@ -87,20 +87,24 @@ CORUN_HD uint32_t corun_chunk_ewma(uint32_t mean_ns, uint64_t sample_ns)
  * one task per claim, each claim issued while the task before it runs), from
  * the task time its last launch measured (task_ns, 0 = none) and whether that
  * launch ran the ahead entry. A halt there waits for up to three tasks, so
- * three must fit in the budget. It is entered where a chunk would hold
- * exactly three tasks: there one claim's round trip (1.5-1.9 us on the H100
- * under a memory-bound load) is paid for every three tasks, and hiding it
- * was worth 2-3 points to the transpose (bench/results/h100-2026-11-22-
- * ahead-ab.txt); with four or more tasks a chunk pays it rarely enough, and a
- * claim per task costs short-task kernels more than it saves (reduce -14 ->
- * +12 %, h100-2026-11-22-transpose-floor.txt). It is left once tasks are
- * shorter than a fifth of the budget, so a task time that moves a little
- * around the edge does not switch entries at every launch. */
+ * three must fit in the budget, give or take an eighth: the time a chunked
+ * launch measures includes its claims' share (~0.5 us of the H100
+ * transpose's 3.2-3.4 us), which the ahead entry does not pay, and a bound
+ * that tight made the transpose enter on some launches and not others. It
+ * is entered where a chunk would hold at most three tasks, as there one
+ * claim's round trip (1.5-1.9 us on the H100 under a memory-bound load) is
+ * paid every three tasks or fewer, and hiding it was worth 2-3 points to the
+ * transpose (bench/results/h100-2026-11-22-ahead-ab.txt); with four or more
+ * a chunk pays it rarely enough, and a claim per task costs short-task
+ * kernels more than it saves (reduce -14 -> +12 %, h100-2026-11-22-
+ * transpose-floor.txt). It is left once tasks are shorter than a fifth of the
+ * budget, so a task time near the edge does not switch entries at every
+ * launch. */
 CORUN_HD int corun_ahead_wanted(uint32_t task_ns, uint32_t budget_ns, int was_ahead)
 {
     const uint64_t t = task_ns, b = budget_ns;
 
-    return t != 0 && 3 * t <= b && (was_ahead ? 5 * t > b : 4 * t > b);
+    return t != 0 && 24 * t <= 9 * b && (was_ahead ? 5 * t > b : 4 * t > b);
 }
 
 /* Tasks below this may run through the ahead entry: its claims add to next's

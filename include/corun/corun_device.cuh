@@ -252,8 +252,9 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
  * per claim, the next task's claim issued at the top of the task before it,
  * so the claim's round trip (1.5-1.9 us on the H100 under a memory-bound
  * load) overlaps the task instead of stalling the worker between chunks. The
- * host runs a kernel through it where a chunk would hold exactly three tasks
- * (corun_ahead_wanted); the transpose went from +4.7..+5.0 % to +2.1..+2.5 %
+ * host runs a kernel through it where its last launch's tasks made chunks of
+ * at most three and three fit in 9/8 of the budget (corun_ahead_wanted); the
+ * H100 transpose went from +4.5..+5.0 % to +2.3..+3.0 % at the default budget
  * (bench/results/h100-2026-11-22-ahead-ab.txt).
  *
  * At the top of each task the leader copies the signal words into shared
