@@ -20,7 +20,7 @@
 # h100-2026-11-22-transpose-floor.txt, h100-2026-11-22-seed-relaunch.txt,
 # h100-2026-11-22-done-batch-ab.txt, h100-2026-11-22-ewma-jump.txt,
 # h100-2026-11-22-pipe-ab.txt, h100-2026-11-22-la-timeline.txt,
-# h100-2026-11-22-la2.txt, h100-2026-11-22-preset-ab.txt.
+# h100-2026-11-22-la2.txt, h100-2026-11-22-preset-ab.txt, h100-2026-11-22-ahead-ab.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] || [ -z "${AB_FLAG:-}" ]; then

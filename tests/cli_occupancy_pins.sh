@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build-time check that every corun kernel in the repository keeps its
 # occupancy in worker form: compiles the kernels for sm_90 with ptxas's
-# resource report and compares blocks per SM of NAME and NAME__corun, at the
-# block size each is launched with, using `corun occupancy` (CUDA's rules).
+# resource report and compares blocks per SM of NAME and NAME__corun (and
+# NAME__corun_ahead, where a CORUN_SHARED kernel has one), at the block size
+# each is launched with, using `corun occupancy` (CUDA's rules).
 # Usage: cli_occupancy_pins.sh CORUN_BINARY SOURCE_DIR
 set -euo pipefail
 corun=$1
@@ -20,6 +21,11 @@ checks=(
   "gpu/check/check.cu:vadd=256 matmul=1024 stencil3d=256 reduce=256 blackscholes=128 transpose=256 ragged=256 longtask=256 spin=256"
   "src/backends/cuda/kernels/synth.cu:corun_synth=128 corun_synth=256 corun_synth=1024"
 )
+
+# blocks per SM of THREADS-thread blocks using REGS registers and SMEM bytes
+blocks_per_sm() {
+  "$corun" occupancy --threads "$1" --regs "$2" --smem "$3" | awk '/^blocks_per_sm/ {print $2}'
+}
 
 fail=0
 for entry in "${checks[@]}"; do
@@ -51,15 +57,25 @@ for entry in "${checks[@]}"; do
       fail=1
       continue
     fi
-    op=$("$corun" occupancy --threads "$t" --regs "$rp" --smem "$sp" | awk '/^blocks_per_sm/ {print $2}')
-    ow=$("$corun" occupancy --threads "$t" --regs "$rw" --smem "$sw" | awk '/^blocks_per_sm/ {print $2}')
+    op=$(blocks_per_sm "$t" "$rp" "$sp")
+    ow=$(blocks_per_sm "$t" "$rw" "$sw")
     if [ "$op" != "$ow" ]; then
       echo "FAIL $k ($t threads): plain $rp regs/$sp B smem -> $op blocks/SM; worker $rw regs/$sw B -> $ow"
       fail=1
     else
       echo "ok   $k ($t threads): $op blocks/SM (plain $rp regs, worker $rw regs)"
     fi
-    unset rp rw sp sw
+    read -r _ ra sa < <(grep -E "^${k}__corun_ahead " "$tmp/res.txt") || true
+    if [ -n "${ra:-}" ]; then
+      oa=$(blocks_per_sm "$t" "$ra" "$sa")
+      if [ "$op" != "$oa" ]; then
+        echo "FAIL ${k}__corun_ahead ($t threads): $ra regs/$sa B -> $oa blocks/SM, plain $op"
+        fail=1
+      else
+        echo "ok   ${k}__corun_ahead ($t threads): $oa blocks/SM ($ra regs)"
+      fi
+    fi
+    unset rp rw sp sw ra sa
   done
 done
 exit $fail

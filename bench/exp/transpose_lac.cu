@@ -1,7 +1,9 @@
 // Experiment: a look-ahead loop that keeps corun's promises, against the bare
 // look-ahead loop (lasb, ~+2.3 % at 8192^2) and corun's committed loop, in one
 // run. (not built by default; nvcc -O3 -arch=sm_90 -I include -I gpu/check
-//  bench/exp/transpose_lac.cu -lcuda; run: transpose_lac [ROUNDS])
+//  bench/exp/transpose_lac.cu -lcuda, with -DLAC_NX32 for a 32-bit claim; run:
+//  transpose_lac [ROUNDS]). What it found became the ahead entry
+//  (corun_worker_loop_ahead, bench/results/h100-2026-11-22-ahead-ab.txt).
 //
 // lac: one task per claim, the next task's claim (lane-0 atomic, not
 // warp-aggregated) and a cp.async of the signal words issued at the top of
@@ -22,27 +24,13 @@
 #include "transpose_tile.cuh"
 #include "transpose_la.cuh"
 
-// atomicAdd(p, 1) by lane 0 only, its result waited for only where it is used
-// (bench/exp/la2-claim.patch: the compiler warp-aggregates an atomic on a
-// warp-uniform address and the shuffle of its result waits at once). The
-// address is p + %laneid * 8 * salt, salt = 1 read from shared memory by the
-// caller each time: with p + %laneid * 8 alone ptxas computed the address once
-// before the loop and held it (two registers) across every task's body.
-// LAC_NX32: a 32-bit add on next's low word (one result register; timing only:
-// mixed with 64-bit claims on the same counter it would not be atomic).
+// The claim: corun_device.cuh's lane-0 add on next's low 32 bits with
+// LAC_NX32 (one result register, what landed), else the same on all 64 bits
+// (the result a register pair).
 __device__ __forceinline__ uint32_t claim1_lane0(unsigned long long *p, uint32_t salt)
 {
 #ifdef LAC_NX32
-    uint32_t old;
-    asm volatile("{\n\t.reg .u32 l;\n\t.reg .u64 a;\n\t"
-                 "mov.u32 l, %%laneid;\n\t"
-                 "mul.lo.u32 l, l, %2;\n\t"
-                 "mad.wide.u32 a, l, 8, %1;\n\t"
-                 "atom.global.add.u32 %0, [a], 1;\n\t}"
-                 : "=r"(old)
-                 : "l"(p), "r"(salt)
-                 : "memory");
-    return old;
+    return corun__claim1_lane0((uint32_t *)p, salt);
 #else
     unsigned long long old;
     asm volatile("{\n\t.reg .u32 l;\n\t.reg .u64 a;\n\t"
