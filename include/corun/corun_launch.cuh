@@ -7,11 +7,12 @@
  *
  *   k<<<g, b, smem, s>>>(x, y)
  *     -> k__corun_launch(::corun::config(g, b, smem, s), x, y)
- *     -> ::corun::launch<P...>(slot, cfg, "k", k, k__corun, x, y)
+ *     -> ::corun::launch<P...>(slot, cfg, "k", k, k__corun, k__corun_ahead, x, y)
  *
  * ::corun::launch registers the kernel once with the process-wide context
  * (corun_default_ctx, corun_kernel_get with the CUfunctions of the plain
- * and the worker kernel), passes pointers to the arguments, already of the
+ * and the worker kernel, and of the ahead entry where the kernel has one:
+ * nullptr otherwise), passes pointers to the arguments, already of the
  * kernel's parameter types, and submits a stream-ordered launch
  * (corun_launch_stream). If corun cannot take the launch — no usable GPU
  * runtime, the simulator backend, a registration or launch refused (for
@@ -140,25 +141,30 @@ inline void forget_error(cudaError_t before)
 }
 
 inline corun_kernel *registered(kernel_slot &slot, corun_ctx *ctx, const char *name,
-                                const void *plain, const void *worker)
+                                const void *plain, const void *worker, const void *ahead)
 {
     corun_kernel *k = slot.k.load(std::memory_order_acquire);
     if (k != nullptr || slot.plain_only.load(std::memory_order_relaxed)) {
         return k;
     }
     const cudaError_t before = cudaPeekAtLastError();
-    cudaFunction_t fp = nullptr, fw = nullptr;
+    cudaFunction_t fp = nullptr, fw = nullptr, fa = nullptr;
     if (cudaGetFuncBySymbol(&fp, plain) != cudaSuccess ||
         cudaGetFuncBySymbol(&fw, worker) != cudaSuccess) {
         forget_error(before);
         slot.plain_only.store(1, std::memory_order_relaxed);
         return nullptr;
     }
+    if (ahead != nullptr && cudaGetFuncBySymbol(&fa, ahead) != cudaSuccess) {
+        forget_error(before); /* runs without it */
+        fa = nullptr;
+    }
     corun_kernel_desc d;
     std::memset(&d, 0, sizeof(d));
     d.name = name;
     d.plain = (void *)fp;
     d.worker = (void *)fw;
+    d.ahead = (void *)fa;
     if (corun_kernel_get(ctx, &d, &k) != CORUN_OK || k == nullptr) {
         slot.plain_only.store(1, std::memory_order_relaxed);
         return nullptr;
@@ -173,12 +179,13 @@ inline corun_kernel *registered(kernel_slot &slot, corun_ctx *ctx, const char *n
  * holds one pointer per kernel parameter. Returns what the launch returned
  * (cudaSuccess once corun accepted it). */
 inline cudaError_t launch_ptrs(kernel_slot &slot, const config &cfg, const char *name,
-                               const void *plain, const void *worker, void **args)
+                               const void *plain, const void *worker, const void *ahead,
+                               void **args)
 {
     corun_ctx *ctx = detail::gpu_ctx();
     const char *why = "no usable GPU backend (corun_default_ctx)";
     if (ctx != nullptr) {
-        corun_kernel *k = detail::registered(slot, ctx, name, plain, worker);
+        corun_kernel *k = detail::registered(slot, ctx, name, plain, worker, ahead);
         why = corun_last_error()[0] != '\0' ? corun_last_error()
                                              : "kernel not registered (corun_kernel_get)";
         if (k != nullptr) {
@@ -224,10 +231,12 @@ template <typename... P>
 inline cudaError_t launch(kernel_slot &slot, const config &cfg, const char *name,
                           typename detail::same<void (*)(detail::param_t<P>...)>::type plain,
                           typename detail::same<void (*)(corun_worker_arg, detail::param_t<P>...)>::type worker,
+                          typename detail::same<void (*)(corun_worker_arg, detail::param_t<P>...)>::type ahead,
                           typename detail::same<P>::type... args)
 {
     void *ptrs[sizeof...(P) + 1] = {(void *)&args..., nullptr};
-    return launch_ptrs(slot, cfg, name, (const void *)plain, (const void *)worker, ptrs);
+    return launch_ptrs(slot, cfg, name, (const void *)plain, (const void *)worker,
+                       (const void *)ahead, ptrs);
 }
 
 /* cudaLaunchKernel(k, grid, block, args, smem, stream) for a kernel of the
@@ -237,7 +246,8 @@ inline cudaError_t launch_kernel(const char *name, const void *worker, const voi
                                  cudaStream_t stream = 0)
 {
     kernel_slot slot; /* corun_kernel_get finds an earlier registration */
-    return launch_ptrs(slot, config(grid, block, smem, stream), name, plain, worker, args);
+    return launch_ptrs(slot, config(grid, block, smem, stream), name, plain, worker, nullptr,
+                       args);
 }
 
 template <typename F>

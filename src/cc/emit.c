@@ -14,6 +14,10 @@
  *     built-in blockIdx/gridDim;
  *   - the worker k__corun(const corun_worker_arg, float *a, int n), whose
  *     loop calls the body once per block-task with the virtual index;
+ *   - for a kernel that uses barriers or shared memory (CORUN_SHARED), the
+ *     same worker once more as k__corun_ahead, around the loop that claims a
+ *     task ahead (corun_worker_loop_ahead), which the runtime picks per
+ *     launch;
  *   - at the kernel's first declaration, the host launcher
  *     k__corun_launch(const ::corun::config &, float *a, int n) that
  *     launches.c sends every <<<...>>> to.
@@ -159,8 +163,10 @@ static void line_directive(corun__cc_buf *b, unsigned line, const char *file)
     corun__cc_buf_adds(b, "\n");
 }
 
-/* The worker's head, up to and excluding its body or ";". */
-static void worker_head(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_kernel *k)
+/* The head of the worker k__corun, or of its ahead entry k__corun_ahead
+ * (ahead set), up to and excluding its body or ";". */
+static void worker_head(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_kernel *k,
+                        int ahead)
 {
     unsigned pre = k->is_template ? k->tmpl_end : k->start;
     if (k->is_template) {
@@ -170,7 +176,7 @@ static void worker_head(corun__cc_buf *b, const corun__cc_src *s, const corun__c
     if (k->maxnreg > 0) {
         corun__cc_buf_printf(b, "__maxnreg__(%u) ", k->maxnreg);
     }
-    corun__cc_buf_printf(b, "%s__corun", k->name);
+    corun__cc_buf_printf(b, "%s__corun%s", k->name, ahead ? "_ahead" : "");
     render(b, s, k, k->name_end, k->lparen, 1);
     corun__cc_buf_adds(b, "(const corun_worker_arg corun_wa");
     if (k->nparams > 0) {
@@ -201,6 +207,12 @@ static void launcher(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_k
     targs(b, k);
     corun__cc_buf_printf(b, ", %s__corun", k->name);
     targs(b, k);
+    if (k->shared) {
+        corun__cc_buf_printf(b, ", %s__corun_ahead", k->name);
+        targs(b, k);
+    } else {
+        corun__cc_buf_adds(b, ", nullptr");
+    }
     if (k->nparams > 0) {
         corun__cc_buf_adds(b, ", ");
         args(b, k);
@@ -259,17 +271,24 @@ static int emit_definition(const corun__cc_src *s, corun__cc_kernel *k, const ch
     corun__cc_buf_adds(&after, "(");
     args(&after, k);
     corun__cc_buf_adds(&after, k->nparams ? ", blockIdx, gridDim);\n}\n" : "blockIdx, gridDim);\n}\n");
-    line_directive(&after, kline, file);
-    worker_head(&after, s, k);
-    corun__cc_buf_printf(&after,
-                         "{\n    corun_worker_loop<%s>(corun_wa, [&](const uint3 corun_b, "
-                         "const dim3 corun_g) {\n        %s__corun_body",
-                         k->shared ? "CORUN_SHARED" : "CORUN_PLAIN", k->name);
-    targs(&after, k);
-    corun__cc_buf_adds(&after, "(");
-    args(&after, k);
-    corun__cc_buf_adds(&after, k->nparams ? ", corun_b, corun_g);\n    });\n}\n"
-                                          : "corun_b, corun_g);\n    });\n}\n");
+    for (int ahead = 0; ahead <= k->shared; ahead++) {
+        line_directive(&after, kline, file);
+        worker_head(&after, s, k, ahead);
+        if (ahead) {
+            corun__cc_buf_adds(&after, "{\n    corun_worker_loop_ahead(corun_wa, ");
+        } else {
+            corun__cc_buf_printf(&after, "{\n    corun_worker_loop<%s>(corun_wa, ",
+                                 k->shared ? "CORUN_SHARED" : "CORUN_PLAIN");
+        }
+        corun__cc_buf_printf(&after,
+                             "[&](const uint3 corun_b, const dim3 corun_g) {\n        %s__corun_body",
+                             k->name);
+        targs(&after, k);
+        corun__cc_buf_adds(&after, "(");
+        args(&after, k);
+        corun__cc_buf_adds(&after, k->nparams ? ", corun_b, corun_g);\n    });\n}\n"
+                                              : "corun_b, corun_g);\n    });\n}\n");
+    }
     if (k->first) {
         line_directive(&after, kline, file);
         launcher(&after, s, k);
@@ -298,9 +317,11 @@ static int emit_declaration(const corun__cc_src *s, corun__cc_kernel *k, const c
     unsigned kline = corun__cc_src_line(s, k->start);
 
     corun__cc_buf_adds(&after, "\n");
-    line_directive(&after, kline, file);
-    worker_head(&after, s, k);
-    corun__cc_buf_adds(&after, ";\n");
+    for (int ahead = 0; ahead <= k->shared; ahead++) {
+        line_directive(&after, kline, file);
+        worker_head(&after, s, k, ahead);
+        corun__cc_buf_adds(&after, ";\n");
+    }
     line_directive(&after, kline, file);
     launcher(&after, s, k);
     line_directive(&after, corun__cc_src_line(s, k->end), file);
@@ -351,18 +372,21 @@ static int emit_instantiations(const corun__cc_src *s, corun__cc_kernels *ks, co
         unsigned from = s->tok[start].off;
         unsigned name_end = s->tok[name].off + s->tok[name].len;
         corun__cc_buf_adds(&b, "\n");
-        corun__cc_buf_add(&b, s->text + from, name_end - from);
-        corun__cc_buf_adds(&b, "__corun");
-        corun__cc_buf_add(&b, s->text + name_end, s->tok[lp].off + 1 - name_end);
-        corun__cc_buf_adds(&b, "const corun_worker_arg");
-        if (none) {
-            corun__cc_buf_add(&b, s->text + s->tok[rp].off, s->tok[semi].off + 1 - s->tok[rp].off);
-        } else {
-            corun__cc_buf_adds(&b, ", ");
-            corun__cc_buf_add(&b, s->text + s->tok[lp].off + 1,
-                              s->tok[semi].off - s->tok[lp].off);
+        for (int ahead = 0; ahead <= k->shared; ahead++) {
+            corun__cc_buf_add(&b, s->text + from, name_end - from);
+            corun__cc_buf_adds(&b, ahead ? "__corun_ahead" : "__corun");
+            corun__cc_buf_add(&b, s->text + name_end, s->tok[lp].off + 1 - name_end);
+            corun__cc_buf_adds(&b, "const corun_worker_arg");
+            if (none) {
+                corun__cc_buf_add(&b, s->text + s->tok[rp].off,
+                                  s->tok[semi].off + 1 - s->tok[rp].off);
+            } else {
+                corun__cc_buf_adds(&b, ", ");
+                corun__cc_buf_add(&b, s->text + s->tok[lp].off + 1,
+                                  s->tok[semi].off - s->tok[lp].off);
+            }
+            corun__cc_buf_adds(&b, "\n");
         }
-        corun__cc_buf_adds(&b, "\n");
         line_directive(&b, corun__cc_src_line(s, s->tok[semi].off), file);
         int rc = b.oom ? CORUN_ENOMEM : corun__cc_edit_add(e, s->tok[semi].off + 1, 0, b.p);
         corun__cc_buf_free(&b);
