@@ -29,6 +29,8 @@
 #                overhead (scripts/gpu-apps.sh; without libclang on the GPU
 #                machine it compiles build-gpu/apps-src, made by
 #                `scripts/gpu-apps.sh --prepare` where libclang is)
+#   appsahead    the same with CORUN_AHEAD=2: every kernel corun-cc gave an
+#                ahead entry runs through it (outputs equal)
 #   demotrace    the demo scenario's kernels one by one (corun sim --backend
 #                cuda --json: submit, start, end of every kernel) under mps
 #                and smguard (8 and 66 CapSMs reserved), and the LS
@@ -61,7 +63,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead stream hostfunc demo demotrace overhead latency resume spatial dispatch apps counters policies sanitize"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead stream hostfunc demo demotrace overhead latency resume spatial dispatch apps appsahead counters policies sanitize"}
 # GPU_CHECK_EVENTS: random events per kernel in the correctness step (1000).
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
@@ -171,6 +173,11 @@ if has sanitize; then
 fi
 has apps && run_step apps 300 env OUT="$OUT" GPU_BUILD="$BUILD" \
     GPU_APPS_TIMEOUT="${GPU_APPS_TIMEOUT:-60}" scripts/gpu-apps.sh
+if has appsahead; then
+  mkdir -p "$OUT/appsahead"
+  run_step appsahead 300 env CORUN_AHEAD=2 OUT="$OUT/appsahead" GPU_BUILD="$BUILD" \
+      GPU_APPS_TIMEOUT="${GPU_APPS_TIMEOUT:-60}" scripts/gpu-apps.sh
+fi
 if has counters; then
   # Slate's kernel rates from CUPTI's hardware counters, beside the counted
   # ones the policies step uses, one process per kernel as `--app` runs them.
@@ -246,7 +253,7 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness correctahead overhead latency resume spatial dispatch hostfunc stream demo apps counters policies memcheck racecheck; do
+for f in occupancy correctness correctahead overhead latency resume spatial dispatch hostfunc stream demo apps appsahead counters policies memcheck racecheck; do
   [ -s "$OUT/$f.log" ] || [ -s "$OUT/$f.json" ] || continue
   echo "---- $f"
   case $f in
