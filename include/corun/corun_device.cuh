@@ -254,7 +254,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
  * load) overlaps the task instead of stalling the worker between chunks. The
  * host runs a kernel through it where its last launch's tasks made chunks of
  * at most three and three fit in 9/8 of the budget (corun_ahead_wanted); the
- * H100 transpose went from +4.5..+5.0 % to +2.3..+3.0 % at the default budget
+ * H100 transpose went from +4.4..+5.0 % to +2.0..+2.7 % at the default budget
  * (bench/results/h100-2026-11-22-ahead-ab.txt).
  *
  * At the top of each task the leader copies the signal words into shared
@@ -415,7 +415,6 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
 #define CORUN__AHEAD_CORUN_PLAIN(NAME, PARAMS, ARGS, ATTRS)
 #define CORUN__AHEAD_0(NAME, PARAMS, ARGS, ATTRS)
 #define CORUN__AHEAD(KIND, NAME, PARAMS, ARGS, ATTRS) CORUN__AHEAD_##KIND(NAME, PARAMS, ARGS, ATTRS)
-
 
 /* Declares the body of kernel NAME with its parameter list PARAMS. The body's
  * braces follow the macro. */
