@@ -231,18 +231,16 @@ static int mode_occupancy(std::vector<Case *> &cases)
         int ow = per_sm_of(c->worker, c->threads(), c->smem);
         /* the ahead entry (CORUN_SHARED kernels): "-" where there is none */
         int oa = ow;
+        char ra[16] = "-", oas[16] = "-";
         aa.numRegs = 0;
         aa.sharedSizeBytes = 0;
         if (c->ahead != nullptr) {
             CK(cudaFuncGetAttributes(&aa, c->ahead));
             oa = per_sm_of(c->ahead, c->threads(), c->smem);
-        }
-        const bool same = op == ow && op == oa;
-        char ra[16] = "-", oas[16] = "-";
-        if (c->ahead != nullptr) {
             snprintf(ra, sizeof(ra), "%d", aa.numRegs);
             snprintf(oas, sizeof(oas), "%d", oa);
         }
+        const bool same = op == ow && op == oa;
         printf("%-13s %-24s %6d %6d %6s %8d %8d %8s %6s\n", c->name, c->shape, ap.numRegs,
                aw.numRegs, ra, op, ow, oas, same ? "yes" : "NO");
         bad += !same;

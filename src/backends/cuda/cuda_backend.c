@@ -760,23 +760,6 @@ static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun_
         (void)cu->cuFuncSetAttribute(k->worker, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      (int)smem);
     }
-    if (spec->ahead && k->code != NULL && k->code->ahead != NULL) {
-        /* The ahead entry only where it keeps the worker's occupancy (its
-         * loop differs; corun-gpucheck occupancy checks gpu-check's own). */
-        int occ_ahead = 0;
-        CUfunction fa = (CUfunction)k->code->ahead;
-        if (smem > g->smem_per_block) {
-            (void)cu->cuFuncSetAttribute(fa, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                         (int)smem);
-        }
-        if (cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ_ahead, fa, (int)threads, smem) ==
-                CUDA_SUCCESS &&
-            cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ_worker, k->worker, (int)threads,
-                                                            smem) == CUDA_SUCCESS &&
-            occ_ahead == occ_worker) {
-            k->ahead_fn = fa;
-        }
-    }
     if (!CU_OK(cu, cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ_plain, k->plain,
                                                                     (int)threads, smem),
                why, why_len) ||
@@ -804,6 +787,21 @@ static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun_
         goto out_free_args;
     }
     k->per_sm = (uint32_t)occ_worker;
+    if (spec->ahead && k->code != NULL && k->code->ahead != NULL) {
+        /* The ahead entry only where it keeps the worker's occupancy (its
+         * loop differs; corun-gpucheck occupancy checks gpu-check's own). */
+        int occ_ahead = 0;
+        CUfunction fa = (CUfunction)k->code->ahead;
+        if (smem > g->smem_per_block) {
+            (void)cu->cuFuncSetAttribute(fa, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         (int)smem);
+        }
+        if (cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ_ahead, fa, (int)threads, smem) ==
+                CUDA_SUCCESS &&
+            occ_ahead == occ_worker) {
+            k->ahead_fn = fa;
+        }
+    }
     rc = take_slot(b, &k->slot);
     if (rc != CORUN_OK) {
         snprintf(why, why_len, "more than %d corun kernels at once", CTL_SLOTS);
