@@ -9,6 +9,7 @@
 
 #include "backends/sim/sim.h"
 #include "corun/corun_chunk.h"
+#include "corun/corun_ctl.h"
 #include "corun/corun.h"
 
 #define US 1000ull
@@ -345,6 +346,10 @@ typedef struct claim_log {
     uint32_t tail_max;
     uint64_t hash;
     corun__sim_claim *first_claim; /* if set: the earliest claim, lowest task */
+    uint64_t split_ns;             /* if set: claims from then on counted apart */
+    uint64_t valid_after, void_after; /* claims at or after split_ns: below
+                                         CORUN_AHEAD_VOID, at or above it */
+    uint64_t end_before;           /* 1 + the highest task claimed before split_ns */
 } claim_log;
 
 static void log_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
@@ -363,6 +368,11 @@ static void log_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
         (c->time_ns < g->first_claim->time_ns ||
          (c->time_ns == g->first_claim->time_ns && c->first < g->first_claim->first))) {
         *g->first_claim = *c;
+    }
+    if (g->split_ns != 0 && c->time_ns >= g->split_ns) {
+        *(c->first >= CORUN_AHEAD_VOID ? &g->void_after : &g->valid_after) += 1;
+    } else if (c->count > 0 && c->first + c->count > g->end_before) {
+        g->end_before = c->first + c->count;
     }
     if (c->count == 0) {
         return;
@@ -624,11 +634,12 @@ static void ahead_runs_every_task_once_from_a_preset_start(void **state)
     be->ops->destroy(be);
 }
 
-/* A halt: every task claimed still runs (the prefix holds), each worker leaves
- * within three tasks of the signal reaching it, and a relaunch (no preset)
- * continues from the counter. A signal written before the first launch turns
- * the preset start off. */
-static void ahead_halt_keeps_the_prefix_within_three_tasks(void **state)
+/* A halt: the claims after it are void, every task claimed before it still
+ * runs (the prefix holds), each worker leaves within two tasks of the signal
+ * reaching it, and a relaunch (no preset) continues from done once the
+ * counter is rewound there, as the scheduler does. A signal written before
+ * the first launch turns the preset start off. */
+static void ahead_halt_keeps_the_prefix_within_two_tasks(void **state)
 {
     corun__backend *be = default_sim();
     const uint32_t tasks = 100000, workers = 1056;
@@ -642,16 +653,27 @@ static void ahead_halt_keeps_the_prefix_within_three_tasks(void **state)
     s.ahead = true;
     k = open_kernel(be, &s, NULL);
     launch_workers(be, k, workers, 0, 0, 1);
+    g = new_claim_log(be);
+    g->split_ns = t1 + 8 * US; /* when the halt lands (the signal delay) */
     run_until(be, t1);
     assert_int_equal(be->ops->signal(be, k, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
     assert_int_equal(drain(be, ev, 4), 1);
-    /* signal delay, at most three tasks, the notify delay */
-    assert_true(ev[0].time_ns <= t1 + 8 * US + 3 * 3 * US + 10 * US);
+    /* signal delay, at most two tasks, the notify delay */
+    assert_true(ev[0].time_ns <= t1 + 8 * US + 2 * 3 * US + 10 * US);
     p = progress(be, k);
     assert_int_equal(p.live, 0);
     assert_true(p.done > workers && p.done < tasks);
-    assert_int_equal(p.done, p.claimed); /* every claimed task ran */
+    assert_int_equal(p.claimed, p.done); /* voided: the claims that ran are [0, done) */
     assert_prefix_once(be, k, tasks, p.done);
+    /* the claims before the halt landed got [.., done); after it, each
+     * worker made one, void */
+    assert_int_equal(g->end_before, p.done);
+    assert_int_equal(g->valid_after, 0);
+    assert_int_equal(g->void_after, workers);
+    free(g);
+    /* a relaunch without the rewind would claim nothing */
+    assert_int_equal(be->ops->rewind(be, k, p.done, tasks), CORUN_OK);
+    assert_int_equal(progress(be, k).claimed, p.done);
     g = new_claim_log(be);
     launch_workers(be, k, workers, 0, 1, 2);
     assert_int_equal(drain(be, ev, 4), 1);
@@ -672,6 +694,54 @@ static void ahead_halt_keeps_the_prefix_within_three_tasks(void **state)
     assert_int_equal(drain(be, ev, 4), 1);
     assert_prefix_once(be, k, tasks, tasks);
     be->ops->destroy(be);
+}
+
+/* Through the host API, under CORUN_AHEAD=2: a job halted and resumed again
+ * and again through its ahead entry (each halt voids the claims, each resume
+ * rewinds the counter to done) runs every task, and the claims it reports
+ * are the tasks done. */
+static void ahead_job_preempted_and_resumed_runs_every_task(void **state)
+{
+    corun_ctx_opts co = {"sim", "manual"};
+    corun_kernel_desc kd;
+    corun_ctx *ctx;
+    corun_kernel *k;
+    corun_job *j;
+    corun_progress p;
+    uint64_t last = 0;
+    int i;
+
+    (void)state;
+    setenv("CORUN_PROFILE_PATH", "off", 1);
+    setenv("CORUN_AHEAD", "2", 1);
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+    memset(&kd, 0, sizeof(kd));
+    kd.name = "t";
+    kd.sim_task_us = 3;
+    kd.ahead = (void *)1; /* sim: it has one */
+    assert_int_equal(corun_kernel_register(ctx, &kd, &k), CORUN_OK);
+    assert_int_equal(corun_launch(ctx, k, (corun_dim3){60000, 1, 1}, (corun_dim3){256, 1, 1}, 0,
+                                  NULL, NULL, &j),
+                     CORUN_OK);
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(corun_job_preempt(j), CORUN_OK);
+        assert_int_equal(corun_job_wait(j, -1), CORUN_ESTATE); /* paused */
+        assert_int_equal(corun_job_progress(j, &p), CORUN_OK);
+        assert_int_equal(p.ahead, 1);
+        assert_int_equal(p.live, 0);
+        assert_int_equal(p.claimed, p.done);
+        assert_true(p.done > last && p.done < 60000);
+        last = p.done;
+        assert_int_equal(corun_job_resume(j, 0), CORUN_OK);
+    }
+    assert_int_equal(corun_job_wait(j, -1), CORUN_OK);
+    assert_int_equal(corun_job_progress(j, &p), CORUN_OK);
+    assert_int_equal(p.done, 60000);
+    assert_int_equal(p.claimed, 60000);
+    corun_job_release(j);
+    corun_ctx_destroy(ctx);
+    unsetenv("CORUN_AHEAD");
+    unsetenv("CORUN_PROFILE_PATH");
 }
 
 /* Through the host API: a kernel with an ahead entry runs its first launch
@@ -747,6 +817,72 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
     unsetenv("CORUN_AHEAD");
     unsetenv("CORUN_SIM_CLAIM_NS");
     unsetenv("CORUN_PROFILE_PATH");
+}
+
+/* A kernel whose chunked task time (its claims' share included) says "enter"
+ * and whose ahead task time (claims hidden) says "leave" runs the ahead entry
+ * once, then stays in chunks (it switched at every launch before the memo,
+ * corun_ahead_choose); when its tasks grow by more than a quarter it is
+ * entered again (the memo alone, below). */
+static void ahead_entry_left_for_short_tasks_is_not_reentered(void **state)
+{
+    corun_ctx_opts co = {"sim", "smguard"};
+    corun_kernel_desc kd;
+    corun_ctx *ctx;
+    corun_kernel *k;
+    uint32_t t = 0;
+    const uint32_t expect[] = {0, 1, 0, 0, 0};
+    int i;
+
+    (void)state;
+    setenv("CORUN_PROFILE_PATH", "off", 1);
+    setenv("CORUN_SIM_CLAIM_NS", "3000", 1); /* chunks of 1.7 us tasks measure ~3.7 us */
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+    memset(&kd, 0, sizeof(kd));
+    kd.name = "r";
+    kd.sim_task_us = 1.7;
+    kd.ahead = (void *)1; /* sim: it has one */
+    assert_int_equal(corun_kernel_register(ctx, &kd, &k), CORUN_OK);
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(job_ran_ahead(ctx, k, &t), expect[i]);
+        if (i == 0) {
+            assert_true(t > 2500 && t <= 3750); /* enter: above b/4 */
+        } else if (i == 1) {
+            assert_true(t < 2000); /* leave: below b/5 */
+        }
+    }
+    corun_ctx_destroy(ctx);
+    unsetenv("CORUN_SIM_CLAIM_NS");
+    unsetenv("CORUN_PROFILE_PATH");
+
+    /* the memo alone, b = 10 us: entered on 2.7 us, left on 1.9 us; 3.3 us
+     * (<= 5/4 of 2.7) keeps it out, 3.4 us lets it in again; leaving it for
+     * long tasks sets no bar */
+    corun_ahead_memo m;
+    memset(&m, 0, sizeof(m));
+    corun_ahead_learn(&m, 2700, 0, 10000);
+    assert_int_equal(corun_ahead_choose(&m, 10000), 1);
+    corun_ahead_learn(&m, 1900, 1, 10000);
+    assert_int_equal(corun_ahead_choose(&m, 10000), 0);
+    corun_ahead_learn(&m, 2700, 0, 10000);
+    assert_int_equal(corun_ahead_choose(&m, 10000), 0);
+    corun_ahead_learn(&m, 3300, 0, 10000);
+    assert_int_equal(corun_ahead_choose(&m, 10000), 0);
+    corun_ahead_learn(&m, 3400, 0, 10000);
+    assert_int_equal(corun_ahead_choose(&m, 10000), 1);
+    corun_ahead_learn(&m, 3000, 1, 10000);
+    assert_int_equal(corun_ahead_choose(&m, 10000), 1); /* stays */
+    corun_ahead_learn(&m, 4000, 1, 10000);
+    assert_int_equal(corun_ahead_choose(&m, 10000), 0); /* long tasks: left */
+    assert_int_equal(m.bar_ns, 2700 + 675); /* unchanged */
+    corun_ahead_learn(&m, 3000, 0, 10000);
+    assert_int_equal(corun_ahead_choose(&m, 10000), 0); /* the old bar still holds */
+    memset(&m, 0, sizeof(m));
+    corun_ahead_learn(&m, 3000, 1, 10000);
+    corun_ahead_learn(&m, 4000, 1, 10000);
+    assert_int_equal(m.bar_ns, 0);
+    corun_ahead_learn(&m, 3000, 0, 10000);
+    assert_int_equal(corun_ahead_choose(&m, 10000), 1);
 }
 
 static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
@@ -1211,7 +1347,9 @@ int main(void)
         cmocka_unit_test(task_limit_stops_claims_and_rewind_resumes),
         cmocka_unit_test(ahead_wanted_where_chunks_hold_three),
         cmocka_unit_test(ahead_runs_every_task_once_from_a_preset_start),
-        cmocka_unit_test(ahead_halt_keeps_the_prefix_within_three_tasks),
+        cmocka_unit_test(ahead_halt_keeps_the_prefix_within_two_tasks),
+        cmocka_unit_test(ahead_job_preempted_and_resumed_runs_every_task),
+        cmocka_unit_test(ahead_entry_left_for_short_tasks_is_not_reentered),
         cmocka_unit_test(host_takes_the_ahead_entry_after_chunks_of_three),
         cmocka_unit_test(chunk_size_follows_budget_and_shrinks_at_the_end),
         cmocka_unit_test(chunk_ewma_weights_a_quarter),

@@ -139,9 +139,9 @@ struct Direct {
     uint32_t preset = 0;   /* the next launch's preset (set by init) */
     bool launched = false; /* a launch since init: learn() reads what it measured */
     bool switched = false; /* init's decision differs from the last launch's entry */
-    /* per budget (ns): the task time the last launch measured, and whether it
-     * ran the ahead entry */
-    std::map<uint32_t, std::pair<uint32_t, bool>> memo;
+    /* per budget (ns): what the launches measured, as libcorun keeps it per
+     * kernel (corun_ahead_memo) */
+    std::map<uint32_t, corun_ahead_memo> memo;
 
     Direct() { CK(cudaMalloc(&ctl, sizeof(corun_ctl))); }
     ~Direct() { cudaFree(ctl); }
@@ -153,10 +153,7 @@ struct Direct {
         }
         launched = false;
         CK(cudaDeviceSynchronize());
-        const uint32_t t = read().task_ns_seed;
-        if (t != 0) {
-            memo[host.budget_ns] = std::make_pair(t, use_ahead);
-        }
+        corun_ahead_learn(&memo[host.budget_ns], read().task_ns_seed, use_ahead, host.budget_ns);
     }
     /* A fresh control block for nworkers workers; decide = false keeps the
      * entry of the launch before (a timed launch after an untimed one of its
@@ -176,12 +173,11 @@ struct Direct {
         host.grid_z = c.grid.z;
         host.tasks = c.tasks();
         if (decide) {
-            const std::pair<uint32_t, bool> m = memo[host.budget_ns];
+            corun_ahead_memo &m = memo[host.budget_ns];
             const unsigned set = ahead_setting();
             use_ahead = c.ahead != nullptr && c.tasks() <= CORUN_AHEAD_MAX_TASKS &&
-                        (set == 2 || (set == 1 && corun_ahead_wanted(m.first, host.budget_ns,
-                                                                     m.second)));
-            switched = use_ahead != m.second;
+                        (set == 2 || (set == 1 && corun_ahead_choose(&m, host.budget_ns)));
+            switched = use_ahead != (m.ran_ahead != 0);
         }
         preset = use_ahead ? (uint32_t)nworkers : 0;
         host.next = preset;
@@ -206,6 +202,25 @@ struct Direct {
                             c.smem, s));
         CK(cudaGetLastError());
         launched = true;
+    }
+    /* A halt, written as libcorun's cuda backend writes it: an ahead run's
+     * claims voided first (corun_ctl.h), then halt_gen. */
+    void halt(cudaStream_t hs) const
+    {
+        if (use_ahead) {
+            CU(cuStreamWriteValue32((CUstream)hs, field(offsetof(corun_ctl, next)),
+                                    CORUN_AHEAD_VOID, 0));
+        }
+        CU(cuStreamWriteValue32((CUstream)hs, field(offsetof(corun_ctl, halt_gen)), 1, 0));
+    }
+    /* Before a relaunch after a halt, in the launch's stream: next = done, as
+     * libcorun's rewind. Only a voided ahead run needs it (the chunk loop
+     * leaves next = done), so chunk-loop timings have no copy in them. */
+    void rewind(cudaStream_t s) const
+    {
+        if (use_ahead) {
+            CK(cudaMemcpyAsync(&ctl->next, &ctl->done, 8, cudaMemcpyDeviceToDevice, s));
+        }
     }
     corun_ctl read()
     {
@@ -596,7 +611,7 @@ static double timed_halt(Direct &d, cudaStream_t ks, cudaStream_t hs, unsigned l
         CK(cudaStreamSynchronize(hs));
     }
     const double t0 = now_us();
-    CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+    d.halt(hs);
     CK(cudaStreamSynchronize(ks));
     return now_us() - t0;
 }
@@ -830,7 +845,7 @@ static int mode_latency(int trials)
                                    (cuuint32_t)(8 * per_sm), CU_STREAM_WAIT_VALUE_GEQ));
             CK(cudaStreamSynchronize(ws));
             evict.push_back(now_us() - t0);
-            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+            d.halt(hs);
             CK(cudaStreamSynchronize(ks));
             if (!all_left(d.read(), nullptr, "evict+halt")) {
                 return 1;
@@ -932,6 +947,7 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
     auto halve = [&](unsigned off) {
         halfway_signaller<<<1, 32, 0, ss>>>(
             (const unsigned long long *)d.field(offsetof(corun_ctl, done)), tasks / 2,
+            d.use_ahead ? (unsigned *)d.field(offsetof(corun_ctl, next)) : nullptr,
             (unsigned *)d.field(offsetof(corun_ctl, halt_gen)),
             (const unsigned *)d.field(offsetof(corun_ctl, exited)), (unsigned)nw, sig + off);
         sleep_us(100); /* resident before the workers take every slot */
@@ -970,6 +986,7 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         halve(4);
         clock_stamp<<<1, 1, 0, ks>>>(clk + 7);
         d.launch(*c, ks, nw, 0, 0);
+        d.rewind(ks);
         d.launch(*c, ks, nw, 0, 1);
         clock_stamp<<<1, 1, 0, ks>>>(clk + 8);
         open_gate();
@@ -981,6 +998,7 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
         clock_stamp<<<1, 1, 0, ks>>>(clk + 2);
         d.launch(*c, ks, nw, 0, 0);
         clock_stamp<<<1, 1, 0, ks>>>(clk + 3);
+        d.rewind(ks);
         d.launch(*c, ks, nw, 0, 1);
         clock_stamp<<<1, 1, 0, ks>>>(clk + 4);
         d.launch(*c, ks, nw, 0, 1); /* nothing left: the fixed cost of a launch */
@@ -1098,10 +1116,11 @@ static int mode_resume(std::vector<Case *> &cases, int trials)
                 }
                 sleep_us(20);
             }
-            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+            d.halt(hs);
             CK(cudaEventSynchronize(e1));
             corun_ctl mid = d.read();
             CK(cudaEventRecord(e2, ks));
+            d.rewind(ks);
             d.launch(*c, ks, nw, 0, 1);
             CK(cudaEventRecord(e3, ks));
             CK(cudaEventSynchronize(e3));
@@ -1270,7 +1289,7 @@ static int mode_spatial(int trials)
             double t_ls = now_us() - t0;
             corun_ctl after = d.read();
             CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
-            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+            d.halt(hs);
             CK(cudaStreamSynchronize(ks));
             if (i == 0) {
                 continue; /* warm-up */
@@ -1308,7 +1327,7 @@ static int mode_spatial(int trials)
             unsigned long long tg[2];
             CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(tg, sig_t, 16, cudaMemcpyDeviceToHost));
-            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+            d.halt(hs);
             CK(cudaStreamSynchronize(ks));
             gpu_start.push_back(1e-3 * (double)(long long)(st[0] - tg[0]));
             gpu_last_start.push_back(1e-3 * (double)(long long)(st[1] - tg[0]));
@@ -1324,7 +1343,7 @@ static int mode_spatial(int trials)
             ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
             CK(cudaStreamSynchronize(ls));
             free_slots.push_back(now_us() - t0);
-            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+            d.halt(hs);
             CK(cudaStreamSynchronize(ks));
 
             /* baseline: the same LS kernel with no eviction waits for slots */
@@ -1334,7 +1353,7 @@ static int mode_spatial(int trials)
             t0 = now_us();
             ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
             sleep_us(5000); /* let the LS wait a while behind the batch kernel */
-            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1, 0));
+            d.halt(hs);
             CK(cudaStreamSynchronize(ls));
             without.push_back(now_us() - t0);
             CK(cudaStreamSynchronize(ks));
@@ -1477,8 +1496,7 @@ static int mode_dispatch(int trials)
             CK(cudaMemcpy(st, stamps, 32, cudaMemcpyDeviceToHost));
             CK(cudaMemcpy(c, clk, 24, cudaMemcpyDeviceToHost));
             if (cfg >= 2) {
-                CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, halt_gen)), 1,
-                                        0));
+                d.halt(hs);
             }
             CK(cudaDeviceSynchronize());
             if (i == 0) {

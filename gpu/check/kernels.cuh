@@ -329,15 +329,18 @@ extern "C" __global__ void signaller(const unsigned *trigger, unsigned *evict_be
  * done counter (t[1]), then stamps again when every worker has left (t[2],
  * t[3]). The resume benchmark's halt on the workers' own clock. */
 extern "C" __global__ void halfway_signaller(const unsigned long long *done,
-                                             unsigned long long half, unsigned *halt_gen,
-                                             const unsigned *exited, unsigned gone,
-                                             unsigned long long *t)
+                                             unsigned long long half, unsigned *next_lo,
+                                             unsigned *halt_gen, const unsigned *exited,
+                                             unsigned gone, unsigned long long *t)
 {
     if (threadIdx.x != 0) {
         return;
     }
     while (*(const volatile unsigned long long *)done < half) {
         __nanosleep(100);
+    }
+    if (next_lo != nullptr) { /* an ahead run: void its claims first (corun_ctl.h) */
+        *(volatile unsigned *)next_lo = CORUN_AHEAD_VOID;
     }
     *(volatile unsigned *)halt_gen = 1;
     __threadfence();

@@ -155,7 +155,9 @@ typedef struct corun_launch_attr {
 /* Progress of a kernel, counted in block-tasks by its workers. */
 typedef struct corun_progress {
     uint64_t tasks;      /* total block-tasks (grid size) */
-    uint64_t claimed;    /* next-task counter (may overshoot tasks) */
+    uint64_t claimed;    /* next-task counter (may overshoot tasks); after a
+                            halt of a kernel running the ahead entry, until
+                            it resumes, = done (its claims were voided) */
     uint64_t done;       /* block-tasks completed */
     uint32_t live;       /* workers currently running */
     uint32_t task_ns;    /* block-task time worker 0 measured, once it has left

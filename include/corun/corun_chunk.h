@@ -86,11 +86,12 @@ CORUN_HD uint32_t corun_chunk_ewma(uint32_t mean_ns, uint64_t sample_ns)
 /* Whether a kernel's next launch runs its ahead entry (corun_device.cuh:
  * one task per claim, each claim issued while the task before it runs), from
  * the task time its last launch measured (task_ns, 0 = none) and whether that
- * launch ran the ahead entry. A halt there waits for up to three tasks, so
- * three must fit in the budget, give or take an eighth: the time a chunked
- * launch measures includes its claims' share (~0.5 us of the H100
- * transpose's 3.2-3.4 us), which the ahead entry does not pay, and a bound
- * that tight made the transpose enter on some launches and not others. It
+ * launch ran the ahead entry. Three tasks must fit in the budget, give or
+ * take an eighth: the time a chunked launch measures includes its claims'
+ * share (~0.5 us of the H100 transpose's 3.2-3.4 us), which the ahead entry
+ * does not pay, and a bound that tight made the transpose enter on some
+ * launches and not others. A halt there waits for two tasks at most (the
+ * void, corun_ctl.h), so within 3/4 of the budget. It
  * is entered where a chunk would hold at most three tasks, as there one
  * claim's round trip (1.5-1.9 us on the H100 under a memory-bound load) is
  * paid every three tasks or fewer, and hiding it was worth 2-3 points to the
@@ -105,6 +106,56 @@ CORUN_HD int corun_ahead_wanted(uint32_t task_ns, uint32_t budget_ns, int was_ah
     const uint64_t t = task_ns, b = budget_ns;
 
     return t != 0 && 24 * t <= 9 * b && (was_ahead ? 5 * t > b : 4 * t > b);
+}
+
+/* What a kernel's finished launches say about its entry, kept per kernel
+ * (and per budget) by whoever launches it: corun_ahead_choose decides a
+ * launch, corun_ahead_learn takes in what a finished one measured.
+ *
+ * corun_ahead_wanted alone switched entries at every launch where a kernel's
+ * chunked task time (its claims' share included) is above b/4 and its ahead
+ * task time (claims hidden) below b/5: the H100 reduce at budget 5 us, +11.8 %
+ * (bench/results/h100-2026-11-22-1f47499-check/). The two times measure
+ * different things, so they are not compared with each other: a kernel that
+ * left the ahead entry for short tasks is entered again only on a chunked
+ * time above 5/4 of the one it was last entered on (its tasks have grown). */
+typedef struct corun_ahead_memo {
+    uint32_t task_ns;    /* task time the last finished launch measured (0 = none) */
+    uint32_t entered_ns; /* the chunked task time the ahead entry was last entered on */
+    uint32_t bar_ns;     /* the entry was left for short tasks: not entered again
+                            on a chunked task time at or below this */
+    uint32_t ran_ahead;  /* the last finished launch ran the ahead entry */
+} corun_ahead_memo;
+
+/* Whether the next launch runs the ahead entry (the caller checked it has
+ * one that may run, and the setting). */
+CORUN_HD int corun_ahead_choose(corun_ahead_memo *m, uint32_t budget_ns)
+{
+    if (!corun_ahead_wanted(m->task_ns, budget_ns, (int)m->ran_ahead)) {
+        return 0;
+    }
+    if (!m->ran_ahead) {
+        if (m->task_ns <= m->bar_ns) {
+            return 0;
+        }
+        m->entered_ns = m->task_ns;
+    }
+    return 1;
+}
+
+/* A launch finished having measured task_ns (0: nothing, ignored). */
+CORUN_HD void corun_ahead_learn(corun_ahead_memo *m, uint32_t task_ns, int ran_ahead,
+                                uint32_t budget_ns)
+{
+    if (task_ns == 0) {
+        return;
+    }
+    if (ran_ahead && 24ull * task_ns <= 9ull * budget_ns &&
+        !corun_ahead_wanted(task_ns, budget_ns, 1)) {
+        m->bar_ns = m->entered_ns + m->entered_ns / 4; /* left for short tasks */
+    }
+    m->task_ns = task_ns;
+    m->ran_ahead = ran_ahead != 0;
 }
 
 /* Tasks below this may run through the ahead entry: its claims add to next's

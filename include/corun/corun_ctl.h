@@ -32,12 +32,24 @@
  *    at a time, each claim issued while the task before it runs, with a 32-bit
  *    add on next's low word: every launch of one kernel then uses that entry
  *    (the host fixes it per kernel), and next stays below 2^31. A task it
- *    claimed runs whatever the signals say, so the prefix above holds; a
- *    halt waits for at most three tasks. A fresh launch may start without
- *    claims: the host sets next = preset and worker w < preset runs task w.
+ *    claimed runs whatever the signals say, so the prefix above holds. A
+ *    fresh launch may start without claims: the host sets next = preset and
+ *    worker w < preset runs task w.
+ *  - The void: a halt of a kernel running the ahead entry first writes
+ *    CORUN_AHEAD_VOID to next's low word. Claims the L2 ordered before that
+ *    store got tasks below it, and those run; every claim after it returns
+ *    a value >= CORUN_AHEAD_VOID > any task, which the worker reads as "no
+ *    task" and leaves. The valid claims are therefore still a prefix, and
+ *    once every worker has left it is [0, done): the host never needs the
+ *    value it overwrote, and a resume rewinds next = done as after any halt.
+ *    So a halt waits for the rest of the running task and the one claimed
+ *    with it (two tasks at most, where the halt_gen word alone, read a task
+ *    late through the copy, made it three). Evictions and SM ranges, which
+ *    leave other workers running, still go through the copied words only.
  *  - Signals are 32-bit words written by the host on a high-priority stream
  *    (cuStreamWriteValue32); task_limit and next are 64-bit and, like
- *    task_limit above, written by the host only while no worker runs.
+ *    task_limit above, written by the host only while no worker runs (the
+ *    void, a 32-bit store of the same size as the ahead claims, excepted).
  */
 #ifndef CORUN_CTL_H
 #define CORUN_CTL_H
@@ -49,6 +61,10 @@ extern "C" {
 #endif
 
 #define CORUN_CTL_LINE 128
+
+/* next's low word after a halt of a kernel running the ahead entry (above);
+ * above CORUN_AHEAD_MAX_TASKS (corun_chunk.h), so no claim after it is a task. */
+#define CORUN_AHEAD_VOID 0x80000000u
 
 typedef struct corun_ctl {
     /* --- signals: host writes, workers read between chunks --------------- */

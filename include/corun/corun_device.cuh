@@ -263,10 +263,14 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
  * ~1 point, its stores became branches under the 32-register cap). After the
  * task it checks the copied signals and makes the claimed task the next one:
  * it runs whatever they say, so the tasks run stay the prefix [0, done), and
- * a worker told to leave claims nothing more. So a halt waits for the rest of
- * the task running, the task claimed with it and, if the signal landed just
- * after a copy, one more: three tasks at most. The limit is read once (the
- * host writes it only while no worker runs). `done` and the task time every
+ * a worker told to leave claims nothing more. Read through the copy alone, a
+ * halt would wait for the rest of the task running, the task claimed with it
+ * and, if the signal landed just after a copy, one more: three tasks. So a
+ * halt also voids the claims (CORUN_AHEAD_VOID in next, corun_ctl.h): a claim
+ * after it returns no task, and the worker leaves after the task it runs and
+ * the one it claimed before the halt, two at most; nothing here tests for it,
+ * the void is above every limit. The limit is read once (the host writes it
+ * only while no worker runs). `done` and the task time every
  * four tasks; worker 0 stores its task time when it leaves (task_ns_seed).
  * A fresh launch may start without claims (wa.preset, set by the host only
  * when no signal was written before the launch): the preset tasks run
@@ -274,7 +278,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
  *
  * Departure from Slate and SMGuard, whose workers claim or compute their next
  * block only when the one before is done: here the claim is a task ahead, at
- * the price of a halt waiting up to three tasks instead of one chunk.
+ * the price of a halt waiting up to two tasks instead of one chunk.
  */
 
 /* atomicAdd(p, 1) on a 32-bit word by lane 0, its result waited for only
@@ -301,6 +305,7 @@ __device__ __forceinline__ uint32_t corun__claim1_lane0(uint32_t *p, uint32_t sa
 
 /* next's low 32 bits (the GPU is little-endian). */
 static_assert(offsetof(corun_ctl, next) % 8 == 0, "corun_ctl: next must be 8-byte aligned");
+static_assert(CORUN_AHEAD_VOID > CORUN_AHEAD_MAX_TASKS, "a voided claim must be no task");
 
 struct __align__(16) corun_ahead_state {
     uint4 sig;        /* halt_gen, evict_below, sm_lo, sm_hi, copied at a task's top */

@@ -42,10 +42,9 @@ struct corun_kernel {
     double sim_task_us;
     uint32_t sim_regs;
     bool has_ahead;    /* the kernel has an ahead entry (corun_kernel_desc.ahead) */
-    /* under ctx->mu: what its last finished launch measured, for the next
-     * launch's choice of entry (corun_ahead_wanted) */
-    uint32_t task_ns;
-    bool ran_ahead;
+    /* under ctx->mu: what its finished launches measured, for the next
+     * launch's choice of entry (corun_ahead_choose) */
+    corun_ahead_memo memo;
 #ifdef CORUN_HAVE_CUDA
     corun__cuda_code code;
 #endif
@@ -252,9 +251,9 @@ static void job_done(corun__sched *s, corun__kernel *k, void *user)
 {
     corun_job *j = user;
 
-    if (k->state == CORUN_KS_DONE && k->task_ns != 0) {
-        j->kern->task_ns = k->task_ns;
-        j->kern->ran_ahead = k->ran_ahead;
+    if (k->state == CORUN_KS_DONE) {
+        corun_ahead_learn(&j->kern->memo, k->task_ns, k->ran_ahead,
+                          (uint32_t)(j->ctx->set.chunk_budget_us * 1e3));
     }
     j->done = 1;
     j->status = k->status;
@@ -339,13 +338,12 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
     j->capsm_asked = a.capsm;
     j->released = out == NULL; /* nobody will wait: forget it when it finishes */
     pthread_mutex_lock(&c->mu);
-    /* The entry: CORUN_AHEAD 0 never the ahead one, 1 where the last run's
-     * task time says (corun_ahead_wanted), 2 always (tests). */
+    /* The entry: CORUN_AHEAD 0 never the ahead one, 1 where the finished
+     * runs' task times say (corun_ahead_choose), 2 always (tests). */
     spec.ahead = c->set.ahead != 0 && kern->has_ahead &&
                  (uint64_t)grid.x * grid.y * grid.z <= CORUN_AHEAD_MAX_TASKS &&
                  (c->set.ahead == 2 ||
-                  corun_ahead_wanted(kern->task_ns, (uint32_t)(c->set.chunk_budget_us * 1e3),
-                                     kern->ran_ahead));
+                  corun_ahead_choose(&kern->memo, (uint32_t)(c->set.chunk_budget_us * 1e3)));
     rc = corun__sched_submit(c->s, &spec, &a, job_done, j, &j->k, why, sizeof(why));
     if (rc == CORUN_OK && out != NULL) {
         *out = j;

@@ -220,6 +220,8 @@ struct corun__bkernel {
     corun_worker_arg wa;
     uint32_t launches;                  /* worker launches made */
     bool signalled;                     /* a signal word was written: no preset start */
+    bool voided;                        /* a halt voided the ahead claims (next holds
+                                           CORUN_AHEAD_VOID until the rewind) */
     /* stream order (corun_launch_stream) */
     bool ordered;
     bool released;                      /* complete_seq written */
@@ -1149,6 +1151,14 @@ static int cuda_signal(corun__backend *be, corun__bkernel *k, corun__signal sig,
     }
     switch (sig) {
     case CORUN_SIG_HALT_GEN:
+        if (k->ahead_fn != NULL) {
+            /* Void the ahead claims first: the workers read it at their next
+             * claim, a task before the copied halt_gen (corun_ctl.h). */
+            if (write32(b, k, offsetof(corun_ctl, next), CORUN_AHEAD_VOID) != CORUN_OK) {
+                return CORUN_ECUDA;
+            }
+            k->voided = true;
+        }
         return write32(b, k, offsetof(corun_ctl, halt_gen), (uint32_t)value);
     case CORUN_SIG_EVICT_BELOW:
         return write32(b, k, offsetof(corun_ctl, evict_below), (uint32_t)value);
@@ -1207,6 +1217,7 @@ static int cuda_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uin
         cu->cuEventRecord(k->ready, b->ctl) != CUDA_SUCCESS) {
         return CORUN_ECUDA;
     }
+    k->voided = false;
     return CORUN_OK;
 }
 
@@ -1223,7 +1234,9 @@ static int cuda_progress(corun__backend *be, corun__bkernel *k, corun_progress *
         return CORUN_ECUDA;
     }
     out->tasks = k->tasks;
-    out->claimed = rb->next;
+    /* Voided, next says nothing of the claims that ran: once every worker
+     * has left they are [0, done) (corun_ctl.h). */
+    out->claimed = k->voided ? rb->done : rb->next;
     out->done = rb->done;
     out->live = rb->started > rb->exited ? rb->started - rb->exited : 0;
     out->task_ns = rb->task_ns_seed;

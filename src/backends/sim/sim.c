@@ -89,6 +89,10 @@ void corun__sim_apply_signal(corun__sim *s, corun__bkernel *k, corun__signal sig
 
     switch (sig) {
     case CORUN_SIG_HALT_GEN:
+        if (k->ahead) { /* the void, as the cuda backend writes it (corun_ctl.h) */
+            c->next = CORUN_AHEAD_VOID;
+            k->voided = true;
+        }
         c->halt_gen = (uint32_t)value;
         break;
     case CORUN_SIG_EVICT_BELOW:
@@ -598,6 +602,7 @@ static int sim_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint
     }
     k->ctl.next = next;
     k->ctl.task_limit = limit;
+    k->voided = false;
     return CORUN_OK;
 }
 
@@ -610,7 +615,7 @@ static int sim_progress(corun__backend *be, corun__bkernel *k, corun_progress *o
         return CORUN_EINVAL;
     }
     out->tasks = k->tasks;
-    out->claimed = k->ctl.next;
+    out->claimed = k->voided ? k->ctl.done : k->ctl.next; /* as the cuda backend's */
     out->done = k->ctl.done;
     out->live = k->ctl.started - k->ctl.exited;
     out->task_ns = k->ctl.task_ns_seed;

@@ -34,7 +34,9 @@
  * the worker copies the signals and claims the next task at once (on the
  * device that claim's round trip overlaps the task, so it costs no time
  * here); after the task the copied signals decide whether it claims again,
- * and the task claimed runs either way. `done` and the task time every four
+ * and the task claimed runs either way. A halt voids the claims (the backend
+ * sets next = CORUN_AHEAD_VOID with halt_gen): a claim after it is beyond the
+ * limit, so the worker leaves after the task it claimed before. `done` and the task time every four
  * tasks. Workers with id < the launch's preset run task id first, unclaimed;
  * the others make one claim (claim_ns) before their first task.
  * One simplification: a worker told to leave by a signal leaves at once,

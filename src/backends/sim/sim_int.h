@@ -131,6 +131,7 @@ struct corun__bkernel {
 
     bool ahead;                  /* workers run the ahead entry (spec.ahead) */
     bool signalled;              /* a signal was written: no preset start */
+    bool voided;                 /* a halt voided the ahead claims (until the rewind) */
     uint32_t worker_calls;       /* worker launches made */
     uint32_t launches;           /* launches not over (all their blocks gone) */
     uint32_t worker_launches;    /* of which worker launches */
