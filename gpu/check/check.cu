@@ -58,6 +58,7 @@ static FILE *json;
 static int json_first;
 static double g_budget_us = 10; /* chunk latency budget of direct launches (--budget); libcorun's default */
 static uint32_t g_chunk_max = 1024; /* upper bound on tasks per claim (--chunk-max) */
+static bool g_void = true; /* halts of ahead runs void the claims (--no-void: A/B only) */
 /* Budgets (us) the overhead and latency modes measure (--budgets). */
 static std::vector<double> g_budgets_overhead = {5, 10, 20, 50};
 static std::vector<double> g_budgets_latency = {10, 20};
@@ -207,7 +208,7 @@ struct Direct {
      * claims voided first (corun_ctl.h), then halt_gen. */
     void halt(cudaStream_t hs) const
     {
-        if (use_ahead) {
+        if (use_ahead && g_void) {
             CU(cuStreamWriteValue32((CUstream)hs, field(offsetof(corun_ctl, next)),
                                     CORUN_AHEAD_VOID, 0));
         }
@@ -947,7 +948,7 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
     auto halve = [&](unsigned off) {
         halfway_signaller<<<1, 32, 0, ss>>>(
             (const unsigned long long *)d.field(offsetof(corun_ctl, done)), tasks / 2,
-            d.use_ahead ? (unsigned *)d.field(offsetof(corun_ctl, next)) : nullptr,
+            d.use_ahead && g_void ? (unsigned *)d.field(offsetof(corun_ctl, next)) : nullptr,
             (unsigned *)d.field(offsetof(corun_ctl, halt_gen)),
             (const unsigned *)d.field(offsetof(corun_ctl, exited)), (unsigned)nw, sig + off);
         sleep_us(100); /* resident before the workers take every slot */
@@ -1689,6 +1690,8 @@ static void usage()
            "      --kernel NAME[,NAME...]: only these of the eight kernels (overhead, resume, ...)\n"
            "      --budgets US,US,...: the budgets overhead and latency measure\n"
            "                       (default 5,10,20,50 for overhead, 10,20 for latency)\n"
+           "      --no-void: halts of ahead runs write halt_gen only, as before the void\n"
+           "                 (corun_ctl.h; for same-run A/Bs of the halt latency)\n"
            "modes: occupancy correctness overhead latency resume spatial dispatch hostfunc stream\n"
            "       sanitize\n"
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n"
@@ -1731,6 +1734,8 @@ int main(int argc, char **argv)
             events = (unsigned)atoi(argv[++i]);
         } else if (a == "--reps" && i + 1 < argc) {
             reps = atoi(argv[++i]);
+        } else if (a == "--no-void") {
+            g_void = false;
         } else if (a == "--trials" && i + 1 < argc) {
             trials = atoi(argv[++i]);
         } else if (a == "--seed" && i + 1 < argc) {
