@@ -822,7 +822,7 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
 /* A kernel whose chunked task time (its claims' share included) says "enter"
  * and whose ahead task time (claims hidden) says "leave" runs the ahead entry
  * once, then stays in chunks (it switched at every launch before the memo,
- * corun_ahead_choose); when its tasks grow by more than a quarter it is
+ * corun_ahead_choose); when its tasks change by more than a quarter it is
  * entered again (the memo alone, below). */
 static void ahead_entry_left_for_short_tasks_is_not_reentered(void **state)
 {
@@ -856,31 +856,39 @@ static void ahead_entry_left_for_short_tasks_is_not_reentered(void **state)
     unsetenv("CORUN_PROFILE_PATH");
 
     /* the memo alone, b = 10 us: entered on 2.7 us, left on 1.9 us; 3.3 us
-     * (<= 5/4 of 2.7) keeps it out, 3.4 us lets it in again; leaving it for
-     * long tasks sets no bar */
+     * (within a quarter of 2.7) keeps it out, 3.4 us lets it in again; left
+     * on long tasks (4 us), 3 us (within a quarter of 3.4) keeps it out for
+     * CORUN_AHEAD_BAR launches; an exit with no entry on record
+     * (CORUN_AHEAD=2 before) bars nothing */
     corun_ahead_memo m;
     memset(&m, 0, sizeof(m));
     corun_ahead_learn(&m, 2700, 0, 10000);
     assert_int_equal(corun_ahead_choose(&m, 10000), 1);
     corun_ahead_learn(&m, 1900, 1, 10000);
     assert_int_equal(corun_ahead_choose(&m, 10000), 0);
+    assert_int_equal(m.left_ns, 2700);
     corun_ahead_learn(&m, 2700, 0, 10000);
     assert_int_equal(corun_ahead_choose(&m, 10000), 0);
     corun_ahead_learn(&m, 3300, 0, 10000);
     assert_int_equal(corun_ahead_choose(&m, 10000), 0);
+    assert_int_equal(m.barred, CORUN_AHEAD_BAR - 2);
     corun_ahead_learn(&m, 3400, 0, 10000);
     assert_int_equal(corun_ahead_choose(&m, 10000), 1);
     corun_ahead_learn(&m, 3000, 1, 10000);
     assert_int_equal(corun_ahead_choose(&m, 10000), 1); /* stays */
     corun_ahead_learn(&m, 4000, 1, 10000);
     assert_int_equal(corun_ahead_choose(&m, 10000), 0); /* long tasks: left */
-    assert_int_equal(m.bar_ns, 2700 + 675); /* unchanged */
+    assert_int_equal(m.left_ns, 3400);
+    for (unsigned n = 0; n < CORUN_AHEAD_BAR; n++) {
+        corun_ahead_learn(&m, 3000, 0, 10000);
+        assert_int_equal(corun_ahead_choose(&m, 10000), 0);
+    }
     corun_ahead_learn(&m, 3000, 0, 10000);
-    assert_int_equal(corun_ahead_choose(&m, 10000), 0); /* the old bar still holds */
+    assert_int_equal(corun_ahead_choose(&m, 10000), 1); /* the bar ran out */
     memset(&m, 0, sizeof(m));
     corun_ahead_learn(&m, 3000, 1, 10000);
     corun_ahead_learn(&m, 4000, 1, 10000);
-    assert_int_equal(m.bar_ns, 0);
+    assert_int_equal(m.left_ns, 0);
     corun_ahead_learn(&m, 3000, 0, 10000);
     assert_int_equal(corun_ahead_choose(&m, 10000), 1);
 }

@@ -482,8 +482,9 @@ static float time_worker(Case *c, Direct &d, double budget_us, cudaStream_t s, c
     int nw = d.per_sm * sm_count();
     d.init(*c, budget_us, nw);
     if (d.switched) {
-        fprintf(stderr, "%s b%.0f: the %s entry from here\n", c->name, budget_us,
-                d.use_ahead ? "ahead" : "chunk");
+        const corun_ahead_memo &m = d.memo[(uint32_t)(budget_us * 1e3)];
+        fprintf(stderr, "%s b%.0f: the %s entry from here (last launch's task %u ns)\n",
+                c->name, budget_us, d.use_ahead ? "ahead" : "chunk", m.task_ns);
     }
     d.launch(*c, s, nw, 0, 0);
     CK(cudaStreamSynchronize(s)); /* before init rewrites the control block */

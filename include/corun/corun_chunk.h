@@ -113,17 +113,22 @@ CORUN_HD int corun_ahead_wanted(uint32_t task_ns, uint32_t budget_ns, int was_ah
  * launch, corun_ahead_learn takes in what a finished one measured.
  *
  * corun_ahead_wanted alone switched entries at every launch where a kernel's
- * chunked task time (its claims' share included) is above b/4 and its ahead
- * task time (claims hidden) below b/5: the H100 reduce at budget 5 us, +11.8 %
+ * chunked task time (its claims' share included) says "enter" and its ahead
+ * task time (claims hidden, or waited for where a task is shorter than a
+ * claim's round trip) says "leave": the H100 reduce at budget 5 us, +11.8 %
  * (bench/results/h100-2026-11-22-1f47499-check/). The two times measure
- * different things, so they are not compared with each other: a kernel that
- * left the ahead entry for short tasks is entered again only on a chunked
- * time above 5/4 of the one it was last entered on (its tasks have grown). */
+ * different things, so they are not compared with each other: once a
+ * kernel has left the ahead entry, its next CORUN_AHEAD_BAR launches do not
+ * enter it again on a chunked time within a quarter of the one it was
+ * entered on; outside that band its tasks have changed and the rule alone
+ * decides. The bar runs out so that one slow ahead launch (a co-runner
+ * taking memory bandwidth) does not keep a kernel out for good. */
+#define CORUN_AHEAD_BAR 16u
 typedef struct corun_ahead_memo {
     uint32_t task_ns;    /* task time the last finished launch measured (0 = none) */
     uint32_t entered_ns; /* the chunked task time the ahead entry was last entered on */
-    uint32_t bar_ns;     /* the entry was left for short tasks: not entered again
-                            on a chunked task time at or below this */
+    uint32_t left_ns;    /* entered_ns of the ahead run last left */
+    uint32_t barred;     /* launches still kept out within a quarter of left_ns */
     uint32_t ran_ahead;  /* the last finished launch ran the ahead entry */
 } corun_ahead_memo;
 
@@ -131,14 +136,18 @@ typedef struct corun_ahead_memo {
  * one that may run, and the setting). */
 CORUN_HD int corun_ahead_choose(corun_ahead_memo *m, uint32_t budget_ns)
 {
+    const uint64_t t = m->task_ns, l = m->left_ns;
+
     if (!corun_ahead_wanted(m->task_ns, budget_ns, (int)m->ran_ahead)) {
         return 0;
     }
     if (!m->ran_ahead) {
-        if (m->task_ns <= m->bar_ns) {
+        if (m->barred > 0 && 5 * t >= 4 * l && 4 * t <= 5 * l) {
+            m->barred--;
             return 0;
         }
         m->entered_ns = m->task_ns;
+        m->barred = 0;
     }
     return 1;
 }
@@ -150,9 +159,9 @@ CORUN_HD void corun_ahead_learn(corun_ahead_memo *m, uint32_t task_ns, int ran_a
     if (task_ns == 0) {
         return;
     }
-    if (ran_ahead && 24ull * task_ns <= 9ull * budget_ns &&
-        !corun_ahead_wanted(task_ns, budget_ns, 1)) {
-        m->bar_ns = m->entered_ns + m->entered_ns / 4; /* left for short tasks */
+    if (ran_ahead && !corun_ahead_wanted(task_ns, budget_ns, 1) && m->entered_ns != 0) {
+        m->left_ns = m->entered_ns;
+        m->barred = CORUN_AHEAD_BAR;
     }
     m->task_ns = task_ns;
     m->ran_ahead = ran_ahead != 0;
