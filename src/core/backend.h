@@ -80,7 +80,7 @@ typedef struct corun__kspec {
     /* user code (cuda) */
     const void *user;           /* backend-defined: registered kernel */
     bool ahead;                 /* launch its workers through the ahead entry
-                                   (corun_ahead_wanted; the caller checked that
+                                   (corun_ahead_choose; the caller checked that
                                    it has one and <= CORUN_AHEAD_MAX_TASKS) */
     const void *args;           /* cuda: one pointer per parameter value, as for
                                    cuLaunchKernel; the values are copied */

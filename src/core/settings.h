@@ -35,8 +35,8 @@
       "most block-tasks a worker claims at once")                                                \
     X(AHEAD, ahead, UINT, "1", 0, 2, "",                                                         \
       "kernels with an ahead entry (CORUN_SHARED): 1 runs them through it where their last "     \
-      "run's tasks made chunks of three or fewer (a claim per task, made a task ahead); 0 "     \
-      "never; 2 always")                                                                        \
+      "run's tasks made chunks of three or fewer (a claim per task, made a task ahead; once "   \
+      "left, not for 16 launches unless their tasks change); 0 never; 2 always")               \
     X(SEED, seed, UINT, "1", 0, 4294967295.0, "", "random seed of simulations and scenarios")    \
     X(SIM_SIGNAL_US, sim_signal_us, DBL, "8", 0, 1e6, "",                                        \
       "sim: delay from a host signal to the workers seeing it (H100: 10-12 us incl. exit)")      \
