@@ -696,6 +696,21 @@ static void ahead_halt_keeps_the_prefix_within_two_tasks(void **state)
     be->ops->destroy(be);
 }
 
+/* Registers sim kernel `name` (tasks of task_us, an ahead entry if ahead)
+ * from *kd, which it fills. */
+static corun_kernel *register_sim(corun_ctx *ctx, corun_kernel_desc *kd, const char *name,
+                                  double task_us, bool ahead)
+{
+    corun_kernel *k;
+
+    memset(kd, 0, sizeof(*kd));
+    kd->name = name;
+    kd->sim_task_us = task_us;
+    kd->ahead = ahead ? (void *)1 : NULL; /* sim: it has one */
+    assert_int_equal(corun_kernel_register(ctx, kd, &k), CORUN_OK);
+    return k;
+}
+
 /* Through the host API, under CORUN_AHEAD=2: a job halted and resumed again
  * and again through its ahead entry (each halt voids the claims, each resume
  * rewinds the counter to done) runs every task, and the claims it reports
@@ -715,11 +730,7 @@ static void ahead_job_preempted_and_resumed_runs_every_task(void **state)
     setenv("CORUN_PROFILE_PATH", "off", 1);
     setenv("CORUN_AHEAD", "2", 1);
     assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
-    memset(&kd, 0, sizeof(kd));
-    kd.name = "t";
-    kd.sim_task_us = 3;
-    kd.ahead = (void *)1; /* sim: it has one */
-    assert_int_equal(corun_kernel_register(ctx, &kd, &k), CORUN_OK);
+    k = register_sim(ctx, &kd, "t", 3, true);
     assert_int_equal(corun_launch(ctx, k, (corun_dim3){60000, 1, 1}, (corun_dim3){256, 1, 1}, 0,
                                   NULL, NULL, &j),
                      CORUN_OK);
@@ -779,18 +790,9 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
     setenv("CORUN_PROFILE_PATH", "off", 1);
     setenv("CORUN_SIM_CLAIM_NS", "200", 1); /* chunks of 3 x 2.7 us measure 2.77 us */
     assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
-    memset(&kd, 0, sizeof(kd));
-    kd.name = "t";
-    kd.sim_task_us = 2.7;
-    kd.ahead = (void *)1; /* sim: it has one */
-    assert_int_equal(corun_kernel_register(ctx, &kd, &k), CORUN_OK);
-    kd.name = "n";
-    kd.ahead = NULL;
-    assert_int_equal(corun_kernel_register(ctx, &kd, &none), CORUN_OK);
-    kd.name = "s";
-    kd.sim_task_us = 20;
-    kd.ahead = (void *)1;
-    assert_int_equal(corun_kernel_register(ctx, &kd, &slow), CORUN_OK);
+    k = register_sim(ctx, &kd, "t", 2.7, true);
+    none = register_sim(ctx, &kd, "n", 2.7, false);
+    slow = register_sim(ctx, &kd, "s", 20, true);
     assert_int_equal(job_ran_ahead(ctx, k, &tc), 0);
     assert_true(tc > 2500 && tc <= 3750); /* chunks of three: the claim's share included */
     for (i = 0; i < 2; i++) {
@@ -807,9 +809,7 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
     for (i = 0; i < 2; i++) {
         setenv("CORUN_AHEAD", i == 0 ? "0" : "2", 1);
         assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
-        kd.name = i == 0 ? "t" : "s";
-        kd.sim_task_us = i == 0 ? 2.7 : 20;
-        assert_int_equal(corun_kernel_register(ctx, &kd, &k), CORUN_OK);
+        k = register_sim(ctx, &kd, i == 0 ? "t" : "s", i == 0 ? 2.7 : 20, true);
         assert_int_equal(job_ran_ahead(ctx, k, NULL), (uint32_t)i);
         assert_int_equal(job_ran_ahead(ctx, k, NULL), (uint32_t)i);
         corun_ctx_destroy(ctx);
@@ -838,11 +838,7 @@ static void ahead_entry_left_for_short_tasks_is_not_reentered(void **state)
     setenv("CORUN_PROFILE_PATH", "off", 1);
     setenv("CORUN_SIM_CLAIM_NS", "3000", 1); /* chunks of 1.7 us tasks measure ~3.7 us */
     assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
-    memset(&kd, 0, sizeof(kd));
-    kd.name = "r";
-    kd.sim_task_us = 1.7;
-    kd.ahead = (void *)1; /* sim: it has one */
-    assert_int_equal(corun_kernel_register(ctx, &kd, &k), CORUN_OK);
+    k = register_sim(ctx, &kd, "r", 1.7, true);
     for (i = 0; i < 5; i++) {
         assert_int_equal(job_ran_ahead(ctx, k, &t), expect[i]);
         if (i == 0) {
