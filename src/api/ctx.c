@@ -252,8 +252,7 @@ static void job_done(corun__sched *s, corun__kernel *k, void *user)
     corun_job *j = user;
 
     if (k->state == CORUN_KS_DONE) {
-        corun_ahead_learn(&j->kern->memo, k->task_ns, k->ran_ahead,
-                          (uint32_t)(j->ctx->set.chunk_budget_us * 1e3));
+        corun_ahead_learn(&j->kern->memo, k->task_ns, k->ran_ahead, corun__budget_ns(&j->ctx->set));
     }
     j->done = 1;
     j->status = k->status;
@@ -342,8 +341,7 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
      * runs' task times say (corun_ahead_choose), 2 always (tests). */
     spec.ahead = c->set.ahead != 0 && kern->has_ahead &&
                  (uint64_t)grid.x * grid.y * grid.z <= CORUN_AHEAD_MAX_TASKS &&
-                 (c->set.ahead == 2 ||
-                  corun_ahead_choose(&kern->memo, (uint32_t)(c->set.chunk_budget_us * 1e3)));
+                 (c->set.ahead == 2 || corun_ahead_choose(&kern->memo, corun__budget_ns(&c->set)));
     rc = corun__sched_submit(c->s, &spec, &a, job_done, j, &j->k, why, sizeof(why));
     if (rc == CORUN_OK && out != NULL) {
         *out = j;

@@ -101,6 +101,13 @@ typedef struct corun__setting_info {
     size_t offset;       /* of the field in corun__settings */
 } corun__setting_info;
 
+/* The chunk latency budget in nanoseconds, as the control block and the
+ * entry choice (corun_ahead_choose) take it. */
+static inline uint32_t corun__budget_ns(const corun__settings *s)
+{
+    return (uint32_t)(s->chunk_budget_us * 1e3);
+}
+
 void corun__settings_default(corun__settings *s);
 /* Reads every CORUN_<NAME> variable that is set. On a bad value returns
  * CORUN_EINVAL with a message naming the variable; *s is then unchanged. */

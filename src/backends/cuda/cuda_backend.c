@@ -815,7 +815,7 @@ static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun_
     st->sm_lo = 0;
     st->sm_hi = g->sm_count - 1;
     st->task_limit = tasks;
-    st->budget_ns = (uint32_t)(b->set.chunk_budget_us * 1e3);
+    st->budget_ns = corun__budget_ns(&b->set);
     st->chunk_max = (uint32_t)b->set.chunk_max;
     st->workers_per_capsm = k->per_sm;
     st->grid_x = spec->grid.x;
