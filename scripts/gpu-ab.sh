@@ -15,16 +15,12 @@
 #                     "--budgets 5,8,10,20": the budgets overhead and latency use)
 #   AB_ROUNDS=N       rounds (default 2)
 #   OUT=DIR           JSON output (default /tmp/gpu-ab)
-# Results committed from it: bench/results/h100-2026-11-22-launch-ab.txt,
-# h100-2026-11-22-claim-ab.txt, h100-2026-11-22-midchunk-ab.txt,
-# h100-2026-11-22-transpose-floor.txt, h100-2026-11-22-seed-relaunch.txt,
-# h100-2026-11-22-done-batch-ab.txt, h100-2026-11-22-ewma-jump.txt,
-# h100-2026-11-22-pipe-ab.txt, h100-2026-11-22-la-timeline.txt,
-# h100-2026-11-22-la2.txt, h100-2026-11-22-preset-ab.txt, h100-2026-11-22-ahead-ab.txt.
+# What its A/Bs measured, with their raw files: docs/decisions/ (0016 lists the
+# designs dropped).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ] || [ -z "${AB_FLAG:-}" ]; then
-  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
   if [ -z "${1:-}" ]; then
     echo "gpu-ab: set AB_FLAG to the flag variant b is built with" >&2
     exit 2
