@@ -52,7 +52,8 @@ static void matmul_32x32_two_blocks(void **state)
 static void forty_registers_cost_a_block(void **state)
 {
     /* 40 regs -> 1280/warp, 16384/1280 = 12 warps per partition -> 48 warps,
-     * 48/32 = 1 block: the drift DESIGN.md warns about. */
+     * 48/32 = 1 block: the drift a worker's extra registers can cause
+     * (docs/decisions/0014-occupancy-pins.md). */
     corun_occupancy o = occ(1024, 40, 8192, 0, false);
     assert_int_equal(o.blocks_per_sm, 1);
     assert_int_equal(o.limiter, CORUN_OCC_LIMIT_REGS);

@@ -965,9 +965,8 @@ static void log_slow(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
  * where a task is longer). The weighted mean takes a few chunks to follow:
  * besides the chunk the slowdown catches, up to 4 per worker run long, each
  * at most the 5 tasks sized for the fast ones, and none begun later than
- * 120 us after the slowdown. (Jumping to a sample of twice the mean cut that
- * to 2 per worker, but cost the H100 more than it saved: matmul +0.3..0.8
- * points, the 2 us halt +1.3 us; bench/results/h100-2026-11-22-ewma-jump.txt.) */
+ * 120 us after the slowdown. (A mean that jumps to a sample of twice itself
+ * follows sooner but costs the GPU more than it saves; docs/decisions/0016.) */
 static void chunks_follow_a_slowdown_within_four(void **state)
 {
     corun__sim_opts o;

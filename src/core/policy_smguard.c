@@ -35,22 +35,19 @@
  *    when CapSMs are released.
  *  - Physical reservation (setting SMGUARD_BIND, default 1). The paper's
  *    CapSMs are logical: MaxActivePBlock consecutive workers "may be
- *    dispatched across several different SMs". On an H100/H200 that left
- *    the reservation free as slots scattered over SMs still running batch
- *    blocks, and an LS block sharing an SM with seven compute-bound batch
- *    blocks ran several times slower than alone (the GPU demo's LS p99 was
- *    as bad as with no policy, docs/gpu-results.md). With binding, batch
- *    kernels are bound by %smid to SMs [0, sm_count - reserve_capsm - 1]
- *    (Slate's and FLEP's spatial mechanism) and launched so they fill those
- *    SMs; the last reserve_capsm SMs stay empty for LS kernels. LS kernels
- *    are not bound: they go where slots are free, which is the reserved SMs
- *    — except in a batch kernel's tail, when slots free up on batch SMs too
- *    and some LS blocks share an SM with batch blocks (the GPU demo's p99).
- *    Binding LS kernels as well was tried (sim, 2026-11-21): the hardware
- *    places a launch's blocks anywhere free, those outside the range leave,
- *    and the LS kernel ran on a few workers (p99 116x solo); over-launching
- *    it instead would hold its launch open until every surplus block has
- *    found a slot.
+ *    dispatched across several different SMs". On a real GPU that leaves the
+ *    reservation as free slots scattered over SMs still running batch
+ *    blocks, where an LS block runs several times slower than alone. With
+ *    binding, batch kernels are bound by %smid to SMs
+ *    [0, sm_count - reserve_capsm - 1] (Slate's and FLEP's spatial
+ *    mechanism) and launched so they fill those SMs; the last reserve_capsm
+ *    SMs stay empty for LS kernels. LS kernels are not bound: they go where
+ *    slots are free, which is the reserved SMs — except in a batch kernel's
+ *    tail, when slots free up on batch SMs too and some LS blocks share an
+ *    SM with batch blocks. Bound LS kernels would run on the few workers the
+ *    hardware places inside their range, and over-launching them would hold
+ *    the launch open until every surplus block has found a slot
+ *    (docs/decisions/0012-physical-reservation.md).
  */
 #include <stdlib.h>
 

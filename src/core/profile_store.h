@@ -23,8 +23,8 @@
  * PATH.lock a writer reads the current file, merges its records in, writes
  * PATH.tmp.<pid>, fsyncs it and renames it over PATH; readers need no lock,
  * since rename replaces the file atomically. So concurrent writers (several
- * programs, or the CLI next to a daemon) lose no record and a crash leaves
- * either the old or the new file, never half of one.
+ * programs at once) lose no record and a crash leaves either the old or the
+ * new file, never half of one.
  */
 #ifndef CORUN_CORE_PROFILE_STORE_H
 #define CORUN_CORE_PROFILE_STORE_H
