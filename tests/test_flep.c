@@ -25,6 +25,7 @@
 #include "backends/null/null.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
+#include "corun/corun_sim.h"
 #include "core/sched.h"
 #include "scenario/experiments.h"
 
@@ -114,7 +115,7 @@ static int teardown_null(void **state)
 static corun__kernel *submit(const char *name, int32_t prio, uint32_t tasks)
 {
     corun__kspec k;
-    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, prio, 1, 0, 0};
+    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, prio, 1, 0};
     corun__kernel *out = NULL;
     char why[256];
 
@@ -287,8 +288,8 @@ static void kernels_without_a_model_run_in_arrival_order(void **state)
 static void host_api_runs_flep_hpf_by_name(void **state)
 {
     corun_ctx_opts co = {"sim", "flep-hpf"};
-    corun_kernel_desc kd;
-    corun_launch_attr lo = {CORUN_CLASS_BATCH, 0, 0, 1, 0, 0}, hi = lo;
+    corun_sim_kernel_desc kd;
+    corun_launch_attr lo = {CORUN_CLASS_BATCH, 0, 0, 1, 0}, hi = lo;
     corun_progress p;
     corun_ctx *ctx;
     corun_kernel *k;
@@ -309,8 +310,8 @@ static void host_api_runs_flep_hpf_by_name(void **state)
     assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
     memset(&kd, 0, sizeof(kd));
     kd.name = "k";
-    kd.sim_task_us = 10;
-    assert_int_equal(corun_kernel_register(ctx, &kd, &k), CORUN_OK);
+    kd.task_us = 10;
+    assert_int_equal(corun_sim_kernel_register(ctx, &kd, &k), CORUN_OK);
     hi.priority = 1;
     assert_int_equal(corun_launch(ctx, k, (corun_dim3){200000, 1, 1}, (corun_dim3){256, 1, 1}, 0,
                                   NULL, &lo, &low),

@@ -10,7 +10,9 @@
 #include "backends/sim/sim.h"
 #include "corun/corun_chunk.h"
 #include "corun/corun_ctl.h"
+#include "core/entry.h"
 #include "corun/corun.h"
+#include "corun/corun_sim.h"
 
 #define US 1000ull
 #define MS 1000000ull
@@ -66,7 +68,7 @@ static corun__bkernel *open_kernel(corun__backend *be, const corun__kspec *s, ui
 static void launch_workers(corun__backend *be, corun__bkernel *k, uint32_t n, uint32_t base,
                            uint32_t gen, uint64_t cookie)
 {
-    corun__launch_req r = {n, base, gen, 0, cookie};
+    corun__launch_req r = {n, base, gen, 0, 0, cookie};
     assert_int_equal(be->ops->launch_workers(be, k, &r), CORUN_OK);
 }
 
@@ -577,19 +579,19 @@ static void relaunch_starts_from_the_measured_task_time(void **state)
 static void ahead_wanted_where_chunks_hold_three(void **state)
 {
     (void)state;
-    assert_false(corun_ahead_wanted(0, 10000, 0));    /* nothing measured */
-    assert_true(corun_ahead_wanted(3333, 10000, 0));  /* a chunk of three */
-    assert_true(corun_ahead_wanted(2501, 10000, 0));
-    assert_true(corun_ahead_wanted(3750, 10000, 0));  /* three in 9/8 of the budget */
-    assert_false(corun_ahead_wanted(3751, 10000, 0)); /* three no longer fit */
-    assert_false(corun_ahead_wanted(3751, 10000, 1));
-    assert_false(corun_ahead_wanted(2500, 10000, 0)); /* four fit: chunks */
-    assert_true(corun_ahead_wanted(2500, 10000, 1));  /* ... but it stays */
-    assert_true(corun_ahead_wanted(2001, 10000, 1));
-    assert_false(corun_ahead_wanted(2000, 10000, 1)); /* five fit: back to chunks */
-    assert_false(corun_ahead_wanted(1000000, 10000, 0));
-    assert_false(corun_ahead_wanted(UINT32_MAX, UINT32_MAX, 1));
-    assert_true(corun_ahead_wanted(UINT32_MAX / 4 + 1, UINT32_MAX, 0));
+    assert_false(corun__entry_wanted(0, 10000, 0));    /* nothing measured */
+    assert_true(corun__entry_wanted(3333, 10000, 0));  /* a chunk of three */
+    assert_true(corun__entry_wanted(2501, 10000, 0));
+    assert_true(corun__entry_wanted(3750, 10000, 0));  /* three in 9/8 of the budget */
+    assert_false(corun__entry_wanted(3751, 10000, 0)); /* three no longer fit */
+    assert_false(corun__entry_wanted(3751, 10000, 1));
+    assert_false(corun__entry_wanted(2500, 10000, 0)); /* four fit: chunks */
+    assert_true(corun__entry_wanted(2500, 10000, 1));  /* ... but it stays */
+    assert_true(corun__entry_wanted(2001, 10000, 1));
+    assert_false(corun__entry_wanted(2000, 10000, 1)); /* five fit: back to chunks */
+    assert_false(corun__entry_wanted(1000000, 10000, 0));
+    assert_false(corun__entry_wanted(UINT32_MAX, UINT32_MAX, 1));
+    assert_true(corun__entry_wanted(UINT32_MAX / 4 + 1, UINT32_MAX, 0));
 }
 
 /* A fresh launch through the ahead entry: workers start on their preset task
@@ -698,16 +700,16 @@ static void ahead_halt_keeps_the_prefix_within_two_tasks(void **state)
 
 /* Registers sim kernel `name` (tasks of task_us, an ahead entry if ahead)
  * from *kd, which it fills. */
-static corun_kernel *register_sim(corun_ctx *ctx, corun_kernel_desc *kd, const char *name,
+static corun_kernel *register_sim(corun_ctx *ctx, corun_sim_kernel_desc *kd, const char *name,
                                   double task_us, bool ahead)
 {
     corun_kernel *k;
 
     memset(kd, 0, sizeof(*kd));
     kd->name = name;
-    kd->sim_task_us = task_us;
-    kd->ahead = ahead ? (void *)1 : NULL; /* sim: it has one */
-    assert_int_equal(corun_kernel_register(ctx, kd, &k), CORUN_OK);
+    kd->task_us = task_us;
+    kd->ahead = ahead;
+    assert_int_equal(corun_sim_kernel_register(ctx, kd, &k), CORUN_OK);
     return k;
 }
 
@@ -718,7 +720,7 @@ static corun_kernel *register_sim(corun_ctx *ctx, corun_kernel_desc *kd, const c
 static void ahead_job_preempted_and_resumed_runs_every_task(void **state)
 {
     corun_ctx_opts co = {"sim", "manual"};
-    corun_kernel_desc kd;
+    corun_sim_kernel_desc kd;
     corun_ctx *ctx;
     corun_kernel *k;
     corun_job *j;
@@ -780,7 +782,7 @@ static uint32_t job_ran_ahead(corun_ctx *ctx, corun_kernel *k, uint32_t *task_ns
 static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
 {
     corun_ctx_opts co = {"sim", "smguard"};
-    corun_kernel_desc kd;
+    corun_sim_kernel_desc kd;
     corun_ctx *ctx;
     corun_kernel *k, *none, *slow;
     uint32_t t = 0, tc = 0;
@@ -827,7 +829,7 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
 static void ahead_entry_left_for_short_tasks_is_not_reentered(void **state)
 {
     corun_ctx_opts co = {"sim", "smguard"};
-    corun_kernel_desc kd;
+    corun_sim_kernel_desc kd;
     corun_ctx *ctx;
     corun_kernel *k;
     uint32_t t = 0;
@@ -854,39 +856,39 @@ static void ahead_entry_left_for_short_tasks_is_not_reentered(void **state)
     /* the memo alone, b = 10 us: entered on 2.7 us, left on 1.9 us; 3.3 us
      * (within a quarter of 2.7) keeps it out, 3.4 us lets it in again; left
      * on long tasks (4 us), 3 us (within a quarter of 3.4) keeps it out for
-     * CORUN_AHEAD_BAR launches; an exit with no entry on record
+     * CORUN_ENTRY_BAR launches; an exit with no entry on record
      * (CORUN_AHEAD=2 before) bars nothing */
-    corun_ahead_memo m;
+    corun__entry_memo m;
     memset(&m, 0, sizeof(m));
-    corun_ahead_learn(&m, 2700, 0, 10000);
-    assert_int_equal(corun_ahead_choose(&m, 10000), 1);
-    corun_ahead_learn(&m, 1900, 1, 10000);
-    assert_int_equal(corun_ahead_choose(&m, 10000), 0);
+    corun__entry_learn(&m, 2700, 0, 10000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 1);
+    corun__entry_learn(&m, 1900, 1, 10000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 0);
     assert_int_equal(m.left_ns, 2700);
-    corun_ahead_learn(&m, 2700, 0, 10000);
-    assert_int_equal(corun_ahead_choose(&m, 10000), 0);
-    corun_ahead_learn(&m, 3300, 0, 10000);
-    assert_int_equal(corun_ahead_choose(&m, 10000), 0);
-    assert_int_equal(m.barred, CORUN_AHEAD_BAR - 2);
-    corun_ahead_learn(&m, 3400, 0, 10000);
-    assert_int_equal(corun_ahead_choose(&m, 10000), 1);
-    corun_ahead_learn(&m, 3000, 1, 10000);
-    assert_int_equal(corun_ahead_choose(&m, 10000), 1); /* stays */
-    corun_ahead_learn(&m, 4000, 1, 10000);
-    assert_int_equal(corun_ahead_choose(&m, 10000), 0); /* long tasks: left */
+    corun__entry_learn(&m, 2700, 0, 10000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 0);
+    corun__entry_learn(&m, 3300, 0, 10000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 0);
+    assert_int_equal(m.barred, CORUN_ENTRY_BAR - 2);
+    corun__entry_learn(&m, 3400, 0, 10000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 1);
+    corun__entry_learn(&m, 3000, 1, 10000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 1); /* stays */
+    corun__entry_learn(&m, 4000, 1, 10000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 0); /* long tasks: left */
     assert_int_equal(m.left_ns, 3400);
-    for (unsigned n = 0; n < CORUN_AHEAD_BAR; n++) {
-        corun_ahead_learn(&m, 3000, 0, 10000);
-        assert_int_equal(corun_ahead_choose(&m, 10000), 0);
+    for (unsigned n = 0; n < CORUN_ENTRY_BAR; n++) {
+        corun__entry_learn(&m, 3000, 0, 10000);
+        assert_int_equal(corun__entry_choose(&m, 10000), 0);
     }
-    corun_ahead_learn(&m, 3000, 0, 10000);
-    assert_int_equal(corun_ahead_choose(&m, 10000), 1); /* the bar ran out */
+    corun__entry_learn(&m, 3000, 0, 10000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 1); /* the bar ran out */
     memset(&m, 0, sizeof(m));
-    corun_ahead_learn(&m, 3000, 1, 10000);
-    corun_ahead_learn(&m, 4000, 1, 10000);
+    corun__entry_learn(&m, 3000, 1, 10000);
+    corun__entry_learn(&m, 4000, 1, 10000);
     assert_int_equal(m.left_ns, 0);
-    corun_ahead_learn(&m, 3000, 0, 10000);
-    assert_int_equal(corun_ahead_choose(&m, 10000), 1);
+    corun__entry_learn(&m, 3000, 0, 10000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 1);
 }
 
 static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
@@ -1100,7 +1102,7 @@ static void fault_fails_the_nth_launch(void **state)
     corun__backend *be;
     corun__kspec s = spec_of("f", 100, 256, 32, 0, 10 * US);
     corun__bkernel *k;
-    corun__launch_req bad = {0, 0, 0, 0, 9};
+    corun__launch_req bad = {0, 0, 0, 0, 0, 9};
     corun__bevent ev[4];
     corun__sim_stats st;
 

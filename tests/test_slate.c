@@ -383,7 +383,7 @@ static int teardown_null(void **state)
 static corun__kernel *submit(const char *name, uint32_t tasks)
 {
     corun__kspec k;
-    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, 0, 1, 0, 0};
+    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, 0, 1, 0};
     corun__kernel *out = NULL;
     char why[256];
 

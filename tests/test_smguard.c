@@ -75,7 +75,7 @@ static corun__kspec spec(const char *name, uint32_t blocks)
 static corun__kernel *submit(fixture *f, const char *name, corun_class cls, uint32_t capsm)
 {
     corun__kspec k = spec(name, 10000);
-    corun_launch_attr a = {cls, capsm, 0, 1, 0, 0};
+    corun_launch_attr a = {cls, capsm, 0, 1, 0};
     corun__kernel *out = NULL;
     char why[256];
     assert_int_equal(corun__sched_submit(f->s, &k, &a, on_done, f, &out, why, sizeof(why)), CORUN_OK);
@@ -334,7 +334,7 @@ static void oversized_reservation_is_refused(void **state)
 {
     fixture *f = *state;
     corun__kspec k = spec("big", 100);
-    corun_launch_attr a = {CORUN_CLASS_LS, 133, 0, 1, 0, 0};
+    corun_launch_attr a = {CORUN_CLASS_LS, 133, 0, 1, 0};
     corun__kernel *out = NULL;
     char why[256] = "";
 
@@ -349,7 +349,7 @@ static void impossible_shape_is_refused(void **state)
 {
     fixture *f = *state;
     corun__kspec k = spec("wide", 100);
-    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, 0, 1, 0, 0};
+    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, 0, 1, 0};
     corun__kernel *out = NULL;
     char why[256] = "";
 

@@ -32,6 +32,12 @@
 
 #include "cases.cuh"
 #include "corun/corun.h"
+#include "corun/corun_sim.h"
+extern "C" {
+#include "core/ctl.h"
+#include "core/entry.h"
+#include "core/settings.h"
+}
 
 #define CR(call)                                                                            \
     do {                                                                                    \
@@ -119,30 +125,48 @@ static int per_sm_of(const void *fn, unsigned threads, size_t smem)
     return v;
 }
 
-/* The CORUN_AHEAD setting as libcorun reads it: 0 never, 1 (default) where
- * corun_ahead_wanted says, 2 always (tests). */
-static unsigned ahead_setting(void)
+/* The settings as libcorun reads them (CORUN_AHEAD: 0 never the ahead
+ * entry, 1 (default) as the entry memo says, 2 always). */
+static const corun__settings &settings(void)
 {
-    const char *v = getenv("CORUN_AHEAD");
-    return v != NULL && *v != '\0' ? (unsigned)strtoul(v, nullptr, 10) : 1u;
+    static corun__settings set;
+    static bool loaded = false;
+    if (!loaded) {
+        char why[256];
+        corun__settings_default(&set);
+        if (corun__settings_load_env(&set, why, sizeof(why)) != CORUN_OK) {
+            fprintf(stderr, "gpu-check: %s\n", why);
+            exit(2);
+        }
+        loaded = true;
+    }
+    return set;
+}
+
+/* next = done - preset, in a stream: the rewind of a voided ahead run. */
+__global__ void rewind_kernel(corun_ctl *ctl, uint32_t preset)
+{
+    ctl->next = (uint32_t)ctl->done - preset;
 }
 
 /* A worker launch driven directly through its control block (no scheduler),
- * to measure the mechanism itself. It picks the entry as libcorun would: the
- * ahead entry where the kernel has one and the task time its last launch
- * with this budget measured says so (corun_ahead_wanted), with the preset
- * start of a fresh launch. */
+ * to measure the mechanism itself. It makes the launches libcorun's
+ * scheduler would (src/core/ctl.h): the ahead entry where the kernel has one
+ * and the entry memo (src/core/entry.h) says so, with the preset start of a
+ * fresh launch. */
 struct Direct {
     corun_ctl *ctl = nullptr;
-    corun_ctl host;
+    corun__ctl_host ch;
     int per_sm = 0;
+    uint32_t budget_ns = 0;
+    uint32_t nworkers = 0; /* init's: the tail-shrink hint of every launch */
     bool use_ahead = false;
-    uint32_t preset = 0;   /* the next launch's preset (set by init) */
     bool launched = false; /* a launch since init: learn() reads what it measured */
     bool switched = false; /* init's decision differs from the last launch's entry */
+    uint64_t task_hits = 0;
     /* per budget (ns): what the launches measured, as libcorun keeps it per
-     * kernel (corun_ahead_memo) */
-    std::map<uint32_t, corun_ahead_memo> memo;
+     * kernel (corun__entry_memo) */
+    std::map<uint32_t, corun__entry_memo> memo;
 
     Direct() { CK(cudaMalloc(&ctl, sizeof(corun_ctl))); }
     ~Direct() { cudaFree(ctl); }
@@ -154,73 +178,78 @@ struct Direct {
         }
         launched = false;
         CK(cudaDeviceSynchronize());
-        corun_ahead_learn(&memo[host.budget_ns], read().task_ns_seed, use_ahead, host.budget_ns);
+        corun__entry_learn(&memo[budget_ns], read().task_ns_seed, use_ahead, budget_ns);
     }
-    /* A fresh control block for nworkers workers; decide = false keeps the
-     * entry of the launch before (a timed launch after an untimed one of its
-     * own form). */
-    void init(const Case &c, double budget_us, int nworkers, bool decide = true)
+    /* A fresh control block (zeros) for nworkers workers; decide = false keeps
+     * the entry of the launch before (a timed launch after an untimed one of
+     * its own form). */
+    void init(const Case &c, double budget_us, int nw, bool decide = true)
     {
         learn();
-        memset(&host, 0, sizeof(host));
-        host.sm_hi = (uint32_t)sm_count() - 1;
-        host.task_limit = c.tasks();
-        host.budget_ns = (uint32_t)(budget_us * 1e3);
-        host.chunk_max = g_chunk_max;
-        host.nworkers = (uint32_t)nworkers;
-        host.workers_per_capsm = (uint32_t)per_sm;
-        host.grid_x = c.grid.x;
-        host.grid_y = c.grid.y;
-        host.grid_z = c.grid.z;
-        host.tasks = c.tasks();
+        CK(cudaMemset(ctl, 0, sizeof(corun_ctl)));
+        budget_ns = (uint32_t)(budget_us * 1e3);
+        nworkers = (uint32_t)nw;
         if (decide) {
-            corun_ahead_memo &m = memo[host.budget_ns];
-            const unsigned set = ahead_setting();
-            use_ahead = c.ahead != nullptr && c.tasks() <= CORUN_AHEAD_MAX_TASKS &&
-                        (set == 2 || (set == 1 && corun_ahead_choose(&m, host.budget_ns)));
+            corun__entry_memo &m = memo[budget_ns];
+            use_ahead = c.ahead != nullptr &&
+                        corun__entry_decide(&m, (unsigned)settings().ahead, true, c.tasks(),
+                                            budget_ns);
             switched = use_ahead != (m.ran_ahead != 0);
         }
-        preset = use_ahead ? (uint32_t)nworkers : 0;
-        host.next = preset;
-        CK(cudaMemcpy(ctl, &host, sizeof(host), cudaMemcpyHostToDevice));
+        corun__kspec spec;
+        memset(&spec, 0, sizeof(spec));
+        spec.grid = {c.grid.x, c.grid.y, c.grid.z};
+        spec.ahead = use_ahead;
+        corun_gpu_desc g;
+        corun_gpu_desc_h100(&g);
+        g.sm_count = (uint32_t)sm_count();
+        corun__ctl_init(&ch, &spec, (uint32_t)per_sm, &g, budget_ns, g_chunk_max, false);
     }
-    void launch(const Case &c, cudaStream_t s, int nworkers, uint32_t base, uint32_t gen)
+    void launch(const Case &c, cudaStream_t s, int nw, uint32_t base, uint32_t gen)
     {
-        corun_worker_arg wa = {ctl, base, gen, host.grid_x, host.grid_y, host.grid_z,
-                               host.workers_per_capsm, preset};
-        if (preset != 0 && (base != 0 || gen != 0 || (uint32_t)nworkers != preset)) {
-            fprintf(stderr, "gpu-check: a preset ahead launch must be init's (%u workers)\n",
-                    preset);
-            exit(2);
-        }
-        preset = 0;
+        corun__launch_req req;
+        memset(&req, 0, sizeof(req));
+        req.nworkers = (uint32_t)nw;
+        req.base = base;
+        req.gen = gen;
+        corun_worker_arg wa;
+        corun__ctl_launch(&ch, &req, use_ahead, 0, ch.sm_count - 1, &wa);
+        wa.ctl = ctl;
+        wa.nworkers = nworkers;
+        wa.task_hits = task_hits;
         std::vector<void *> args;
         args.push_back(&wa);
         for (void *p : c.argv) {
             args.push_back(p);
         }
-        CK(cudaLaunchKernel(use_ahead ? c.ahead : c.worker, dim3(nworkers), c.block, args.data(),
+        CK(cudaLaunchKernel(use_ahead ? c.ahead : c.worker, dim3(nw), c.block, args.data(),
                             c.smem, s));
         CK(cudaGetLastError());
         launched = true;
     }
-    /* A halt, written as libcorun's cuda backend writes it: an ahead run's
-     * claims voided first (corun_ctl.h), then halt_gen. */
-    void halt(cudaStream_t hs) const
+    /* A halt, written as libcorun's cuda backend writes it (src/core/ctl.h):
+     * an ahead run's claims voided first, then halt_gen. */
+    void halt(cudaStream_t hs)
     {
-        if (use_ahead && g_void) {
-            CU(cuStreamWriteValue32((CUstream)hs, field(offsetof(corun_ctl, next)),
-                                    CORUN_AHEAD_VOID, 0));
+        corun__ctl_write w[CORUN_CTL_MAX_WRITES];
+        size_t n = 0;
+        CR(corun__ctl_signal(&ch, CORUN_SIG_HALT_GEN, 1, w, &n));
+        for (size_t i = 0; i < n; i++) {
+            if (!g_void && w[i].off == offsetof(corun_ctl, next)) {
+                continue; /* --no-void */
+            }
+            CU(cuStreamWriteValue32((CUstream)hs, field(w[i].off), (uint32_t)w[i].value, 0));
         }
-        CU(cuStreamWriteValue32((CUstream)hs, field(offsetof(corun_ctl, halt_gen)), 1, 0));
     }
-    /* Before a relaunch after a halt, in the launch's stream: next = done, as
-     * libcorun's rewind. Only a voided ahead run needs it (the chunk loop
-     * leaves next = done), so chunk-loop timings have no copy in them. */
+    /* Before a relaunch after a halt, in the launch's stream: next = done -
+     * preset, as libcorun's rewind. Only a voided ahead run needs it (the
+     * chunk loop leaves next there), so chunk-loop timings have no kernel of
+     * it in them. */
     void rewind(cudaStream_t s) const
     {
         if (use_ahead) {
-            CK(cudaMemcpyAsync(&ctl->next, &ctl->done, 8, cudaMemcpyDeviceToDevice, s));
+            rewind_kernel<<<1, 1, 0, s>>>(ctl, ch.preset);
+            CK(cudaGetLastError());
         }
     }
     corun_ctl read()
@@ -362,6 +391,7 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
         double max_rel = 0;
 
         CK(cudaMalloc(&hits, n * sizeof(unsigned)));
+        CR(corun_test_count_tasks(k, (uint64_t)(uintptr_t)hits));
         while (events < min_events || runs < 2) {
             corun_launch_attr a;
             corun_job *j;
@@ -371,7 +401,6 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
 
             memset(&a, 0, sizeof(a));
             a.capsm = cap;
-            a.task_hits = (uint64_t)(uintptr_t)hits;
             c->poison(s);
             CK(cudaMemsetAsync(hits, 0, n * sizeof(unsigned), s));
             CK(cudaStreamSynchronize(s));
@@ -482,7 +511,7 @@ static float time_worker(Case *c, Direct &d, double budget_us, cudaStream_t s, c
     int nw = d.per_sm * sm_count();
     d.init(*c, budget_us, nw);
     if (d.switched) {
-        const corun_ahead_memo &m = d.memo[(uint32_t)(budget_us * 1e3)];
+        const corun__entry_memo &m = d.memo[(uint32_t)(budget_us * 1e3)];
         fprintf(stderr, "%s b%.0f: the %s entry from here (last launch's task %u ns)\n",
                 c->name, budget_us, d.use_ahead ? "ahead" : "chunk", m.task_ns);
     }

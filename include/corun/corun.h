@@ -147,9 +147,6 @@ typedef struct corun_launch_attr {
     int32_t priority;   /* larger is more urgent; 0 is the default */
     uint32_t weight;    /* fair-share weight, >= 1; 0 means 1 */
     double size_hint;   /* input size, for duration models; 0 if unknown */
-    uint64_t task_hits; /* testing: device address of one uint32 per block-task;
-                           workers built with CORUN_TASK_HITS count there each
-                           task they run. 0 = off */
 } corun_launch_attr;
 
 /* Progress of a kernel, counted in block-tasks by its workers. */
@@ -172,9 +169,10 @@ typedef struct corun_progress {
 /*
  * A context owns a scheduler and a backend. With the cuda backend a
  * scheduler thread reacts to completions while the program runs; with the
- * sim backend the simulated clock advances only inside corun_job_wait.
- * All functions are thread-safe. On failure, corun_last_error() tells why in
- * a sentence (thread-local, valid until the next corun call of the thread).
+ * sim backend the simulated clock advances only inside corun calls that
+ * wait (corun_job_wait). All functions are thread-safe. On failure,
+ * corun_last_error() tells why in a sentence (thread-local, valid until the
+ * next corun call of the thread).
  */
 typedef struct corun_ctx corun_ctx;
 typedef struct corun_kernel corun_kernel;
@@ -190,6 +188,9 @@ CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out);
 CORUN_API void corun_ctx_destroy(corun_ctx *ctx);
 /* "cuda" or "sim". */
 CORUN_API const char *corun_ctx_backend(const corun_ctx *ctx);
+/* 1 if the context runs a program's CUDA kernels (corun_kernel_desc), 0 if
+ * it only simulates kernels described by their timing (corun_sim.h). */
+CORUN_API int corun_ctx_runs_cuda(const corun_ctx *ctx);
 CORUN_API const char *corun_last_error(void);
 
 /* The worker form may use fewer SM slots than the plain one (see below). */
@@ -205,16 +206,13 @@ typedef struct corun_kernel_desc {
                             kernels have one), the worker that claims a task
                             ahead; corun runs a kernel through it where its
                             measured tasks make chunks of three or fewer
-                            (CORUN_AHEAD, docs/gpu-results.md).
-                            sim backend: non-NULL says the kernel has one */
-    /* sim backend only: how a block-task behaves */
-    double sim_task_us;  /* mean duration of one block-task alone on the GPU */
-    uint32_t sim_regs;   /* registers per thread (occupancy); 0 = 32 */
+                            (CORUN_AHEAD) */
 } corun_kernel_desc;
 
-/* Registers a kernel. With the cuda backend, registration fails unless the
- * worker form keeps the plain kernel's occupancy (checked per launch shape
- * at launch time) or CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS is set. */
+/* Registers a program's kernel (contexts where corun_ctx_runs_cuda; a
+ * simulated one registers through corun_sim.h). A launch shape whose worker
+ * form fits fewer blocks per SM than the plain kernel is refused, unless
+ * CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS is set. */
 CORUN_API int corun_kernel_register(corun_ctx *ctx, const corun_kernel_desc *d,
                                     corun_kernel **out);
 
@@ -229,11 +227,19 @@ CORUN_API int corun_launch(corun_ctx *ctx, corun_kernel *k, corun_dim3 grid, cor
                            corun_job **out);
 
 /* Stream-ordered launch, as a transformed program's `k<<<g, b, smem, s>>>`
- * needs it: the job starts only after the work enqueued on `stream` (a
- * CUstream; NULL = the legacy default stream) before this call, and work
- * enqueued on `stream` after this call waits on the GPU until the job has
- * finished; the host does not block. *out may be NULL (the job is released
- * when it finishes). */
+ * needs it. The calling thread enqueues the kernel's workers in `stream` (a
+ * CUstream; NULL = the legacy default stream) itself, on what the policy
+ * allots its class now, with no host wait and no other thread on the way:
+ * the job starts after the work enqueued on `stream` before, and work
+ * enqueued after it waits on the GPU until the job has finished, also when
+ * the job is preempted meanwhile (its last worker holds the stream until it
+ * is resumed and done). cudaStreamSynchronize, events recorded after it and
+ * cudaDeviceSynchronize keep their meaning. The scheduler hears of the job
+ * afterwards. With *out NULL (the job is released when it finishes), a
+ * kernel whose last run was shorter than CORUN_PLAIN_BELOW_US runs as the
+ * plain kernel (not preemptible), as do launches under the `mps` and
+ * `priority` policies. Refused with CORUN_ENOTSUP while `stream` captures a
+ * graph (every replay would reuse one control block). */
 CORUN_API int corun_launch_stream(corun_ctx *ctx, corun_kernel *k, corun_dim3 grid,
                                   corun_dim3 block, uint32_t smem, void **args,
                                   const corun_launch_attr *attr, void *stream, corun_job **out);

@@ -7,24 +7,17 @@
  *
  *  - First claim: one task, to measure -- except in a relaunch (a resumed
  *    kernel), whose workers start from the task time the halted launch
- *    measured (corun_ctl.task_ns_seed; the caller passes it as task_ns).
- *    Measuring again there cost the H100 ~8 us per resume: the first
- *    measurement includes a claim, so chunks stay too small for several
- *    claims (bench/results/h100-2026-11-22-seed-relaunch.txt). Fresh launches
- *    still measure: seeding them from the previous launch, with every worker
- *    storing its time at exit, cost 1-2 % (h100-2026-11-21-seed-ab.txt).
+ *    measured (corun_ctl.task_ns_seed; the caller passes it as task_ns):
+ *    measuring again there kept the chunks too small for several claims.
+ *    Fresh launches still measure (docs/decisions).
  *  - Then: as many tasks as fit in the budget, so a signal is seen at most one
  *    budget (or one task, if a task is longer) after it lands.
  *  - Near the end: no more than remaining / (2 * workers), so the last chunks
  *    are small and workers finish together (guided self-scheduling).
- *  - Not one task per claim: a memory-bound tiled kernel would like it
- *    (transpose, bare persistent loop with the claim hidden: +1.9..2.6 %
- *    against +3.3..4.6 % with chunks of 3), but claiming every task ahead
- *    cost the short-task kernels far more (reduce -14 -> +12 % on the H100,
- *    bench/results/h100-2026-11-22-transpose-floor.txt), and claiming one
- *    task ahead only where three fit in the budget left transpose no better
- *    (h100-2026-11-22-la-timeline.txt), also with the leader's work moved
- *    after the barrier (h100-2026-11-22-la2.txt).
+ *  - Not one task per claim: a memory-bound tiled kernel would like it, but
+ *    claiming every task ahead cost the short-task kernels far more; the
+ *    ahead entry (corun_device.cuh) is a separate kernel, chosen per kernel
+ *    by the host (src/core/entry.h).
  */
 #ifndef CORUN_CHUNK_H
 #define CORUN_CHUNK_H
@@ -81,90 +74,6 @@ CORUN_HD uint32_t corun_chunk_ewma(uint32_t mean_ns, uint64_t sample_ns)
     }
     m = (3ull * mean_ns + sample_ns + 2) / 4;
     return (uint32_t)m;
-}
-
-/* Whether a kernel's next launch runs its ahead entry (corun_device.cuh:
- * one task per claim, each claim issued while the task before it runs), from
- * the task time its last launch measured (task_ns, 0 = none) and whether that
- * launch ran the ahead entry. Three tasks must fit in the budget, give or
- * take an eighth: the time a chunked launch measures includes its claims'
- * share (~0.5 us of the H100 transpose's 3.2-3.4 us), which the ahead entry
- * does not pay, and a bound that tight made the transpose enter on some
- * launches and not others. A halt there waits for two tasks at most (the
- * void, corun_ctl.h), so within 3/4 of the budget. It
- * is entered where a chunk would hold at most three tasks, as there one
- * claim's round trip (1.5-1.9 us on the H100 under a memory-bound load) is
- * paid every three tasks or fewer, and hiding it was worth 2-3 points to the
- * transpose (bench/results/h100-2026-11-22-ahead-ab.txt); with four or more
- * a chunk pays it rarely enough, and a claim per task costs short-task
- * kernels more than it saves (reduce -14 -> +12 %, h100-2026-11-22-
- * transpose-floor.txt). It is left once tasks are shorter than a fifth of the
- * budget, so a task time near the edge does not switch entries at every
- * launch. */
-CORUN_HD int corun_ahead_wanted(uint32_t task_ns, uint32_t budget_ns, int was_ahead)
-{
-    const uint64_t t = task_ns, b = budget_ns;
-
-    return t != 0 && 24 * t <= 9 * b && (was_ahead ? 5 * t > b : 4 * t > b);
-}
-
-/* What a kernel's finished launches say about its entry, kept per kernel
- * (and per budget) by whoever launches it: corun_ahead_choose decides a
- * launch, corun_ahead_learn takes in what a finished one measured.
- *
- * corun_ahead_wanted alone switched entries at every launch where a kernel's
- * chunked task time (its claims' share included) says "enter" and its ahead
- * task time (claims hidden, or waited for where a task is shorter than a
- * claim's round trip) says "leave": the H100 reduce at budget 5 us, +11.8 %
- * (bench/results/h100-2026-11-22-1f47499-check/). The two times measure
- * different things, so they are not compared with each other: once a
- * kernel has left the ahead entry, its next CORUN_AHEAD_BAR launches do not
- * enter it again on a chunked time within a quarter of the one it was
- * entered on; outside that band its tasks have changed and the rule alone
- * decides. The bar runs out so that one slow ahead launch (a co-runner
- * taking memory bandwidth) does not keep a kernel out for good. */
-#define CORUN_AHEAD_BAR 16u
-typedef struct corun_ahead_memo {
-    uint32_t task_ns;    /* task time the last finished launch measured (0 = none) */
-    uint32_t entered_ns; /* the chunked task time the ahead entry was last entered on */
-    uint32_t left_ns;    /* entered_ns of the ahead run last left */
-    uint32_t barred;     /* launches still kept out within a quarter of left_ns */
-    uint32_t ran_ahead;  /* the last finished launch ran the ahead entry */
-} corun_ahead_memo;
-
-/* Whether the next launch runs the ahead entry (the caller checked it has
- * one that may run, and the setting). */
-CORUN_HD int corun_ahead_choose(corun_ahead_memo *m, uint32_t budget_ns)
-{
-    const uint64_t t = m->task_ns, l = m->left_ns;
-
-    if (!corun_ahead_wanted(m->task_ns, budget_ns, (int)m->ran_ahead)) {
-        return 0;
-    }
-    if (!m->ran_ahead) {
-        if (m->barred > 0 && 5 * t >= 4 * l && 4 * t <= 5 * l) {
-            m->barred--;
-            return 0;
-        }
-        m->entered_ns = m->task_ns;
-        m->barred = 0;
-    }
-    return 1;
-}
-
-/* A launch finished having measured task_ns (0: nothing, ignored). */
-CORUN_HD void corun_ahead_learn(corun_ahead_memo *m, uint32_t task_ns, int ran_ahead,
-                                uint32_t budget_ns)
-{
-    if (task_ns == 0) {
-        return;
-    }
-    if (ran_ahead && !corun_ahead_wanted(task_ns, budget_ns, 1) && m->entered_ns != 0) {
-        m->left_ns = m->entered_ns;
-        m->barred = CORUN_AHEAD_BAR;
-    }
-    m->task_ns = task_ns;
-    m->ran_ahead = ran_ahead != 0;
 }
 
 /* Tasks below this may run through the ahead entry: its claims add to next's

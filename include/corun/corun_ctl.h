@@ -1,55 +1,86 @@
 /*
  * corun_ctl.h — the control block of one corun kernel, shared by the host
- * (which signals) and the device workers (which obey and count). Plain C,
- * no CUDA header: the CUDA backend, the device header and the simulator all
- * read this one definition.
+ * (which signals) and the device workers (which obey and count), and the
+ * report a direct kernel's device side writes to host memory. Plain C, no
+ * CUDA header: the CUDA backend, the device header, the simulator and the
+ * core protocol module (src/core/ctl.h, which says what the host writes)
+ * all read this one definition.
  *
  * Protocol, in one place:
- *  - Workers claim block-tasks in chunks with atomicAdd(&next, c); a chunk
- *    is claimed only while none of the signals below tells the worker to
- *    leave, and every claimed task below task_limit is run to the end.
+ *  - A fresh control block is all zeros. Zero means: no halt, no eviction,
+ *    every SM, the launch's own task count and worker count. Everything a
+ *    launch needs beyond that travels in its parameters (corun_worker_arg),
+ *    so a launch needs no host-to-device write before it: the host takes a
+ *    zeroed block from a pool (the CUDA backend zeroes finished ones in
+ *    batches, off the launch path).
+ *  - Tasks [0, preset) belong to the workers of the kernel's first launch
+ *    with those ids (wa.own): worker w < preset runs task w first,
+ *    unclaimed, whatever the signals say. Every other task is claimed: a
+ *    claim of c tasks is preset + atomicAdd(&next, c), made only while none
+ *    of the signals below tells the worker to leave, and every claimed task
+ *    below the limit is run to the end. So a fresh launch's first tasks cost
+ *    no claim where preset is its worker count (never for a launch bound to
+ *    some SMs, whose workers elsewhere must not run anything); later
+ *    launches keep the same preset as an offset.
  *  - Between chunks a worker leaves if its launch generation < halt_gen
  *    (temporal preemption), if its CapSM id < evict_below (SMGuard eviction),
- *    if its SM is outside [sm_lo, sm_hi] (spatial binding), or if the next
- *    claim starts at or beyond task_limit (epoch quota).
+ *    if its SM is outside [sm_lo, ~sm_hi_inv] (spatial binding), or if the
+ *    next claim starts at or beyond the limit, tasks - task_cut (epoch quota).
+ *    A worker starts only on an SM of its launch's own range
+ *    (corun_worker_arg.sm_lo..sm_hi); elsewhere it leaves before any task.
  *  - So the tasks run form a prefix [0, done) of the task space once every
  *    launch of the kernel has finished (the kernel's end, not `exited`,
- *    publishes the last adds to done). A resumed kernel therefore continues
- *    from next = done.
- *  - task_limit is written only while no worker runs. Lowered under running
+ *    publishes the last adds to done). A resumed kernel continues from
+ *    preset + next = done: the chunk loop's halted workers claim nothing, so
+ *    next is already there; a voided or limited one is rewound.
+ *  - task_cut is written only while no worker runs. Raised under running
  *    workers it could leave a hole: a worker that loaded the old limit just
  *    before the write claims, and runs, a chunk beyond one that a worker
  *    which saw the new limit claimed and left unrun (a failed claim still
  *    advances next). Halts have no such race: a worker told to leave claims
  *    nothing.
  *  - Worker 0, when it leaves (on a signal or at the end), stores its measured
- *    task time in task_ns_seed (one plain store per launch: every leaving
- *    worker storing there stretched the H100's drain by 6.5 us for
- *    blackscholes); workers of a later generation start from it instead of
- *    measuring one task first, and the host reads it to choose the next
- *    launch's entry (corun_ahead_wanted).
+ *    task time in task_ns_seed; workers of a later generation start from it
+ *    instead of measuring one task first.
  *  - The ahead entry (NAME__corun_ahead, CORUN_SHARED kernels) claims one task
  *    at a time, each claim issued while the task before it runs, with a 32-bit
  *    add on next's low word: every launch of one kernel then uses that entry
  *    (the host fixes it per kernel), and next stays below 2^31. A task it
- *    claimed runs whatever the signals say, so the prefix above holds. A
- *    fresh launch may start without claims: the host sets next = preset and
- *    worker w < preset runs task w.
- *  - The void: a halt of a kernel running the ahead entry first writes
- *    CORUN_AHEAD_VOID to next's low word. Claims the L2 ordered before that
- *    store got tasks below it, and those run; every claim after it returns
- *    a value >= CORUN_AHEAD_VOID > any task, which the worker reads as "no
- *    task" and leaves. The valid claims are therefore still a prefix, and
- *    once every worker has left it is [0, done): the host never needs the
- *    value it overwrote, and a resume rewinds next = done as after any halt.
- *    So a halt waits for the rest of the running task and the one claimed
- *    with it (two tasks at most, where the halt_gen word alone, read a task
- *    late through the copy, made it three). Evictions and SM ranges, which
- *    leave other workers running, still go through the copied words only.
+ *    claimed runs whatever the signals say, so the prefix above holds.
+ *  - The void: a halt of a kernel running the ahead entry on corun's own
+ *    streams first writes CORUN_AHEAD_VOID to next's low word. Claims the L2
+ *    ordered before that store got tasks below it, and those run; every claim
+ *    after it returns a value >= CORUN_AHEAD_VOID > any task, which the worker
+ *    reads as "no task" and leaves. The valid claims are therefore still a
+ *    prefix, and once every worker has left it is [0, done): a resume rewinds
+ *    next = done - preset. So a halt waits for the rest of the running task
+ *    and the one claimed with it (two tasks at most). A direct kernel (below)
+ *    is never voided: its resume may not wait for a host write of next.
+ *  - Direct kernels. A launch in the user's stream (corun_launch_stream)
+ *    runs a "primary" grid there: wa.primary is its worker count. A primary
+ *    worker that leaves adds 2^32 to `done` (the primary workers that have
+ *    left, in done's high half, beside the tasks done in its low half, so one
+ *    atomic tells both). The one that brings the count to wa.primary is the
+ *    last of its grid: if the tasks are all done it writes the report
+ *    FINISHED and leaves, and the grid's end lets the stream go on; if not
+ *    (the kernel was halted or evicted, or other launches still run tasks),
+ *    it stays, the anchor: it sleeps, reports HELD with the tasks done and
+ *    the workers still running whenever they change, and leaves once done
+ *    reaches the tasks (FINISHED) or the host writes `release` (RELEASED,
+ *    teardown only). So a halted kernel holds its stream until it is resumed
+ *    and finished, with no host write on the way, and the host learns of
+ *    completions from host memory, never from a driver call.
+ *  - Resume of a direct kernel without a launch at resume time: when the host
+ *    halts one, it first enqueues a resume grid on a stream of its own,
+ *    behind a wait (cuStreamWaitValue32) for `resume` to reach the grid's
+ *    number, and then writes halt_gen. Resuming is then one 32-bit write,
+ *    which the driver takes even while another thread sits in a synchronous
+ *    copy that waits for the held stream (a launch there would wait for the
+ *    copy: a deadlock).
  *  - Signals are 32-bit words written by the host on a high-priority stream
- *    (cuStreamWriteValue32); task_limit and next are 64-bit and, like
- *    task_limit above, written by the host only while no worker runs (the
- *    void, a 32-bit store of the same size as the ahead claims, excepted).
+ *    (cuStreamWriteValue32); next is 64-bit and, like task_cut above, written
+ *    by the host only while no worker runs (the void, a 32-bit store of the
+ *    same size as the ahead claims, excepted).
  */
 #ifndef CORUN_CTL_H
 #define CORUN_CTL_H
@@ -66,58 +97,96 @@ extern "C" {
  * above CORUN_AHEAD_MAX_TASKS (corun_chunk.h), so no claim after it is a task. */
 #define CORUN_AHEAD_VOID 0x80000000u
 
+/* One primary worker leaving, in `done` (its high half counts them). */
+#define CORUN_PRIMARY_LEFT (1ull << 32)
+
 typedef struct corun_ctl {
     /* --- signals: host writes, workers read between chunks --------------- */
     uint32_t halt_gen;          /* workers with gen < halt_gen leave */
     uint32_t evict_below;       /* workers whose CapSM id < evict_below leave */
-    uint32_t sm_lo;             /* workers on an SM outside [sm_lo, sm_hi] leave */
-    uint32_t sm_hi;
-    uint64_t task_limit;        /* no task at or beyond this is claimed;
-                                   written only while no worker runs */
-    uint32_t budget_ns;         /* chunk latency budget */
-    uint32_t nworkers;          /* workers asked to run (tail-shrink hint) */
-    uint32_t chunk_max;         /* upper bound on tasks per claim */
-    uint32_t workers_per_capsm; /* max active workers per SM (SMGuard's M) */
-    uint32_t grid_x, grid_y, grid_z; /* the virtual grid (original gridDim) */
+    uint32_t sm_lo;             /* workers on an SM below sm_lo leave */
+    uint32_t sm_hi_inv;         /* ~(the highest SM allowed): 0 = every SM */
+    uint32_t task_cut;          /* the limit is tasks - task_cut; written only
+                                   while no worker runs */
+    uint32_t nworkers;          /* workers asked to run now (tail-shrink hint);
+                                   0 = the launch's (wa.nworkers) */
+    uint32_t resume;            /* direct kernels: a resume grid waits on the
+                                   GPU for resume >= its number */
     uint32_t pad0_;
-    uint64_t tasks;             /* grid_x * grid_y * grid_z */
-    uint64_t task_hits;         /* device address of a uint32 per task, or 0;
-                                   counted only in builds with CORUN_TASK_HITS */
-    uint8_t pad1_[CORUN_CTL_LINE - 72];
+    uint8_t pad1_[CORUN_CTL_LINE - 32];
 
-    /* --- the next-task counter, alone on its line ----------------------- */
-    uint64_t next;
+    /* --- the claim counter, alone on its line ---------------------------- */
+    uint64_t next;              /* tasks claimed beyond preset */
     uint8_t pad2_[CORUN_CTL_LINE - 8];
 
     /* --- progress: workers write, host reads ----------------------------- */
-    uint64_t done;              /* tasks completed (counted after a barrier) */
+    uint64_t done;              /* low 32 bits: tasks completed (counted after a
+                                   barrier); high 32: primary workers that have
+                                   left (CORUN_PRIMARY_LEFT each) */
+    uint32_t release;           /* direct kernels: nonzero lets the anchor go
+                                   with tasks left (teardown only) */
     uint32_t started;           /* workers that ever started */
-    uint32_t exited;            /* workers that have left (running now:
-                                   started - exited). Relaxed adds: read while
-                                   workers run, a worker may count as gone
-                                   before its last add to done shows; once the
-                                   launch has finished every count is final */
-    uint32_t complete_seq;      /* host writes the launch's sequence number when
-                                   the kernel is finished; streams ordered after
-                                   it wait for it (corun_launch_stream) */
+    uint32_t exited;            /* non-primary workers that have left (running
+                                   now: started - exited - primary left).
+                                   Relaxed adds: read while workers run, a
+                                   worker may count as gone before its last add
+                                   to done shows; once the launch has finished
+                                   every count is final */
     uint32_t task_ns_seed;      /* worker 0's measured task time, written when
                                    it leaves; a relaunch (gen > 0) sizes its
                                    first chunk from it (0 = none) */
     uint8_t pad4_[CORUN_CTL_LINE - 24];
 } corun_ctl;
 
-/* What every worker launch receives before the kernel's own parameters.
- * The constants of the kernel travel here as well as in the control block:
- * a parameter is read from the constant bank, where a control-block word
- * costs each starting worker one more round trip to L2. */
+/* What the device side of a direct kernel tells the host, in host memory
+ * (one per control block; written by one block at a time: the primary grid's
+ * last worker). The writer stores done, live and task_ns, then, after a
+ * system-wide fence, tag with an even count; one that overwrites an earlier
+ * report first stores tag with the odd count before it. The host reads tag,
+ * the rest, and tag again, and keeps what it read only if both tags are
+ * equal and the count even. */
+typedef struct corun_report {
+    uint32_t done;              /* tasks completed when written */
+    uint32_t live;              /* workers running when written (HELD) */
+    uint32_t task_ns;           /* the writer's measured task time (0 = none) */
+    uint32_t tag;               /* CORUN_REPORT_TAG(seq, count, state) */
+} corun_report;
+
+#define CORUN_REPORT_NONE 0u     /* nothing written for this launch yet */
+#define CORUN_REPORT_HELD 1u     /* workers left with tasks remaining: the stream is held */
+#define CORUN_REPORT_FINISHED 2u /* every task ran: the stream goes on */
+#define CORUN_REPORT_RELEASED 3u /* the host let the stream go with tasks remaining */
+/* seq: the launch's (24 bits); count: reports so far (6 bits, wraps). */
+#define CORUN_REPORT_TAG(seq, count, state) \
+    ((((uint32_t)(seq) & 0xffffffu) << 8) | (((uint32_t)(count) & 0x3fu) << 2) | (uint32_t)(state))
+#define CORUN_REPORT_SEQ(tag) ((uint32_t)(tag) >> 8)
+#define CORUN_REPORT_STATE(tag) ((uint32_t)(tag) & 3u)
+
+/* What every worker launch receives before the kernel's own parameters: the
+ * constants of the launch. A parameter is read from the constant bank, where
+ * a control-block word costs each starting worker one more round trip to L2,
+ * and it needs no write to the control block before the launch. */
 typedef struct corun_worker_arg {
-    corun_ctl *ctl;     /* device address of the control block */
-    uint32_t base;      /* worker id of this launch's blockIdx.x == 0 */
-    uint32_t gen;       /* launch generation, compared with halt_gen */
-    uint32_t grid_x, grid_y, grid_z; /* = the control block's */
-    uint32_t workers_per_capsm;      /* = the control block's */
-    uint32_t preset;    /* ahead entry only: workers with id < preset run task
-                           id first, unclaimed (the host set next = preset) */
+    corun_ctl *ctl;             /* device address of the control block */
+    corun_report *report;       /* direct kernels' primary grid: where it reports
+                                   (device address of host memory); else NULL */
+    uint64_t task_hits;         /* device address of a uint32 per task, or 0;
+                                   counted only in builds with CORUN_TASK_HITS */
+    uint32_t base;              /* worker id of this launch's blockIdx.x == 0 */
+    uint32_t gen;               /* launch generation, compared with halt_gen */
+    uint32_t grid_x, grid_y, grid_z; /* the virtual grid (the original gridDim) */
+    uint32_t tasks;             /* grid_x * grid_y * grid_z */
+    uint32_t workers_per_capsm; /* max active workers per SM (SMGuard's M) */
+    uint32_t nworkers;          /* workers the kernel runs on at this launch */
+    uint32_t budget_ns;         /* chunk latency budget */
+    uint32_t chunk_max;         /* upper bound on tasks per claim */
+    uint32_t preset;            /* tasks [0, preset) belong to those workers */
+    uint32_t own;               /* 1: this launch fixed preset; its workers with id <
+                                   preset start with their own task */
+    uint32_t primary;           /* this launch's worker count if it is the grid in
+                                   the user's stream (a direct kernel), else 0 */
+    uint32_t sm_lo, sm_hi;      /* this launch's SMs */
+    uint32_t seq;               /* the launch's number in its reports */
 } corun_worker_arg;
 
 #ifdef __cplusplus

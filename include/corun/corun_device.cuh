@@ -30,12 +30,13 @@
  * one __syncthreads. Kernels whose body uses __syncthreads or shared memory
  * also get one __syncthreads between consecutive tasks of a chunk (the block
  * boundary of the original grid implied it); pass CORUN_SHARED to ask for it.
+ * A worker leaves through corun__leave, where the last worker of a direct
+ * kernel's primary grid reports to the host or holds the stream.
  *
  * The claim is made by the block's first thread once its own warp has
  * finished the chunk, not by whichever warp finishes first: that hid the
- * claim's latency (Black-Scholes +2.3 -> +0.7 % on the H100) but read the
- * signals up to a chunk early, and the halt with 2 us tasks went from 19.4 to
- * 22.3 us (bench/results/h100-2026-11-22-claim-ab.txt).
+ * claim's latency but read the signals up to a chunk early, so halts waited
+ * longer (docs/decisions).
  *
  * Departures from the papers, deliberately:
  *  - SMGuard's Algorithm 2 assigns each worker a static range of tasks and
@@ -92,10 +93,14 @@ __device__ __forceinline__ uint4 corun_ld_volatile128(const void *p)
 
 /* The claim reads the control block's first 32 bytes as two 16-byte words. */
 static_assert(offsetof(corun_ctl, halt_gen) == 0 && offsetof(corun_ctl, evict_below) == 4 &&
-                  offsetof(corun_ctl, sm_lo) == 8 && offsetof(corun_ctl, sm_hi) == 12 &&
-                  offsetof(corun_ctl, task_limit) == 16 && offsetof(corun_ctl, budget_ns) == 24 &&
-                  offsetof(corun_ctl, nworkers) == 28,
+                  offsetof(corun_ctl, sm_lo) == 8 && offsetof(corun_ctl, sm_hi_inv) == 12 &&
+                  offsetof(corun_ctl, task_cut) == 16 && offsetof(corun_ctl, nworkers) == 20,
               "corun_ctl: signal words moved; update corun__claim");
+/* The anchor reads done, release and started as one 16-byte word. */
+static_assert(offsetof(corun_ctl, done) % 16 == 0 &&
+                  offsetof(corun_ctl, release) == offsetof(corun_ctl, done) + 8 &&
+                  offsetof(corun_ctl, started) == offsetof(corun_ctl, done) + 12,
+              "corun_ctl: progress words moved; update corun__anchor");
 
 /* Per-worker state kept in shared memory rather than registers, so the loop
  * adds as few registers as possible around the body (occupancy is decided by
@@ -112,12 +117,13 @@ struct __align__(16) corun_worker_state {
     unsigned long long next_hint;/* counter value after our last claim */
     uint32_t capsm;              /* SMGuard CapSM id of this worker */
     uint32_t smid;
+    uint32_t smid_inv;           /* ~smid, compared with the block's sm_hi_inv */
 };
 
 /* Leader only: decide the next chunk and publish it in slot s. kStart: the
  * worker's first claim, where a relaunch (gen > 0) takes the task time its
- * kernel's earlier launch measured (task_ns_seed, loaded with the signals so
- * it costs no round trip) instead of measuring one task first. */
+ * kernel's earlier launch measured (task_ns_seed) instead of measuring one
+ * task first. */
 template <bool kStart>
 __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_worker_state *st,
                                              int s)
@@ -132,18 +138,19 @@ __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_w
 
     /* The signals and the limit in two loads that travel together, so the
      * claim costs two round trips to L2 (these, then the atomic), not three:
-     * halt_gen, evict_below, sm_lo, sm_hi; task_limit, budget_ns, nworkers. */
+     * halt_gen, evict_below, sm_lo, sm_hi_inv; task_cut, nworkers. */
     const uint4 sig = corun_ld_volatile128(&ctl->halt_gen);
-    const uint4 lim = corun_ld_volatile128(&ctl->task_limit);
+    const uint4 lim = corun_ld_volatile128(&ctl->task_cut);
 
-    if (wa.gen >= sig.x && st->capsm >= sig.y && st->smid >= sig.z && st->smid <= sig.w) {
+    if (wa.gen >= sig.x && st->capsm >= sig.y && st->smid >= sig.z && st->smid_inv >= sig.w) {
         /* limit <= tasks < 2^32 (the backend refuses larger grids), so
          * everything below that is divided fits in 32 bits. */
-        const unsigned long long limit = ((unsigned long long)lim.y << 32) | lim.x;
+        const unsigned long long limit = wa.tasks - lim.x;
         const unsigned long long hint = st->next_hint;
         const uint32_t remaining = limit > hint ? (uint32_t)(limit - hint) : 0u;
-        const uint32_t c = corun_chunk_size(st->mean_ns, lim.z, remaining, lim.w, ctl->chunk_max);
-        first = atomicAdd((unsigned long long *)&ctl->next, (unsigned long long)c);
+        const uint32_t c = corun_chunk_size(st->mean_ns, wa.budget_ns, remaining,
+                                            lim.y != 0 ? lim.y : wa.nworkers, wa.chunk_max);
+        first = wa.preset + atomicAdd((unsigned long long *)&ctl->next, (unsigned long long)c);
         st->next_hint = first + c;
         if (first < limit) {
             count = (uint32_t)(limit - first < c ? limit - first : c);
@@ -158,6 +165,112 @@ __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_w
         const uint32_t q = f / gx;
         st->first_idx[s] = make_uint3(f - q * gx, q % gy, q / gy);
     }
+}
+
+/* Leader only, at a worker's start: its first chunk is its preset task
+ * (id < preset), nothing (its SM is outside the launch's range), or a
+ * claim. */
+__device__ __forceinline__ void corun__first_chunk(const corun_worker_arg &wa,
+                                                   corun_worker_state *st, uint32_t id)
+{
+    if (st->smid < wa.sm_lo || st->smid > wa.sm_hi) {
+        st->count[0] = 0;
+    } else if (id < wa.preset && wa.own) {
+        const uint32_t q = id / wa.grid_x;
+        st->first[0] = id;
+        st->count[0] = 1;
+        st->first_idx[0] = make_uint3(id - q * wa.grid_x, q % wa.grid_y, q / wa.grid_y);
+    } else {
+        corun__claim<true>(wa, st, 0);
+    }
+}
+
+/* Host memory: the report's data, then (after a system-wide fence) its tag.
+ * count is even; a HELD report, which may overwrite an earlier one, first
+ * writes its tag with count - 1 (odd: being written), so the host never
+ * keeps data from two reports (corun__ctl_report_read). */
+__device__ __forceinline__ void corun__report(const corun_worker_arg &wa, uint32_t state,
+                                              uint32_t count, uint32_t done, uint32_t live,
+                                              uint32_t task_ns)
+{
+    volatile corun_report *r = wa.report;
+    if (state == CORUN_REPORT_HELD) {
+        r->tag = CORUN_REPORT_TAG(wa.seq, count - 1, state);
+        __threadfence_system();
+    }
+    r->done = done;
+    r->live = live;
+    r->task_ns = task_ns;
+    __threadfence_system();
+    r->tag = CORUN_REPORT_TAG(wa.seq, count, state);
+}
+
+/* The primary grid's last worker while tasks remain (corun_ctl.h, direct
+ * kernels): holds the stream until they are done or the host releases it,
+ * reporting HELD whenever the tasks done or the workers running change.
+ * Returns the final state. Not inlined: its loop adds nothing to the
+ * registers held across a task body. */
+static __device__ __noinline__ uint32_t corun__anchor(const corun_worker_arg wa, uint32_t done,
+                                               uint32_t task_ns)
+{
+    corun_ctl *const ctl = wa.ctl;
+    uint32_t count = 0, last_done = ~0u, last_live = ~0u;
+
+    for (;;) {
+        /* done (low, high), release, started; then exited */
+        const uint4 p = corun_ld_volatile128(&ctl->done);
+        const uint32_t exited = corun_ld_volatile32(&ctl->exited);
+        const uint32_t live = p.w - exited - wa.primary;
+        done = p.x;
+        if (done >= wa.tasks) {
+            return CORUN_REPORT_FINISHED;
+        }
+        if (p.z != 0) {
+            return CORUN_REPORT_RELEASED;
+        }
+        if (done != last_done || live != last_live) {
+            count += 2;
+            corun__report(wa, CORUN_REPORT_HELD, count, done, live, task_ns);
+            last_done = done;
+            last_live = live;
+        }
+        __nanosleep(2000);
+    }
+}
+
+/* Leader only, as a worker leaves. A primary worker counts itself in done's
+ * high half, with the pend tasks it has not yet added to done; the last one
+ * of its grid reports, or holds the stream first (corun__anchor). Any other
+ * worker counts itself in exited. */
+__device__ __forceinline__ void corun__leave(const corun_worker_arg &wa, uint32_t pend,
+                                             uint32_t task_ns)
+{
+    corun_ctl *const ctl = wa.ctl;
+
+    if (wa.primary == 0) {
+        if (pend != 0) {
+            atomicAdd((unsigned long long *)&ctl->done, (unsigned long long)pend);
+        }
+        /* Relaxed, no fence: nothing that needs this worker's writes reads
+         * `exited` (the scheduler reads done and the seed once the launch
+         * has finished, and the kernel's end publishes them), and a fence
+         * made the leader wait for its own last stores. */
+        atomicAdd(&ctl->exited, 1u);
+        return;
+    }
+    const unsigned long long old =
+        atomicAdd((unsigned long long *)&ctl->done, CORUN_PRIMARY_LEFT + pend);
+    if ((uint32_t)(old >> 32) + 1u != wa.primary) {
+        return;
+    }
+    /* Every other primary worker's adds to done came before its own count
+     * in this word, so done holds all of this grid's tasks. */
+    const uint32_t done = (uint32_t)old + pend;
+    uint32_t state = CORUN_REPORT_FINISHED;
+    if (done < wa.tasks) {
+        state = corun__anchor(wa, done, task_ns);
+    }
+    corun__report(wa, state, 62, state == CORUN_REPORT_FINISHED ? wa.tasks : done, 0, task_ns);
 }
 
 /*
@@ -175,16 +288,14 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
 
     if (leader) {
-        st.capsm = (wa.base + blockIdx.x) / wa.workers_per_capsm;
+        const uint32_t id = wa.base + blockIdx.x;
+        st.capsm = id / wa.workers_per_capsm;
         st.smid = corun_smid();
+        st.smid_inv = ~st.smid;
         st.mean_ns = 0;
-        st.next_hint = 0;
+        st.next_hint = wa.preset;
         atomicAdd(&ctl->started, 1u);
-        /* A start without this claim (the host setting next and worker w
-         * running task w unclaimed) was worth 0.1-0.4 points to the H100
-         * transpose and moved three other kernels by more, both ways,
-         * through their code (bench/results/h100-2026-11-22-preset-ab.txt). */
-        corun__claim<true>(wa, &st, 0);
+        corun__first_chunk(wa, &st, id);
         st.t_chunk = corun_globaltimer();
     }
     __syncthreads();
@@ -205,8 +316,8 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
                 __syncthreads();
             }
 #ifdef CORUN_TASK_HITS
-            if (leader && ctl->task_hits != 0) {
-                atomicAdd((uint32_t *)(uintptr_t)ctl->task_hits + first + i, 1u);
+            if (leader && wa.task_hits != 0) {
+                atomicAdd((uint32_t *)(uintptr_t)wa.task_hits + first + i, 1u);
             }
 #endif
             body(b, grid);
@@ -235,15 +346,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
             /* seeds a relaunch, and tells the host which entry to use next */
             ctl->task_ns_seed = st.mean_ns;
         }
-        /* Leaving: a relaxed add, no fence. Nothing that needs this worker's
-         * writes reads `exited`: the scheduler reads done and the seed only
-         * once the launch has finished, and the kernel's end publishes them.
-         * A fence here (a release add since 8f480b5, __threadfence before it)
-         * made the leader wait for its own last stores before leaving; without
-         * it an empty launch ends ~1 us sooner on the H100 and the halt of the
-         * short-task kernels 0.5-1.3 us sooner, in every pair of a same-run
-         * A/B (bench/results/h100-2026-11-22-fixed-cost.txt). */
-        atomicAdd(&ctl->exited, 1u);
+        corun__leave(wa, 0, st.mean_ns);
     }
 }
 
@@ -253,9 +356,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
  * so the claim's round trip (1.5-1.9 us on the H100 under a memory-bound
  * load) overlaps the task instead of stalling the worker between chunks. The
  * host runs a kernel through it where its last launch's tasks made chunks of
- * at most three and three fit in 9/8 of the budget (corun_ahead_wanted); the
- * H100 transpose went from +4.4..+5.0 % to +2.0..+2.7 % at the default budget
- * (bench/results/h100-2026-11-22-ahead-ab.txt).
+ * at most three and three fit in 9/8 of the budget (corun_ahead_wanted).
  *
  * At the top of each task the leader copies the signal words into shared
  * memory (cp.async: no register held across the body) and adds 1 to next's
@@ -272,9 +373,9 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
  * the void is above every limit. The limit is read once (the host writes it
  * only while no worker runs). `done` and the task time every
  * four tasks; worker 0 stores its task time when it leaves (task_ns_seed).
- * A fresh launch may start without claims (wa.preset, set by the host only
- * when no signal was written before the launch): the preset tasks run
- * whatever the signals say, like claimed ones.
+ * Workers with id < wa.preset start with their own task, unclaimed: the
+ * preset tasks run whatever the signals say, like claimed ones. A worker
+ * outside its launch's SMs runs nothing.
  *
  * Departure from Slate and SMGuard, whose workers claim or compute their next
  * block only when the one before is done: here the claim is a task ahead, at
@@ -285,7 +386,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
  * where it is used. On an address the compiler can prove warp-uniform it
  * aggregates the add over the warp (one lane adds, a shuffle hands out the
  * results) and that shuffle waits for the atomic at once, so the claim would
- * not overlap the task (bench/results/h100-2026-11-22-la-timeline.txt). The
+ * not overlap the task. The
  * address is p + %laneid * 8 * salt, salt = 1 read from shared memory by the
  * caller: with p + %laneid * 8 alone ptxas computed it once before the loop
  * and held it in two registers across every task's body. */
@@ -334,13 +435,15 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
         st.mean = 0;
         atomicAdd(&ctl->started, 1u);
         const uint4 s = corun_ld_volatile128(&ctl->halt_gen);
-        const uint32_t l = (uint32_t)*(const volatile unsigned long long *)&ctl->task_limit;
-        const bool stay = wa.gen >= s.x && st.capsm >= s.y && st.smid >= s.z && st.smid <= s.w;
+        const uint32_t l = wa.tasks - corun_ld_volatile32(&ctl->task_cut);
+        const bool here = st.smid >= wa.sm_lo && st.smid <= wa.sm_hi;
+        const bool stay =
+            here && wa.gen >= s.x && st.capsm >= s.y && st.smid >= s.z && ~st.smid >= s.w;
         uint32_t f = l;
-        if (id < wa.preset) {
-            f = id; /* claimed by the host (next = preset) */
+        if (here && id < wa.preset && wa.own) {
+            f = id; /* its own task */
         } else if (stay) {
-            f = atomicAdd(next_lo, 1u);
+            f = wa.preset + atomicAdd(next_lo, 1u);
         }
         st.lim = l;
         st.slot[0] = f < l ? f : l;
@@ -369,8 +472,8 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
             nx = corun__claim1_lane0(next_lo, g);
         }
 #ifdef CORUN_TASK_HITS
-        if (leader && ctl->task_hits != 0) {
-            atomicAdd((uint32_t *)(uintptr_t)ctl->task_hits + f, 1u);
+        if (leader && wa.task_hits != 0) {
+            atomicAdd((uint32_t *)(uintptr_t)wa.task_hits + f, 1u);
         }
 #endif
         body(b, grid);
@@ -380,7 +483,8 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
             if (ahead) {
                 asm volatile("cp.async.wait_all;" ::: "memory");
                 const uint4 s = st.sig;
-                st.go = wa.gen >= s.x && st.capsm >= s.y && st.smid >= s.z && st.smid <= s.w;
+                st.go = wa.gen >= s.x && st.capsm >= s.y && st.smid >= s.z && ~st.smid >= s.w;
+                nx += wa.preset;
                 n = nx < l ? nx : l;
             }
             st.slot[(k + 1) & 1u] = n;
@@ -395,13 +499,10 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
         __syncthreads();
     }
     if (leader) {
-        if (st.pend != 0) {
-            atomicAdd((unsigned long long *)&ctl->done, (unsigned long long)st.pend);
-        }
         if (wa.base + blockIdx.x == 0 && st.mean != 0) {
             ctl->task_ns_seed = st.mean;
         }
-        atomicAdd(&ctl->exited, 1u); /* relaxed, as corun_worker_loop's */
+        corun__leave(wa, st.pend, st.mean);
     }
 }
 

@@ -13,12 +13,14 @@
  * (corun_default_ctx, corun_kernel_get with the CUfunctions of the plain
  * and the worker kernel, and of the ahead entry where the kernel has one:
  * nullptr otherwise), passes pointers to the arguments, already of the
- * kernel's parameter types, and submits a stream-ordered launch
- * (corun_launch_stream). If corun cannot take the launch — no usable GPU
- * runtime, the simulator backend, a registration or launch refused (for
- * example a worker that would lose occupancy at this block size) — it
- * launches the plain kernel with cudaLaunchKernel instead, so the program
- * still runs and gives the same results; corun_last_error() says why.
+ * kernel's parameter types, and makes a stream-ordered launch
+ * (corun_launch_stream): this thread enqueues the workers in the stream
+ * itself. If corun cannot take the launch — no usable GPU runtime, the
+ * simulator backend, a registration or launch refused (for example a worker
+ * that would lose occupancy at this block size, or a stream capturing a
+ * graph) — it launches the plain kernel with cudaLaunchKernel instead, so
+ * the program still runs and gives the same results; corun_last_error()
+ * says why.
  * Errors surface as they would for <<<...>>>: through cudaGetLastError().
  *
  * Header-only, C++11 and later; needs libcorun at link time.
@@ -117,13 +119,13 @@ inline void count(bool through_corun, const char *why)
     }
 }
 
-/* The process-wide context if it drives a real GPU, else NULL (the
- * simulator cannot run a program's kernels). Decided once. */
+/* The process-wide context if it runs a program's kernels, else NULL (the
+ * simulator cannot). Decided once. */
 inline corun_ctx *gpu_ctx()
 {
     static corun_ctx *const ctx = [] {
         corun_ctx *c = corun_default_ctx();
-        if (c != nullptr && std::strcmp(corun_ctx_backend(c), "cuda") != 0) {
+        if (c != nullptr && !corun_ctx_runs_cuda(c)) {
             c = nullptr;
         }
         return c;

@@ -1,11 +1,20 @@
 /*
- * ctx.c — the in-process host API (corun.h): a scheduler and a backend
- * behind a mutex, and for the cuda backend a thread that runs the
- * scheduler's event loop while the program does other things.
+ * ctx.c — the in-process host API (corun.h, corun_sim.h): a scheduler and a
+ * backend behind a mutex, and, where the backend's clock is real time, a
+ * thread that runs the scheduler's event loop while the program does other
+ * things.
+ *
+ * Two launch paths. corun_launch hands the kernel to the scheduler, whose
+ * policy decides when and where it runs. corun_launch_stream launches in
+ * the calling thread (backend direct_launch) on the allotment the scheduler
+ * last published, without taking the scheduler's lock; the scheduler adopts
+ * the kernel afterwards from a queue (adopt_pending), on its thread or in
+ * the next API call that needs the job.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,19 +22,23 @@
 #include <time.h>
 
 #include "backends/create.h"
+#include "core/ctl.h"
+#include "core/entry.h"
 #include "core/policy.h"
 #include "core/sched.h"
 #include "corun/corun.h"
-#include "corun/corun_chunk.h"
-#ifdef CORUN_HAVE_CUDA
-#include "backends/cuda/cuda_backend.h"
-#endif
+#include "corun/corun_sim.h"
+
+/* An allotment as one word, so a launching thread reads it in one load:
+ * plain (bit 63), capsm (bits 32..47), sm_lo (16..31), sm_hi (0..15). */
+typedef _Atomic uint64_t packed_allot;
 
 struct corun_ctx {
     pthread_mutex_t reg_mu;     /* corun_kernel_get: look-up and registration */
-    pthread_mutex_t mu;
+    pthread_mutex_t mu;         /* the scheduler and the backend (but direct_launch) */
     pthread_cond_t cv;          /* a job finished or changed state */
     corun__backend *be;
+    unsigned caps;
     corun__sched *s;
     corun__settings set;
     int threaded;
@@ -33,32 +46,47 @@ struct corun_ctx {
     int loop_error;
     pthread_t thread;
     struct corun_kernel *kernels; /* registered, freed with the context */
+    packed_allot allot[2];      /* per class, published by the scheduler's side */
+    pthread_mutex_t q_mu;       /* direct launches not yet adopted */
+    struct corun_job *q_head, *q_tail;
 };
 
 struct corun_kernel {
     corun_ctx *ctx;
     char name[64];
     uint32_t flags;
+    const void *code;  /* the backend's (code_register), or NULL (sim) */
+    const void *plain; /* corun_kernel_desc.plain: what corun_kernel_get looks up */
     double sim_task_us;
     uint32_t sim_regs;
-    bool has_ahead;    /* the kernel has an ahead entry (corun_kernel_desc.ahead) */
-    /* under ctx->mu: what its finished launches measured, for the next
-     * launch's choice of entry (corun_ahead_choose) */
-    corun_ahead_memo memo;
-#ifdef CORUN_HAVE_CUDA
-    corun__cuda_code code;
-#endif
+    bool has_ahead;    /* the kernel has an ahead entry */
+    uint64_t task_hits;
+    /* What its finished launches measured, for the next launch's entry
+     * (corun__entry_decide) and for running it plain (plain_predicted):
+     * written by the scheduler's side, read by launching threads. */
+    pthread_mutex_t mu;
+    corun__entry_memo memo;
+    uint64_t last_tasks;
+    uint32_t last_task_ns, last_workers;
     struct corun_kernel *next;
 };
 
 struct corun_job {
     corun_ctx *ctx;
     corun_kernel *kern;
-    corun__kernel *k;
+    corun__kernel *k;    /* the scheduler's record; NULL until adopted */
     int done;
     int status;
     int released;
     uint32_t capsm_asked;
+    /* a direct launch until adopted */
+    bool direct;
+    corun__kspec spec;
+    corun_launch_attr attr;
+    corun__bkernel *bk;
+    corun__direct_info info;
+    uint32_t workers;    /* of its primary grid */
+    struct corun_job *qnext;
 };
 
 static _Thread_local char last_error[512];
@@ -95,13 +123,94 @@ static void wake(corun_ctx *c)
     }
 }
 
+/* ---- allotments ----------------------------------------------------------- */
+
+static uint64_t pack_allot(const corun__allotment *a)
+{
+    return ((uint64_t)(a->plain ? 1 : 0) << 63) | ((uint64_t)(a->capsm & 0xffff) << 32) |
+           ((uint64_t)(a->sm_lo & 0xffff) << 16) | (uint64_t)(a->sm_hi & 0xffff);
+}
+
+static void unpack_allot(uint64_t v, corun__allotment *a)
+{
+    a->plain = (v >> 63) != 0;
+    a->capsm = (uint32_t)(v >> 32) & 0xffff;
+    a->sm_lo = (uint32_t)(v >> 16) & 0xffff;
+    a->sm_hi = (uint32_t)v & 0xffff;
+}
+
+/* Under c->mu: what a direct launch of each class gets from now on. */
+static void publish_allot(corun_ctx *c)
+{
+    int cls;
+
+    for (cls = 0; cls < 2; cls++) {
+        corun__allotment a;
+        corun__sched_allot(c->s, (corun_class)cls, &a);
+        atomic_store_explicit(&c->allot[cls], pack_allot(&a), memory_order_relaxed);
+    }
+}
+
+/* ---- jobs and their adoption ----------------------------------------------- */
+
+static void job_done(corun__sched *s, corun__kernel *k, void *user)
+{
+    corun_job *j = user;
+    corun_kernel *kern = j->kern;
+
+    if (k->state == CORUN_KS_DONE && !k->plain) {
+        pthread_mutex_lock(&kern->mu);
+        corun__entry_learn(&kern->memo, k->task_ns, k->ran_ahead, corun__budget_ns(&j->ctx->set));
+        if (k->task_ns != 0 && j->direct) {
+            kern->last_tasks = k->tasks;
+            kern->last_task_ns = k->task_ns;
+            kern->last_workers = j->workers;
+        }
+        pthread_mutex_unlock(&kern->mu);
+    }
+    j->done = 1;
+    j->status = k->status;
+    pthread_cond_broadcast(&j->ctx->cv);
+    if (j->released) {
+        corun__sched_release(s, k);
+        free(j);
+    }
+}
+
+/* Under c->mu: the scheduler takes in the direct launches made since. */
+static void adopt_pending(corun_ctx *c)
+{
+    corun_job *j;
+
+    pthread_mutex_lock(&c->q_mu);
+    j = c->q_head;
+    c->q_head = c->q_tail = NULL;
+    pthread_mutex_unlock(&c->q_mu);
+    while (j != NULL) {
+        corun_job *next = j->qnext;
+        int rc = corun__sched_adopt(c->s, &j->spec, &j->attr, j->bk, &j->info, job_done, j, &j->k);
+        if (rc != CORUN_OK) {
+            /* No record for it (out of memory): it runs on, unscheduled. */
+            j->done = 1;
+            j->status = rc;
+            if (j->released) {
+                free(j);
+            }
+        }
+        j = next;
+    }
+}
+
 static void *loop(void *p)
 {
     corun_ctx *c = p;
 
     pthread_mutex_lock(&c->mu);
     while (!c->stop) {
-        int rc = corun__sched_step_unlocked(c->s, UINT64_MAX, unlock, lock, c);
+        int rc;
+        adopt_pending(c);
+        publish_allot(c);
+        rc = corun__sched_step_unlocked(c->s, UINT64_MAX, unlock, lock, c);
         if (rc != CORUN_OK) {
             c->loop_error = rc;
             pthread_cond_broadcast(&c->cv);
@@ -112,6 +221,8 @@ static void *loop(void *p)
     pthread_mutex_unlock(&c->mu);
     return NULL;
 }
+
+/* ---- contexts ---------------------------------------------------------------- */
 
 CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out)
 {
@@ -149,6 +260,7 @@ CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out)
         free(c);
         return fail(rc, "%s", why);
     }
+    c->caps = c->be->ops->caps;
     so.backend = c->be;
     so.settings = c->set;
     rc = corun__sched_create(&so, &c->s);
@@ -157,8 +269,10 @@ CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out)
     }
     pthread_mutex_init(&c->reg_mu, NULL);
     pthread_mutex_init(&c->mu, NULL);
+    pthread_mutex_init(&c->q_mu, NULL);
     pthread_cond_init(&c->cv, NULL);
-    c->threaded = strcmp(c->be->ops->name, "sim") != 0;
+    publish_allot(c);
+    c->threaded = (c->caps & CORUN_BE_VIRTUAL_TIME) == 0;
     if (c->threaded && pthread_create(&c->thread, NULL, loop, c) != 0) {
         rc = fail(CORUN_ENOMEM, "cannot start the scheduler thread");
         goto out_destroy_sched;
@@ -170,6 +284,7 @@ out_destroy_sched:
     corun__sched_destroy(c->s);
     pthread_mutex_destroy(&c->reg_mu);
     pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->q_mu);
     pthread_cond_destroy(&c->cv);
 out_destroy_backend:
     c->be->ops->destroy(c->be);
@@ -189,15 +304,18 @@ CORUN_API void corun_ctx_destroy(corun_ctx *c)
         pthread_mutex_unlock(&c->mu);
         pthread_join(c->thread, NULL);
     }
+    adopt_pending(c);
     corun__sched_destroy(c->s);
     c->be->ops->destroy(c->be);
     while (c->kernels != NULL) {
         corun_kernel *k = c->kernels;
         c->kernels = k->next;
+        pthread_mutex_destroy(&k->mu);
         free(k);
     }
     pthread_mutex_destroy(&c->reg_mu);
     pthread_mutex_destroy(&c->mu);
+    pthread_mutex_destroy(&c->q_mu);
     pthread_cond_destroy(&c->cv);
     free(c);
 }
@@ -207,84 +325,124 @@ CORUN_API const char *corun_ctx_backend(const corun_ctx *c)
     return c->be->ops->name;
 }
 
-CORUN_API int corun_kernel_register(corun_ctx *c, const corun_kernel_desc *d, corun_kernel **out)
+CORUN_API int corun_ctx_runs_cuda(const corun_ctx *c)
 {
-    corun_kernel *k;
-    int sim = strcmp(c->be->ops->name, "sim") == 0;
+    return c != NULL && (c->caps & CORUN_BE_USER_CODE) != 0;
+}
 
-    if (d == NULL || out == NULL) {
-        return fail(CORUN_EINVAL, "corun_kernel_register: NULL argument");
-    }
-    if (!sim && (d->plain == NULL || d->worker == NULL)) {
-        return fail(CORUN_EINVAL, "kernel '%s': null kernel function", d->name ? d->name : "?");
-    }
-    if (sim && !(d->sim_task_us > 0)) {
-        return fail(CORUN_EINVAL, "kernel '%s': the sim backend needs sim_task_us > 0",
-                    d->name ? d->name : "?");
-    }
-    k = calloc(1, sizeof(*k));
+CORUN_API uint64_t corun_test_plain_launches(corun_ctx *c)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&c->mu);
+    adopt_pending(c);
+    n = corun__sched_direct_plain(c->s);
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+/* ---- kernels -------------------------------------------------------------- */
+
+static corun_kernel *kernel_new(corun_ctx *c, const char *name, uint32_t flags)
+{
+    corun_kernel *k = calloc(1, sizeof(*k));
+
     if (k == NULL) {
-        return fail(CORUN_ENOMEM, "out of memory");
+        return NULL;
     }
     k->ctx = c;
-    snprintf(k->name, sizeof(k->name), "%s", d->name ? d->name : "kernel");
-    k->flags = d->flags;
-    k->sim_task_us = d->sim_task_us;
-    k->sim_regs = d->sim_regs ? d->sim_regs : 32;
-    k->has_ahead = d->ahead != NULL;
-#ifdef CORUN_HAVE_CUDA
-    k->code.plain = d->plain;
-    k->code.worker = d->worker;
-    k->code.ahead = sim ? NULL : d->ahead;
-    snprintf(k->code.name, sizeof(k->code.name), "%s", k->name);
-    k->code.allow_occupancy_loss = (d->flags & CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS) != 0;
-#endif
+    snprintf(k->name, sizeof(k->name), "%s", name ? name : "kernel");
+    k->flags = flags;
+    pthread_mutex_init(&k->mu, NULL);
+    return k;
+}
+
+static void kernel_add(corun_ctx *c, corun_kernel *k)
+{
     pthread_mutex_lock(&c->mu);
     k->next = c->kernels;
     c->kernels = k;
     pthread_mutex_unlock(&c->mu);
+}
+
+CORUN_API int corun_kernel_register(corun_ctx *c, const corun_kernel_desc *d, corun_kernel **out)
+{
+    corun_kernel *k;
+    char why[256] = "";
+    int rc;
+
+    if (c == NULL || d == NULL || out == NULL) {
+        return fail(CORUN_EINVAL, "corun_kernel_register: NULL argument");
+    }
+    if ((c->caps & CORUN_BE_USER_CODE) == 0) {
+        return fail(CORUN_ENOTSUP, "kernel '%s': the %s backend runs no CUDA kernels; register "
+                    "a simulated one (corun_sim_kernel_register)",
+                    d->name ? d->name : "?", c->be->ops->name);
+    }
+    k = kernel_new(c, d->name, d->flags);
+    if (k == NULL) {
+        return fail(CORUN_ENOMEM, "out of memory");
+    }
+    rc = c->be->ops->code_register(c->be, d, &k->code, why, sizeof(why));
+    if (rc != CORUN_OK) {
+        pthread_mutex_destroy(&k->mu);
+        free(k);
+        return fail(rc, "%s", why[0] ? why : corun_strerror(rc));
+    }
+    k->has_ahead = d->ahead != NULL;
+    k->plain = d->plain;
+    kernel_add(c, k);
     *out = k;
     return CORUN_OK;
 }
 
-static void job_done(corun__sched *s, corun__kernel *k, void *user)
+CORUN_API int corun_sim_kernel_register(corun_ctx *c, const corun_sim_kernel_desc *d,
+                                        corun_kernel **out)
 {
-    corun_job *j = user;
+    corun_kernel *k;
 
-    if (k->state == CORUN_KS_DONE) {
-        corun_ahead_learn(&j->kern->memo, k->task_ns, k->ran_ahead, corun__budget_ns(&j->ctx->set));
+    if (c == NULL || d == NULL || out == NULL) {
+        return fail(CORUN_EINVAL, "corun_sim_kernel_register: NULL argument");
     }
-    j->done = 1;
-    j->status = k->status;
-    pthread_cond_broadcast(&j->ctx->cv);
-    if (j->released) {
-        corun__sched_release(s, k);
-        free(j);
+    if ((c->caps & CORUN_BE_USER_CODE) != 0) {
+        return fail(CORUN_ENOTSUP, "kernel '%s': the %s backend runs CUDA kernels; register "
+                    "them with corun_kernel_register", d->name ? d->name : "?", c->be->ops->name);
     }
+    if (!(d->task_us > 0)) {
+        return fail(CORUN_EINVAL, "kernel '%s': a simulated kernel needs task_us > 0",
+                    d->name ? d->name : "?");
+    }
+    k = kernel_new(c, d->name, d->flags);
+    if (k == NULL) {
+        return fail(CORUN_ENOMEM, "out of memory");
+    }
+    k->sim_task_us = d->task_us;
+    k->sim_regs = d->regs ? d->regs : 32;
+    k->has_ahead = d->ahead != 0;
+    kernel_add(c, k);
+    *out = k;
+    return CORUN_OK;
 }
 
-/* corun_launch and corun_launch_stream: ordered = stream-ordered launch. */
-static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, corun_dim3 block,
-                         uint32_t smem, void **args, const corun_launch_attr *attr, bool ordered,
-                         void *stream, corun_job **out)
+CORUN_API int corun_test_count_tasks(corun_kernel *k, uint64_t dptr)
+{
+    if (k == NULL) {
+        return fail(CORUN_EINVAL, "corun_test_count_tasks: NULL kernel");
+    }
+    k->task_hits = dptr;
+    return CORUN_OK;
+}
+
+/* ---- launches ------------------------------------------------------------- */
+
+/* Checks a launch's shape and fills spec. */
+static int launch_spec(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, corun_dim3 block,
+                       uint32_t smem, void **args, const corun_launch_attr *attr,
+                       corun_launch_attr *a, corun__kspec *spec)
 {
     const corun_gpu_desc *g = &c->be->desc;
-    corun_launch_attr a;
-    corun__kspec spec;
-    corun_job *j;
     uint64_t threads = (uint64_t)block.x * block.y * block.z;
-    char why[256] = "";
-    int rc;
 
-    if (c == NULL) {
-        return fail(CORUN_EINVAL, "corun_launch: null context");
-    }
-    if (kern == NULL) {
-        return fail(CORUN_EINVAL, "corun_launch: null kernel");
-    }
-    if (out == NULL && !ordered) {
-        return fail(CORUN_EINVAL, "corun_launch: out is NULL");
-    }
     if ((uint64_t)grid.x * grid.y * grid.z == 0 || threads == 0) {
         return fail(CORUN_EINVAL, "kernel '%s': empty grid or block (%ux%ux%u blocks of %ux%ux%u)",
                     kern->name, grid.x, grid.y, grid.z, block.x, block.y, block.z);
@@ -297,53 +455,73 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
         return fail(CORUN_ERANGE, "kernel '%s': %u bytes of shared memory; the limit is %u",
                     kern->name, smem, g->smem_per_block_optin);
     }
-    memset(&a, 0, sizeof(a));
+    memset(a, 0, sizeof(*a));
     if (attr != NULL) {
-        a = *attr;
+        *a = *attr;
     }
-    if (a.capsm > g->sm_count) {
+    if (a->capsm > g->sm_count) {
         return fail(CORUN_ERANGE, "kernel '%s': %u CapSMs asked for; the GPU has %u SMs", kern->name,
-                    a.capsm, g->sm_count);
+                    a->capsm, g->sm_count);
     }
-    memset(&spec, 0, sizeof(spec));
-    snprintf(spec.name, sizeof(spec.name), "%s", kern->name);
-    spec.grid = grid;
-    spec.block = block;
-    spec.smem_dynamic = smem;
-    spec.shape.threads_per_block = (uint32_t)threads;
-    spec.shape.regs_per_thread = kern->sim_regs;
-    spec.shape.smem_optin = smem > g->smem_per_block;
-    spec.task_hits = a.task_hits;
-    if (strcmp(c->be->ops->name, "sim") == 0) {
-        spec.code = CORUN_CODE_SYNTHETIC;
-        spec.task_ns = (corun__dist){CORUN_DIST_CONST, kern->sim_task_us * 1e3, 0};
+    memset(spec, 0, sizeof(*spec));
+    memcpy(spec->name, kern->name, sizeof(spec->name));
+    spec->grid = grid;
+    spec->block = block;
+    spec->smem_dynamic = smem;
+    spec->shape.threads_per_block = (uint32_t)threads;
+    spec->shape.regs_per_thread = kern->sim_regs;
+    spec->shape.smem_optin = smem > g->smem_per_block;
+    spec->task_hits = kern->task_hits;
+    if (kern->code != NULL) {
+        spec->code = CORUN_CODE_USER;
+        spec->user = kern->code;
+        spec->args = args;
     } else {
-#ifdef CORUN_HAVE_CUDA
-        spec.code = CORUN_CODE_USER;
-        spec.user = &kern->code;
-        spec.args = args;
-        spec.ordered = ordered;
-        spec.order_stream = stream;
-#else
-        return fail(CORUN_ENOTSUP, "built without CUDA");
-#endif
+        spec->code = CORUN_CODE_SYNTHETIC;
+        spec->task_ns = (corun__dist){CORUN_DIST_CONST, kern->sim_task_us * 1e3, 0};
     }
-    j = calloc(1, sizeof(*j));
+    return CORUN_OK;
+}
+
+/* Whether a launch of `tasks` should run plain: its last run, scaled to
+ * these tasks, ends within CORUN_PLAIN_BELOW_US (corun.h). */
+static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks)
+{
+    double below = c->set.plain_below_us * 1e3, ns;
+    uint64_t waves;
+
+    if (!(below > 0)) {
+        return false;
+    }
+    pthread_mutex_lock(&kern->mu);
+    waves = kern->last_workers ? (tasks + kern->last_workers - 1) / kern->last_workers : 0;
+    ns = (double)waves * kern->last_task_ns;
+    pthread_mutex_unlock(&kern->mu);
+    return waves > 0 && ns < below;
+}
+
+/* corun_launch: the scheduler's policy decides when and where. */
+static int launch_scheduled(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
+                            const corun_launch_attr *a, corun_job **out)
+{
+    char why[256] = "";
+    corun_job *j = calloc(1, sizeof(*j));
+    int rc;
+
     if (j == NULL) {
         return fail(CORUN_ENOMEM, "out of memory");
     }
     j->ctx = c;
     j->kern = kern;
-    j->capsm_asked = a.capsm;
-    j->released = out == NULL; /* nobody will wait: forget it when it finishes */
+    j->capsm_asked = a->capsm;
+    pthread_mutex_lock(&kern->mu);
+    spec->ahead = corun__entry_decide(&kern->memo, (unsigned)c->set.ahead, kern->has_ahead,
+                                      (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z,
+                                      corun__budget_ns(&c->set));
+    pthread_mutex_unlock(&kern->mu);
     pthread_mutex_lock(&c->mu);
-    /* The entry: CORUN_AHEAD 0 never the ahead one, 1 where the finished
-     * runs' task times say (corun_ahead_choose), 2 always (tests). */
-    spec.ahead = c->set.ahead != 0 && kern->has_ahead &&
-                 (uint64_t)grid.x * grid.y * grid.z <= CORUN_AHEAD_MAX_TASKS &&
-                 (c->set.ahead == 2 || corun_ahead_choose(&kern->memo, corun__budget_ns(&c->set)));
-    rc = corun__sched_submit(c->s, &spec, &a, job_done, j, &j->k, why, sizeof(why));
-    if (rc == CORUN_OK && out != NULL) {
+    rc = corun__sched_submit(c->s, spec, a, job_done, j, &j->k, why, sizeof(why));
+    if (rc == CORUN_OK) {
         *out = j;
     }
     wake(c);
@@ -353,6 +531,121 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
         return fail(rc, "%s", why[0] ? why : corun_strerror(rc));
     }
     return CORUN_OK;
+}
+
+/* corun_launch_stream: launched by this thread, adopted later. */
+static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
+                         const corun_launch_attr *a, void *stream, corun_job **out)
+{
+    const uint64_t tasks = (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z;
+    const bool vt = (c->caps & CORUN_BE_VIRTUAL_TIME) != 0;
+    corun__allotment al;
+    corun__direct_req req;
+    corun_job *j;
+    uint32_t per_sm = 0;
+    char why[256] = "";
+    int rc;
+
+    unpack_allot(atomic_load_explicit(&c->allot[a->cls == CORUN_CLASS_LS], memory_order_relaxed),
+                 &al);
+    memset(&req, 0, sizeof(req));
+    req.stream = stream;
+    req.capsm = a->capsm != 0 && a->capsm < al.capsm ? a->capsm : al.capsm;
+    req.sm_lo = al.sm_lo;
+    req.sm_hi = al.sm_hi;
+    req.priority = (a->cls == CORUN_CLASS_LS || a->priority > 0) ? 1 : 0;
+    if (al.plain || (out == NULL && plain_predicted(c, kern, tasks))) {
+        req.capsm = 0;
+    }
+    if (req.capsm != 0) {
+        pthread_mutex_lock(&kern->mu);
+        spec->ahead = corun__entry_decide(&kern->memo, (unsigned)c->set.ahead, kern->has_ahead,
+                                          tasks, corun__budget_ns(&c->set));
+        pthread_mutex_unlock(&kern->mu);
+    }
+    j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        return fail(CORUN_ENOMEM, "out of memory");
+    }
+    j->ctx = c;
+    j->kern = kern;
+    j->capsm_asked = a->capsm;
+    j->released = out == NULL; /* nobody will wait: forget it when it finishes */
+    j->direct = true;
+    j->attr = *a;
+    if (vt) {
+        pthread_mutex_lock(&c->mu);
+    }
+    rc = c->be->ops->direct_launch(c->be, spec, &req, &j->bk, &per_sm, why, sizeof(why));
+    if (rc == CORUN_EBUSY && out == NULL) {
+        req.capsm = 0; /* no control block free: run it plain rather than wait */
+        rc = c->be->ops->direct_launch(c->be, spec, &req, &j->bk, &per_sm, why, sizeof(why));
+    }
+    if (rc != CORUN_OK) {
+        if (vt) {
+            pthread_mutex_unlock(&c->mu);
+        }
+        free(j);
+        return fail(rc, "%s", why[0] ? why : corun_strerror(rc));
+    }
+    j->spec = *spec;
+    j->spec.args = NULL;
+    j->info.per_sm = per_sm;
+    j->info.capsm = j->bk != NULL ? req.capsm : 0;
+    j->info.sm_lo = req.sm_lo;
+    j->info.sm_hi = req.sm_hi;
+    j->info.t_launch = c->be->ops->now_ns(c->be);
+    j->workers = corun__workers_for(j->info.capsm, per_sm, req.sm_lo, req.sm_hi,
+                                    c->be->desc.sm_count);
+    if (out != NULL) {
+        *out = j;
+    }
+    pthread_mutex_lock(&c->q_mu);
+    if (c->q_tail != NULL) {
+        c->q_tail->qnext = j;
+    } else {
+        c->q_head = j;
+    }
+    c->q_tail = j;
+    pthread_mutex_unlock(&c->q_mu);
+    if (vt) {
+        adopt_pending(c);
+        pthread_mutex_unlock(&c->mu);
+    } else if (a->cls == CORUN_CLASS_LS) {
+        wake(c); /* the policy may have to make room for it now */
+    }
+    return CORUN_OK;
+}
+
+static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, corun_dim3 block,
+                         uint32_t smem, void **args, const corun_launch_attr *attr, bool ordered,
+                         void *stream, corun_job **out)
+{
+    corun_launch_attr a;
+    corun__kspec spec;
+    int rc;
+
+    if (c == NULL) {
+        return fail(CORUN_EINVAL, "corun_launch: null context");
+    }
+    if (kern == NULL) {
+        return fail(CORUN_EINVAL, "corun_launch: null kernel");
+    }
+    if (out == NULL && !ordered) {
+        return fail(CORUN_EINVAL, "corun_launch: out is NULL");
+    }
+    rc = launch_spec(c, kern, grid, block, smem, args, attr, &a, &spec);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    if (ordered) {
+        if ((c->caps & CORUN_BE_DIRECT) == 0) {
+            return fail(CORUN_ENOTSUP, "the %s backend has no stream-ordered launches",
+                        c->be->ops->name);
+        }
+        return launch_direct(c, kern, &spec, &a, stream, out);
+    }
+    return launch_scheduled(c, kern, &spec, &a, out);
 }
 
 CORUN_API int corun_launch(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, corun_dim3 block,
@@ -404,20 +697,16 @@ CORUN_API int corun_kernel_get(corun_ctx *c, const corun_kernel_desc *d, corun_k
         return fail(CORUN_EINVAL, "corun_kernel_get: NULL argument");
     }
     /* Registration is rare and the list short; one lock covers look-up and
-     * insertion, so two threads never register the same kernel twice. */
+     * insertion, so two threads never register the same kernel twice. The
+     * code a kernel was registered with is its identity (keyed by the
+     * plain function); a kernel without code by its name. */
     pthread_mutex_lock(&c->reg_mu);
     pthread_mutex_lock(&c->mu);
     for (k = c->kernels; k != NULL; k = k->next) {
-#ifdef CORUN_HAVE_CUDA
-        if (d->plain != NULL ? k->code.plain == d->plain
+        if (d->plain != NULL ? k->plain == d->plain
                              : (d->name != NULL && strcmp(k->name, d->name) == 0)) {
             break;
         }
-#else
-        if (d->name != NULL && strcmp(k->name, d->name) == 0) {
-            break;
-        }
-#endif
     }
     pthread_mutex_unlock(&c->mu);
     rc = k != NULL ? CORUN_OK : corun_kernel_register(c, d, &k);
@@ -428,12 +717,23 @@ CORUN_API int corun_kernel_get(corun_ctx *c, const corun_kernel_desc *d, corun_k
     return rc;
 }
 
+/* ---- jobs ------------------------------------------------------------------ */
+
+/* Under c->mu: the job's scheduler record exists (adopting what is queued). */
+static corun__kernel *job_kernel(corun_job *j)
+{
+    if (j->k == NULL) {
+        adopt_pending(j->ctx);
+    }
+    return j->k;
+}
+
 /* Under c->mu: lets a STOPPING job reach PAUSED (or DONE). */
 static int settle(corun_job *j)
 {
     corun_ctx *c = j->ctx;
 
-    while (j->k->state == CORUN_KS_STOPPING) {
+    while (job_kernel(j)->state == CORUN_KS_STOPPING) {
         if (c->threaded) {
             pthread_cond_wait(&c->cv, &c->mu);
         } else {
@@ -449,17 +749,19 @@ static int settle(corun_job *j)
 CORUN_API int corun_job_preempt(corun_job *j)
 {
     corun_ctx *c = j->ctx;
+    corun__kernel *k;
     int rc;
 
     pthread_mutex_lock(&c->mu);
+    k = job_kernel(j);
     if (j->done) {
-        rc = fail(CORUN_ESTATE, "job '%s' has already finished", j->k->name);
-    } else if (j->k->state != CORUN_KS_RUNNING) {
+        rc = fail(CORUN_ESTATE, "job '%s' has already finished", k->name);
+    } else if (k->state != CORUN_KS_RUNNING) {
         rc = CORUN_OK; /* already stopping or paused, or not yet started */
     } else {
-        rc = corun__sched_stop(c->s, j->k);
+        rc = corun__sched_stop(c->s, k);
         if (rc != CORUN_OK) {
-            fail(rc, "job '%s': preempt: %s", j->k->name, corun_strerror(rc));
+            fail(rc, "job '%s': preempt: %s", k->name, corun_strerror(rc));
         }
     }
     wake(c);
@@ -540,6 +842,7 @@ CORUN_API int corun_job_wait(corun_job *j, int64_t timeout_ms)
         }
     }
     pthread_mutex_lock(&c->mu);
+    (void)job_kernel(j);
     if (c->threaded) {
         while (!j->done && c->loop_error == CORUN_OK) {
             if (timeout_ms < 0) {
@@ -576,21 +879,23 @@ CORUN_API int corun_job_wait(corun_job *j, int64_t timeout_ms)
 CORUN_API int corun_job_progress(corun_job *j, corun_progress *out)
 {
     corun_ctx *c = j->ctx;
+    corun__kernel *k;
     int rc;
 
     pthread_mutex_lock(&c->mu);
-    if (j->k->state == CORUN_KS_WAITING) {
+    k = job_kernel(j);
+    if (k->state == CORUN_KS_WAITING) {
         memset(out, 0, sizeof(*out));
-        out->tasks = j->k->tasks;
+        out->tasks = k->tasks;
         rc = CORUN_OK;
     } else if (j->done) {
-        out->tasks = out->claimed = out->done = j->k->tasks;
+        out->tasks = out->claimed = out->done = k->tasks;
         out->live = 0;
-        out->task_ns = j->k->task_ns;
-        out->ahead = j->k->ran_ahead;
+        out->task_ns = k->task_ns;
+        out->ahead = k->ran_ahead;
         rc = CORUN_OK;
     } else {
-        rc = corun__sched_progress(c->s, j->k, out);
+        rc = corun__sched_progress(c->s, k, out);
     }
     pthread_mutex_unlock(&c->mu);
     return rc;
@@ -601,7 +906,7 @@ CORUN_API uint32_t corun_job_capsm(corun_job *j)
     uint32_t n;
 
     pthread_mutex_lock(&j->ctx->mu);
-    n = corun__kernel_capsm(j->k);
+    n = corun__kernel_capsm(job_kernel(j));
     pthread_mutex_unlock(&j->ctx->mu);
     return n;
 }
@@ -615,8 +920,11 @@ CORUN_API void corun_job_release(corun_job *j)
     }
     c = j->ctx;
     pthread_mutex_lock(&c->mu);
+    (void)job_kernel(j);
     if (j->done) {
-        corun__sched_release(c->s, j->k);
+        if (j->k != NULL) {
+            corun__sched_release(c->s, j->k);
+        }
         free(j);
     } else {
         j->released = 1;

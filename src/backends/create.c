@@ -32,6 +32,7 @@ static int make_sim(const corun__settings *set, const corun_gpu_desc *gpu, uint6
     o.launch_ns = set->sim_launch_us * 1e3;
     o.notify_ns = set->sim_notify_us * 1e3;
     o.claim_ns = set->sim_claim_ns;
+    o.stream_gap_ns = set->sim_stream_gap_us * 1e3;
     o.budget_ns = corun__budget_ns(set);
     o.chunk_max = (uint32_t)set->chunk_max;
     return corun__sim_create(&o, out);

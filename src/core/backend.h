@@ -2,26 +2,43 @@
  * backend.h — the one interface through which the scheduler drives a GPU.
  *
  * Two implementations sit behind it: `cuda` (a real GPU, driver API) and
- * `sim` (a discrete-event GPU). The scheduler never knows which one it has.
+ * `sim` (a discrete-event GPU). The scheduler never knows which one it has;
+ * where they differ, it asks for a capability (caps).
  *
  * Model. A backend kernel (corun__bkernel) is one launch of a kernel as the
  * user wrote it: a virtual grid of block-tasks plus, for corun-managed
- * kernels, a control block (corun_ctl.h). The scheduler may then
+ * kernels, a control block (corun_ctl.h; the words to write come from
+ * src/core/ctl.h). The scheduler may then
  *  - launch_workers: start `nworkers` persistent workers on it (any number
- *    of times: that is how a kernel grows or resumes),
+ *    of times: that is how a kernel grows or resumes), or enqueue them
+ *    behind the kernel's resume gate (they start once CORUN_SIG_RESUME
+ *    reaches their number);
  *  - launch_plain:   run it the ordinary way, one thread block per task, for
  *    the baselines (`mps`, `priority`),
- *  - signal:         write one control-block word (stop, evict, SM range,
- *    task limit, workers hint); it reaches the workers a little later,
+ *  - signal:         write one control-block intent (stop, evict, SM range,
+ *    task limit, workers hint, resume); it reaches the workers a little later,
  *  - progress:       read the counters,
- *  - poll:           wait for launches to finish.
+ *  - poll:           wait for launches to finish and direct kernels to report.
  * Each launch carries a cookie chosen by the scheduler; poll reports the
  * cookie once every worker (or block) of that launch has left the GPU.
  *
+ * Direct kernels (caps & CORUN_BE_DIRECT). direct_launch, called by the
+ * program's own thread, opens a kernel and launches its primary grid in the
+ * program's stream in one go, with no lock the scheduler holds: the
+ * scheduler hears of it later (corun__sched_adopt, then bind). Its device
+ * side marks it finished, or holds the stream when its workers leave with
+ * tasks remaining (corun_ctl.h); poll reports that as HELD, FINISHED or
+ * RELEASED events with the cookie given to bind, never before bind.
+ *
  * Time. now_ns() is the backend's clock: virtual for sim, CLOCK_MONOTONIC for
- * cuda. poll(deadline) returns when at least one launch finished or when the
+ * cuda. poll(deadline) returns when at least one event is there or when the
  * clock reached the deadline; sim advances its clock to exactly the event or
  * the deadline, cuda sleeps (never spins) until then.
+ *
+ * Threads. Backends without CORUN_BE_VIRTUAL_TIME are called from the
+ * scheduler's thread and, for direct_launch only, from any thread at the
+ * same time; wake may be called from any thread. A backend with it is called
+ * by one thread at a time.
  *
  * Ownership. Specs are copied by kernel_open; the backend owns the bkernel
  * until kernel_close. The scheduler closes a kernel once no launch of it is
@@ -53,8 +70,14 @@ typedef struct corun__dist {
 /* Where a kernel's code comes from. */
 typedef enum corun__code_kind {
     CORUN_CODE_SYNTHETIC, /* described by duration and memory behaviour */
-    CORUN_CODE_USER       /* registered CUDA functions (cuda backend only) */
+    CORUN_CODE_USER       /* registered CUDA functions (caps & CORUN_BE_USER_CODE) */
 } corun__code_kind;
+
+/* What a backend can do (corun__backend_ops.caps). */
+#define CORUN_BE_USER_CODE 1u    /* runs the CUDA kernels a program registers */
+#define CORUN_BE_VIRTUAL_TIME 2u /* the clock moves only inside poll: nothing runs
+                                    between calls, so no scheduler thread */
+#define CORUN_BE_DIRECT 4u       /* direct_launch */
 
 /* Most DRAM demand a synthetic kernel may declare, in peaks (see mem_bw). */
 #define CORUN_MEM_BW_MAX 16.0
@@ -77,20 +100,14 @@ typedef struct corun__kspec {
     double compute;             /* FLOP rate a block-task achieves alone at full
                                    occupancy, as a share of the peak, 0..1; 0 = not
                                    declared (cuda: FMAs fill the task's compute time) */
-    /* user code (cuda) */
-    const void *user;           /* backend-defined: registered kernel */
+    /* user code (CORUN_BE_USER_CODE) */
+    const void *user;           /* what code_register returned */
     bool ahead;                 /* launch its workers through the ahead entry
-                                   (corun_ahead_choose; the caller checked that
-                                   it has one and <= CORUN_AHEAD_MAX_TASKS) */
-    const void *args;           /* cuda: one pointer per parameter value, as for
+                                   (corun__entry_decide checked that it has one) */
+    const void *args;           /* one pointer per parameter value, as for
                                    cuLaunchKernel; the values are copied */
     uint64_t task_hits;         /* device address of a uint32 per task counted by
                                    CORUN_TASK_HITS builds; 0 = none */
-    /* cuda: order the kernel in this stream (CUstream) as a launch there
-     * would be: it starts after the work enqueued before, and work enqueued
-     * after waits until `finished` (see ops). */
-    bool ordered;
-    void *order_stream;
 } corun__kspec;
 
 typedef enum corun__signal {
@@ -99,7 +116,8 @@ typedef enum corun__signal {
     CORUN_SIG_SM_RANGE,    /* value = lo | hi << 32: workers outside leave */
     CORUN_SIG_TASK_LIMIT,  /* claim nothing at or beyond value; only while no launch of
                               the kernel is in flight (else CORUN_EBUSY) */
-    CORUN_SIG_NWORKERS     /* hint: workers asked to run (tail shrink) */
+    CORUN_SIG_NWORKERS,    /* hint: workers asked to run (tail shrink) */
+    CORUN_SIG_RESUME       /* gated launches with a gate <= value start */
 } corun__signal;
 
 typedef struct corun__launch_req {
@@ -107,13 +125,35 @@ typedef struct corun__launch_req {
     uint32_t base;          /* worker id of the first (CapSM id = worker id / per_sm) */
     uint32_t gen;           /* launch generation (see CORUN_SIG_HALT_GEN) */
     int32_t priority;       /* > 0: high-priority stream */
+    uint32_t gate;          /* > 0: start only once CORUN_SIG_RESUME reaches it */
     uint64_t cookie;        /* reported by poll when the launch is over */
 } corun__launch_req;
 
+/* A direct launch (direct_launch): the primary grid in the program's stream. */
+typedef struct corun__direct_req {
+    void *stream;           /* cuda: the CUstream (NULL: the legacy default
+                               stream); sim: any pointer naming a stream */
+    uint32_t capsm;         /* CapSMs it runs on (corun__workers_for with the
+                               shape's occupancy); 0: the plain kernel, not
+                               preemptible */
+    uint32_t sm_lo, sm_hi;  /* the SMs it may use */
+    int32_t priority;       /* > 0: LS (the sim dispatches it first) */
+} corun__direct_req;
+
+typedef enum corun__bev_kind {
+    CORUN_BEV_LAUNCH,       /* every block of a launch has left the GPU */
+    CORUN_BEV_HELD,         /* direct: the primary grid holds the stream; done, live */
+    CORUN_BEV_FINISHED,     /* direct: every task ran, the stream goes on */
+    CORUN_BEV_RELEASED      /* direct: let go with tasks left (teardown) */
+} corun__bev_kind;
+
 typedef struct corun__bevent {
-    uint64_t cookie;        /* the launch that finished */
-    uint64_t time_ns;       /* when the backend saw it finish */
+    uint64_t cookie;        /* the launch, or the direct kernel's (bind) */
+    uint64_t time_ns;       /* when the backend saw it */
     int status;             /* CORUN_OK, or the launch failed on the device */
+    corun__bev_kind kind;
+    uint32_t done, live;    /* HELD, FINISHED: tasks done, workers running */
+    uint32_t task_ns;       /* HELD, FINISHED: task time the device measured */
 } corun__bevent;
 
 /* What a kernel achieves alone on the whole GPU (Slate's profile, §III-B). */
@@ -130,6 +170,7 @@ typedef struct corun__backend corun__backend;
 
 typedef struct corun__backend_ops {
     const char *name;
+    unsigned caps;          /* CORUN_BE_* */
     /* Prepare a kernel. *per_sm receives the max active workers per SM of its
      * worker form (SMGuard's MaxActivePBlock); for plain-only use it is the
      * plain kernel's occupancy. Returns CORUN_ERANGE for shapes that cannot
@@ -137,6 +178,20 @@ typedef struct corun__backend_ops {
     int (*kernel_open)(corun__backend *be, const corun__kspec *spec, corun__bkernel **out,
                        uint32_t *per_sm, char *why, size_t why_len);
     void (*kernel_close)(corun__backend *be, corun__bkernel *k);
+    /* CORUN_BE_USER_CODE: takes a program's kernel (plain, worker and ahead
+     * entry) and returns what kspec.user names it by; freed by destroy. */
+    int (*code_register)(corun__backend *be, const corun_kernel_desc *d, const void **code,
+                         char *why, size_t why_len);
+    /* CORUN_BE_DIRECT: opens spec's kernel and launches its primary grid in
+     * req->stream (or, capsm = 0, the plain kernel). Thread-safe; takes
+     * no lock the scheduler holds. *per_sm: the worker occupancy. Returns
+     * CORUN_EBUSY when no control block is free (the caller may launch the
+     * plain kernel instead), CORUN_ENOTSUP while the stream is capturing. */
+    int (*direct_launch)(corun__backend *be, const corun__kspec *spec,
+                         const corun__direct_req *req, corun__bkernel **out, uint32_t *per_sm,
+                         char *why, size_t why_len);
+    /* CORUN_BE_DIRECT: the cookie poll reports k's direct events with. */
+    void (*bind)(corun__backend *be, corun__bkernel *k, uint64_t cookie);
     int (*launch_workers)(corun__backend *be, corun__bkernel *k, const corun__launch_req *req);
     /* Plain launch: grid as in the spec, on a stream of the given priority. */
     int (*launch_plain)(corun__backend *be, corun__bkernel *k, int32_t priority, uint64_t cookie);
@@ -154,8 +209,6 @@ typedef struct corun__backend_ops {
      * or (backends with wake) that the wait was woken: callers loop. */
     int (*poll)(corun__backend *be, uint64_t deadline_ns, corun__bevent *ev, size_t cap,
                 size_t *n);
-    /* Optional: k is done or failed (called once); release what waits on it. */
-    void (*finished)(corun__backend *be, corun__bkernel *k);
     /* Optional: measure spec's code alone on the whole GPU (one plain launch,
      * no other work in flight). NULL: the caller derives the rates from the
      * declared behaviour (sim). CORUN_ENOTSUP for code it cannot measure. */

@@ -20,6 +20,15 @@
 #define CORUN_POLICY_NEEDS_DURATIONS 1u /* solo runs: duration models (FLEP) */
 #define CORUN_POLICY_NEEDS_PROFILES 2u  /* intensity profiles (Slate) */
 
+/* What a direct launch gets at once (corun__sched_allot): decided in the
+ * program's thread from the allotment the scheduler last published, never
+ * by waiting for the scheduler. */
+typedef struct corun__allotment {
+    bool plain;             /* the plain kernel: the policy does not preempt */
+    uint32_t capsm;         /* CapSMs, unless the launch asks for fewer */
+    uint32_t sm_lo, sm_hi;  /* the SMs it may use */
+} corun__allotment;
+
 struct corun__policy_ops {
     const char *name;
     const char *help;
@@ -30,6 +39,11 @@ struct corun__policy_ops {
     void (*paused)(corun__sched *s, void *state, corun__kernel *k);
     void (*complete)(corun__sched *s, void *state, corun__kernel *k);
     void (*timer)(corun__sched *s, void *state, uint64_t now);
+    /* Optional: the allotment of a class (default: workers on every SM). */
+    void (*allot)(corun__sched *s, void *state, corun_class cls, corun__allotment *out);
+    /* Optional: a direct kernel was adopted (corun__sched_adopt): RUNNING on
+     * what the allotment gave it, or DONE if it ran plain. */
+    void (*direct)(corun__sched *s, void *state, corun__kernel *k);
     /* Optional: the scheduler is destroyed while k (with pdata) is live. */
     void (*forget)(corun__sched *s, void *state, corun__kernel *k);
 };

@@ -23,14 +23,25 @@ static void priority_arrive(corun__sched *s, void *state, corun__kernel *k)
     (void)corun__sched_run_plain(s, k, prio);
 }
 
+/* Stream-ordered launches run plain too (policy.h). */
+static void plain_allot(corun__sched *s, void *state, corun_class cls, corun__allotment *out)
+{
+    (void)s;
+    (void)state;
+    (void)cls;
+    out->plain = true;
+}
+
 const corun__policy_ops corun__policy_mps = {
     .name = "mps",
     .help = "baseline: plain kernels, hardware FIFO dispatch (leftover policy)",
     .arrive = mps_arrive,
+    .allot = plain_allot,
 };
 
 const corun__policy_ops corun__policy_priority = {
     .name = "priority",
     .help = "baseline: plain kernels, LS kernels on high-priority streams (no preemption)",
     .arrive = priority_arrive,
+    .allot = plain_allot,
 };

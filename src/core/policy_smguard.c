@@ -48,6 +48,15 @@
  *    hardware places inside their range, and over-launching them would hold
  *    the launch open until every surplus block has found a slot
  *    (docs/decisions/0012-physical-reservation.md).
+ *  - Stream-ordered launches (corun_launch_stream) start at once in the
+ *    program's thread on the allotment this policy publishes (allot): an LS
+ *    launch on its reservation, unbound; a batch launch on its quota, bound
+ *    outside the reservation -- but only while the context has LS work (an
+ *    LS kernel arrived within LS_WINDOW_NS). SMGuard keeps the reservation
+ *    free at all times; a process with no LS work would then leave those
+ *    SMs idle under every batch kernel, which no batch program accepts. The
+ *    policy hears of such a launch afterwards (direct) and, for an LS one,
+ *    evicts batch CapSMs as onlineResourceAdjust does on arrival.
  */
 #include <stdlib.h>
 
@@ -60,6 +69,13 @@ typedef struct loan {
     uint32_t n;
     struct loan *next;
 } loan;
+
+/* How long after an LS arrival batch launches keep off the reservation. */
+#define LS_WINDOW_NS 1000000000ull
+
+typedef struct smguard_state {
+    uint64_t last_ls;    /* clock of the last LS arrival, 0 = none */
+} smguard_state;
 
 typedef struct smguard_kernel {
     uint32_t request;    /* R_request */
@@ -214,9 +230,19 @@ static void redistribute(corun__sched *s)
     }
 }
 
+static void note_ls(corun__sched *s, void *state, const corun__kernel *k)
+{
+    if (k->attr.cls == CORUN_CLASS_LS && state != NULL) {
+        uint64_t now = corun__sched_now(s);
+        ((smguard_state *)state)->last_ls = now > 0 ? now : 1;
+    }
+}
+
 static void smguard_arrive(corun__sched *s, void *state, corun__kernel *k)
 {
     smguard_kernel *g = calloc(1, sizeof(*g));
+
+    note_ls(s, state, k);
 
     if (g == NULL) {
         /* Without its record the kernel still runs, on what is free. */
@@ -274,6 +300,71 @@ static void smguard_complete(corun__sched *s, void *state, corun__kernel *k)
     redistribute(s);
 }
 
+/* A kernel the program's thread started on our allotment: recorded like an
+ * arrival; an LS one takes what it lacks from batch kernels. */
+static void smguard_direct(corun__sched *s, void *state, corun__kernel *k)
+{
+    smguard_kernel *g;
+
+    note_ls(s, state, k);
+    if (k->state != CORUN_KS_RUNNING) {
+        return; /* ran plain */
+    }
+    g = calloc(1, sizeof(*g));
+    if (g == NULL) {
+        return;
+    }
+    g->request = corun__kernel_capsm(k);
+    k->pdata = g;
+    if (k->attr.cls == CORUN_CLASS_LS) {
+        uint32_t total = corun__sched_gpu(s)->sm_count;
+        uint32_t held = 0;
+        corun__kernel *o;
+        for (o = corun__sched_first(s); o != NULL; o = o->next) {
+            if (o != k && o->state == CORUN_KS_RUNNING && !o->plain) {
+                held += corun__kernel_capsm(o);
+            }
+        }
+        if (held + g->request > total) {
+            (void)online_resource_adjust(s, k, held + g->request - total);
+        }
+    }
+}
+
+static void smguard_allot(corun__sched *s, void *state, corun_class cls, corun__allotment *out)
+{
+    const smguard_state *st = state;
+    const corun__settings *set = corun__sched_settings(s);
+    uint32_t total = corun__sched_gpu(s)->sm_count;
+    uint32_t reserve = set->reserve_capsm < total ? (uint32_t)set->reserve_capsm : total;
+    uint64_t now = corun__sched_now(s);
+
+    if (cls == CORUN_CLASS_LS) {
+        out->capsm = reserve > 0 ? reserve : 1;
+        return;
+    }
+    if (st == NULL || st->last_ls == 0 || now - st->last_ls > LS_WINDOW_NS || reserve == 0 ||
+        reserve == total) {
+        return; /* no LS work: the whole GPU */
+    }
+    out->capsm = total - reserve;
+    if (set->smguard_bind) {
+        out->sm_hi = total - reserve - 1;
+    }
+}
+
+static int smguard_create(corun__sched *s, void **state)
+{
+    (void)s;
+    *state = calloc(1, sizeof(smguard_state));
+    return *state != NULL ? CORUN_OK : CORUN_ENOMEM;
+}
+
+static void smguard_destroy(void *state)
+{
+    free(state);
+}
+
 static void smguard_forget(corun__sched *s, void *state, corun__kernel *k)
 {
     free_loans(pk(k));
@@ -284,8 +375,12 @@ static void smguard_forget(corun__sched *s, void *state, corun__kernel *k)
 const corun__policy_ops corun__policy_smguard = {
     .name = "smguard",
     .help = "SMGuard: CapSM quotas for batch, reservations for LS, eviction and give-back",
+    .create = smguard_create,
+    .destroy = smguard_destroy,
     .arrive = smguard_arrive,
     .paused = smguard_paused,
     .complete = smguard_complete,
+    .allot = smguard_allot,
+    .direct = smguard_direct,
     .forget = smguard_forget,
 };

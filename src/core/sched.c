@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ctl.h"
 #include "core/policy.h"
 #include "core/sched.h"
 
@@ -22,6 +23,7 @@ struct corun__sched {
     uint32_t next_id;
     uint32_t held;                  /* CapSMs held by all kernels */
     uint64_t timer;                 /* policy timer, UINT64_MAX = none */
+    uint64_t direct_plain;          /* direct launches that ran plain */
     corun__kernel *free_list;       /* released records, reused */
     corun__bevent ev[CORUN_SCHED_EVBUF];
 };
@@ -53,6 +55,27 @@ const corun_gpu_desc *corun__sched_gpu(const corun__sched *s)
 const char *corun__sched_backend(const corun__sched *s)
 {
     return s->be->ops->name;
+}
+
+unsigned corun__sched_caps(const corun__sched *s)
+{
+    return s->be->ops->caps;
+}
+
+uint64_t corun__sched_direct_plain(const corun__sched *s)
+{
+    return s->direct_plain;
+}
+
+void corun__sched_allot(corun__sched *s, corun_class cls, corun__allotment *out)
+{
+    out->plain = false;
+    out->capsm = s->be->desc.sm_count;
+    out->sm_lo = 0;
+    out->sm_hi = s->be->desc.sm_count - 1;
+    if (s->pol->allot != NULL) {
+        s->pol->allot(s, s->pst, cls, out);
+    }
 }
 
 const corun__settings *corun__sched_settings(const corun__sched *s)
@@ -133,9 +156,14 @@ void corun__sched_destroy(corun__sched *s)
         return;
     }
     /* Halt what still runs and wait for its launches, so no worker touches a
-     * control block after it is freed. */
+     * control block after it is freed. A direct kernel is the program's own
+     * work in its stream: its gates are opened instead, so it finishes and
+     * the stream goes on. */
     for (k = s->head; k != NULL; k = k->next) {
-        if (corun__kernel_active(k) && !k->plain && k->inflight > 0) {
+        if (k->direct && k->gates_open < k->gates) {
+            (void)s->be->ops->signal(s->be, k->bk, CORUN_SIG_RESUME, k->gates);
+            k->gates_open = k->gates;
+        } else if (corun__kernel_active(k) && !k->plain && !k->direct && k->inflight > 0) {
             (void)s->be->ops->signal(s->be, k->bk, CORUN_SIG_HALT_GEN, (uint64_t)k->gen + 1);
         }
     }
@@ -154,7 +182,7 @@ void corun__sched_destroy(corun__sched *s)
         }
         for (i = 0; i < n_ev; i++) {
             corun__kernel *ek = (corun__kernel *)(uintptr_t)s->ev[i].cookie;
-            if (ek->inflight > 0) {
+            if (s->ev[i].kind != CORUN_BEV_HELD && ek->inflight > 0) {
                 ek->inflight--;
             }
         }
@@ -229,8 +257,11 @@ static void stop_running_clock(corun__sched *s, corun__kernel *k)
 /* Marks k finished (DONE or FAILED) and queues the announcement. */
 static void finish(corun__sched *s, corun__kernel *k, corun__kstate state, int status)
 {
-    if (s->be->ops->finished != NULL) {
-        s->be->ops->finished(s->be, k->bk);
+    if (k->direct && k->gates_open < k->gates) {
+        /* A resume grid enqueued by a halt that came too late: let it run,
+         * find nothing to do and leave, so the block can be reused. */
+        (void)s->be->ops->signal(s->be, k->bk, CORUN_SIG_RESUME, k->gates);
+        k->gates_open = k->gates;
     }
     drop_capsm(s, k);
     stop_running_clock(s, k);
@@ -273,46 +304,31 @@ static void announce_deferred(corun__sched *s)
     }
 }
 
-int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
-                        corun__kernel_done_fn on_done, void *user, corun__kernel **out, char *why,
-                        size_t why_len)
+/* A zeroed record, reused or new; NULL when out of memory. */
+static corun__kernel *new_record(corun__sched *s)
 {
     kernel_ext *e;
-    corun__kernel *k;
-    uint32_t per_sm = 0;
-    uint64_t tasks;
-    int rc;
 
-    if (spec == NULL || attr == NULL) {
-        return CORUN_EINVAL;
-    }
-    tasks = (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z;
-    if (attr->capsm > s->be->desc.sm_count) {
-        if (why != NULL && why_len > 0) {
-            snprintf(why, why_len, "kernel '%s' asks for %u CapSMs but the GPU has %u", spec->name,
-                     attr->capsm, s->be->desc.sm_count);
-        }
-        return CORUN_ERANGE;
-    }
     if (s->free_list != NULL) {
-        k = s->free_list;
+        corun__kernel *k = s->free_list;
         s->free_list = k->next;
         e = ext(k);
         memset(e, 0, sizeof(*e));
-    } else {
-        e = calloc(1, sizeof(*e));
-        if (e == NULL) {
-            return CORUN_ENOMEM;
-        }
-        k = &e->k;
+        return k;
     }
-    rc = s->be->ops->kernel_open(s->be, spec, &k->bk, &per_sm, why, why_len);
-    if (rc != CORUN_OK) {
-        k->bk = NULL;
-        k->next = s->free_list;
-        s->free_list = k;
-        return rc;
-    }
+    e = calloc(1, sizeof(*e));
+    return e != NULL ? &e->k : NULL;
+}
+
+/* Fills k from spec and attr and links it at the tail; bk already set. */
+static void setup_record(corun__sched *s, corun__kernel *k, const corun__kspec *spec,
+                         const corun_launch_attr *attr, uint32_t per_sm,
+                         corun__kernel_done_fn on_done, void *user)
+{
+    kernel_ext *e = ext(k);
+    uint64_t tasks = (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z;
+
+    (void)e;
     k->id = s->next_id++;
     snprintf(k->name, sizeof(k->name), "%s", spec->name);
     k->attr = *attr;
@@ -340,11 +356,83 @@ int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_l
         s->head = k;
     }
     s->tail = k;
+}
+
+int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
+                        corun__kernel_done_fn on_done, void *user, corun__kernel **out, char *why,
+                        size_t why_len)
+{
+    corun__kernel *k;
+    uint32_t per_sm = 0;
+    int rc;
+
+    if (spec == NULL || attr == NULL) {
+        return CORUN_EINVAL;
+    }
+    if (attr->capsm > s->be->desc.sm_count) {
+        if (why != NULL && why_len > 0) {
+            snprintf(why, why_len, "kernel '%s' asks for %u CapSMs but the GPU has %u", spec->name,
+                     attr->capsm, s->be->desc.sm_count);
+        }
+        return CORUN_ERANGE;
+    }
+    k = new_record(s);
+    if (k == NULL) {
+        return CORUN_ENOMEM;
+    }
+    rc = s->be->ops->kernel_open(s->be, spec, &k->bk, &per_sm, why, why_len);
+    if (rc != CORUN_OK) {
+        k->bk = NULL;
+        k->next = s->free_list;
+        s->free_list = k;
+        return rc;
+    }
+    setup_record(s, k, spec, attr, per_sm, on_done, user);
     if (out != NULL) {
         *out = k;
     }
     if (s->pol->arrive) {
         s->pol->arrive(s, s->pst, k);
+    }
+    return CORUN_OK;
+}
+
+int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
+                       corun__bkernel *bk, const corun__direct_info *info,
+                       corun__kernel_done_fn on_done, void *user, corun__kernel **out)
+{
+    corun__kernel *k = new_record(s);
+
+    if (k == NULL) {
+        return CORUN_ENOMEM;
+    }
+    k->bk = bk;
+    setup_record(s, k, spec, attr, info->per_sm, on_done, user);
+    k->direct = true;
+    k->launches = 1;
+    k->t_submit = k->t_start = info->t_launch;
+    if (out != NULL) {
+        *out = k;
+    }
+    s->be->ops->bind(s->be, bk, (uint64_t)(uintptr_t)k);
+    if (info->capsm == 0) {
+        k->plain = true;
+        s->direct_plain++;
+        finish(s, k, CORUN_KS_DONE, CORUN_OK);
+    } else {
+        k->inflight = 1; /* the primary grid, until its device side reports */
+        k->sm_lo = info->sm_lo;
+        k->sm_hi = info->sm_hi;
+        k->sm_top = info->sm_hi;
+        k->capsm_hi = info->capsm;
+        k->t_capsm = corun__sched_now(s);
+        s->held += info->capsm;
+        k->state = CORUN_KS_RUNNING;
+        k->t_run_since = info->t_launch;
+        ext(k)->clock_on = true;
+    }
+    if (s->pol->direct) {
+        s->pol->direct(s, s->pst, k);
     }
     return CORUN_OK;
 }
@@ -390,25 +478,15 @@ static int set_range(corun__sched *s, corun__kernel *k, uint32_t lo, uint32_t hi
 static int launch_workers(corun__sched *s, corun__kernel *k, uint32_t first, uint32_t n)
 {
     corun__launch_req req;
-    uint64_t nworkers = (uint64_t)n * k->per_sm;
+    uint64_t nworkers = corun__workers_for(n, k->per_sm, k->sm_lo, k->sm_hi,
+                                           s->be->desc.sm_count);
     uint64_t base = (uint64_t)first * k->per_sm;
-    const uint64_t nsm = s->be->desc.sm_count;
-    const uint64_t bound = (uint64_t)k->sm_hi - k->sm_lo + 1;
     int rc;
 
-    if (bound < nsm) {
-        uint64_t all = nsm * k->per_sm; /* one worker per slot of the GPU */
-        uint64_t want = (nworkers * nsm + bound - 1) / bound;
-        if (want > all) {
-            want = all;
-        }
-        if (want > nworkers) {
-            nworkers = want;
-        }
-    }
-    if (nworkers == 0 || nworkers > UINT32_MAX || base + nworkers > UINT32_MAX) {
+    if (nworkers == 0 || base + nworkers > UINT32_MAX) {
         return CORUN_ERANGE;
     }
+    memset(&req, 0, sizeof(req));
     req.nworkers = (uint32_t)nworkers;
     req.base = (uint32_t)base;
     req.gen = k->gen;
@@ -436,6 +514,46 @@ static int launch_failed(corun__sched *s, corun__kernel *k, int rc)
     return rc;
 }
 
+/* A paused direct kernel resumes by opening the gate of the grid its halt
+ * enqueued (corun__sched_stop): that grid carries a worker for every slot of
+ * the GPU, CapSM ids [gate_base, gate_base + sm_count); the lowest are
+ * evicted before the gate opens so that n CapSMs' worth run. */
+static int resume_direct(corun__sched *s, corun__kernel *k, uint32_t n)
+{
+    const uint32_t nsm = s->be->desc.sm_count;
+    const uint32_t lo = k->gate_base + (nsm - (n < nsm ? n : nsm));
+    int rc;
+
+    if (k->gates_open == k->gates) {
+        return CORUN_ESTATE; /* paused without a halt of ours */
+    }
+    if (n > nsm) {
+        n = nsm;
+    }
+    rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_EVICT_BELOW, lo);
+    if (rc == CORUN_OK && k->sm_hi < k->sm_top) {
+        rc = set_range(s, k, k->sm_lo, k->sm_top);
+    }
+    if (rc == CORUN_OK) {
+        rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_NWORKERS, (uint64_t)n * k->per_sm);
+    }
+    if (rc == CORUN_OK) {
+        rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_RESUME, k->gates);
+    }
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    k->gates_open = k->gates;
+    capsm_clock(s, k);
+    k->capsm_lo = lo;
+    k->capsm_hi = k->gate_base + nsm;
+    s->held += n;
+    k->state = CORUN_KS_RUNNING;
+    k->t_run_since = corun__sched_now(s);
+    ext(k)->clock_on = true;
+    return CORUN_OK;
+}
+
 int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n)
 {
     kernel_ext *e = ext(k);
@@ -452,6 +570,9 @@ int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n)
     }
     if (k->state != CORUN_KS_WAITING && k->state != CORUN_KS_PAUSED) {
         return CORUN_ESTATE;
+    }
+    if (k->direct) {
+        return resume_direct(s, k, n);
     }
     if (k->state == CORUN_KS_PAUSED) {
         /* Every worker has left, so the tasks run are exactly [0, done):
@@ -581,6 +702,30 @@ int corun__sched_stop(corun__sched *s, corun__kernel *k)
     if (k->state != CORUN_KS_RUNNING) {
         return CORUN_ESTATE;
     }
+    if (k->direct) {
+        /* Its resume grid first, behind a gate: a resume is then one write,
+         * never a launch (corun_ctl.h says why). */
+        const uint32_t nsm = s->be->desc.sm_count;
+        corun__launch_req req;
+        memset(&req, 0, sizeof(req));
+        if ((uint64_t)(k->capsm_hi + nsm) * k->per_sm > UINT32_MAX) {
+            return CORUN_ERANGE;
+        }
+        req.nworkers = nsm * k->per_sm;
+        req.base = k->capsm_hi * k->per_sm;
+        req.gen = k->gen + 1;
+        req.priority = (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) ? 1 : 0;
+        req.gate = k->gates + 1;
+        req.cookie = (uint64_t)(uintptr_t)k;
+        rc = s->be->ops->launch_workers(s->be, k->bk, &req);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        k->gates++;
+        k->gate_base = k->capsm_hi;
+        k->inflight++;
+        k->launches++;
+    }
     k->gen++;
     rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_HALT_GEN, k->gen);
     if (rc != CORUN_OK) {
@@ -615,8 +760,8 @@ int corun__sched_limit(corun__sched *s, corun__kernel *k, uint64_t limit)
     kernel_ext *e = ext(k);
     int rc;
 
-    if (k->plain) {
-        return CORUN_ENOTSUP;
+    if (k->plain || k->direct) {
+        return CORUN_ENOTSUP; /* a direct kernel's claims are never rewound */
     }
     if (limit > k->tasks) {
         limit = k->tasks;
@@ -690,16 +835,68 @@ static void quiescent(corun__sched *s, corun__kernel *k)
     }
 }
 
+/* What a direct kernel's device side reported. */
+static void direct_event(corun__sched *s, corun__kernel *k, const corun__bevent *ev)
+{
+    if (k->state == CORUN_KS_DONE || k->state == CORUN_KS_FAILED) {
+        return;
+    }
+    k->done_tasks = ev->done;
+    if (ev->task_ns != 0) {
+        k->task_ns = ev->task_ns;
+    }
+    switch (ev->kind) {
+    case CORUN_BEV_HELD:
+        /* Paused once nothing runs after a halt, or after an eviction of
+         * every CapSM it held. */
+        if (ev->live == 0 && (k->state == CORUN_KS_STOPPING ||
+                              (k->state == CORUN_KS_RUNNING && corun__kernel_capsm(k) == 0))) {
+            drop_capsm(s, k);
+            stop_running_clock(s, k);
+            k->state = CORUN_KS_PAUSED;
+            if (s->pol->paused) {
+                s->pol->paused(s, s->pst, k);
+            }
+        }
+        break;
+    case CORUN_BEV_FINISHED:
+        if (k->inflight > 0) {
+            k->inflight--;
+        }
+        finish(s, k, CORUN_KS_DONE, CORUN_OK);
+        break;
+    case CORUN_BEV_RELEASED:
+        if (k->inflight > 0) {
+            k->inflight--;
+        }
+        finish(s, k, CORUN_KS_FAILED, CORUN_ESTATE);
+        break;
+    case CORUN_BEV_LAUNCH:
+        break;
+    }
+}
+
 static void launch_finished(corun__sched *s, const corun__bevent *ev)
 {
     corun__kernel *k = (corun__kernel *)(uintptr_t)ev->cookie;
 
+    if (ev->kind != CORUN_BEV_LAUNCH) {
+        direct_event(s, k, ev);
+        return;
+    }
     if (k->inflight == 0) {
         return;
     }
     k->inflight--;
     if (ev->status != CORUN_OK && k->status == CORUN_OK) {
         k->status = ev->status;
+    }
+    if (k->direct) {
+        /* a resume or growth grid: the primary grid's reports decide */
+        if (ev->status != CORUN_OK && k->state != CORUN_KS_DONE && k->state != CORUN_KS_FAILED) {
+            finish(s, k, CORUN_KS_FAILED, ev->status);
+        }
+        return;
     }
     if (k->inflight == 0) {
         quiescent(s, k);

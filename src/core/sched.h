@@ -79,6 +79,13 @@ struct corun__kernel {
     uint32_t task_ns;          /* block-task time its workers measured (progress), 0 = none */
     bool ran_ahead;            /* its workers ran the ahead entry (progress) */
 
+    /* direct kernels (corun__sched_adopt): launched by the program's thread
+     * in its stream; their device side holds the stream while halted */
+    bool direct;
+    uint32_t gates;            /* resume gates enqueued (their grids wait for them) */
+    uint32_t gates_open;       /* gates opened (CORUN_SIG_RESUME) */
+    uint32_t gate_base;        /* CapSM id of the last gated grid's first workers */
+
     corun__kernel_done_fn on_done;
     void *user;
     void *pdata;               /* policy-private */
@@ -105,6 +112,27 @@ int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_l
                         size_t why_len);
 /* Forgets a DONE or FAILED kernel. */
 void corun__sched_release(corun__sched *s, corun__kernel *k);
+
+/* What a direct launch did (backend direct_launch), for corun__sched_adopt. */
+typedef struct corun__direct_info {
+    uint32_t per_sm;           /* worker occupancy */
+    uint32_t capsm;            /* CapSMs it runs on (0: the plain kernel) */
+    uint32_t sm_lo, sm_hi;     /* its SMs */
+    uint64_t t_launch;         /* backend clock at the launch */
+} corun__direct_info;
+
+/* Takes in a kernel the program's thread launched itself (spec as given to
+ * direct_launch, bk what it returned): RUNNING on info->capsm CapSMs, or,
+ * launched plain, DONE at once (counted in corun__sched_direct_plain). The
+ * policy's `direct` callback hears of it; bind is called with the kernel. */
+int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
+                       corun__bkernel *bk, const corun__direct_info *info,
+                       corun__kernel_done_fn on_done, void *user, corun__kernel **out);
+/* Direct launches that ran as plain kernels. */
+uint64_t corun__sched_direct_plain(const corun__sched *s);
+/* The policy's allotment of class cls now (policy.h). */
+struct corun__allotment;
+void corun__sched_allot(corun__sched *s, corun_class cls, struct corun__allotment *out);
 
 /* Waits (or simulates) until the backend reports something or the clock
  * reaches deadline_ns, and handles it: policy timers whose time has come,
@@ -134,7 +162,9 @@ int corun__sched_grow(corun__sched *s, corun__kernel *k, uint32_t n);
  * instead: its range loses its top n SMs, and the workers there leave. */
 int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n);
 /* Temporal preemption: every worker of k leaves after its chunk. k turns
- * PAUSED (policy->paused is called) once the last one has left, or DONE. */
+ * PAUSED (policy->paused is called) once the last one has left, or DONE.
+ * A direct kernel's resume grid is enqueued first, behind a gate that
+ * corun__sched_run opens (corun_ctl.h): resuming it needs no launch. */
 int corun__sched_stop(corun__sched *s, corun__kernel *k);
 /* Bind k's workers to SMs [lo, hi] (Slate/FLEP spatial); workers elsewhere
  * leave. Also before k's first launch: its launches then carry enough extra
@@ -156,6 +186,8 @@ const corun_gpu_desc *corun__sched_gpu(const corun__sched *s);
 /* The backend's name ("sim", "cuda"): measurements (profiles) are only
  * comparable within one. */
 const char *corun__sched_backend(const corun__sched *s);
+/* The backend's capabilities (CORUN_BE_*). */
+unsigned corun__sched_caps(const corun__sched *s);
 const corun__settings *corun__sched_settings(const corun__sched *s);
 /* CapSMs not held by any kernel. */
 uint32_t corun__sched_free_capsm(const corun__sched *s);

@@ -37,6 +37,13 @@
       "kernels with an ahead entry (CORUN_SHARED): 1 runs them through it where their last "     \
       "run's tasks made chunks of three or fewer (a claim per task, made a task ahead; once "   \
       "left, not for 16 launches unless their tasks change); 0 never; 2 always")               \
+    X(PLAIN_BELOW_US, plain_below_us, DBL, "15", 0, 1e6, "",                                    \
+      "a stream-ordered launch of a kernel whose last run took less than this (predicted from "  \
+      "its task time) runs as the plain kernel: over before a halt could act, so not "          \
+      "preemptible; 0 never")                                                                    \
+    X(REPORT_POLL_US, report_poll_us, DBL, "200", 10, 1e6, "",                                   \
+      "cuda: how often the scheduler reads what running stream-ordered kernels reported "       \
+      "(finished, held); accounting and policies only, never a stream's progress")              \
     X(SEED, seed, UINT, "1", 0, 4294967295.0, "", "random seed of simulations and scenarios")    \
     X(SIM_SIGNAL_US, sim_signal_us, DBL, "8", 0, 1e6, "",                                        \
       "sim: delay from a host signal to the workers seeing it (H100: 10-12 us incl. exit)")      \
@@ -44,6 +51,9 @@
       "sim: delay from a launch call to its blocks reaching the dispatcher")                     \
     X(SIM_NOTIFY_US, sim_notify_us, DBL, "10", 0, 1e6, "",                                       \
       "sim: delay from a launch's last block leaving to the host knowing")                       \
+    X(SIM_STREAM_GAP_US, sim_stream_gap_us, DBL, "2.3", 0, 1e6, "",                              \
+      "sim: delay from one kernel's end to the next one of its stream reaching the dispatcher "  \
+      "(H100: ~2.3 us)")                                                                         \
     X(SIM_CLAIM_NS, sim_claim_ns, DBL, "800", 0, 1e9, "",                                        \
       "sim: cost of one chunk claim (atomic on the counter plus a barrier)")                     \
     X(PROFILE_PATH, profile_path, STR, "~/.local/share/corun/profiles-%h.txt", 0, 0, "",         \

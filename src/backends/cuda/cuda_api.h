@@ -35,17 +35,21 @@
     X(cuStreamWriteValue64)                           \
     X(cuStreamWaitValue32)                            \
     X(cuStreamWaitEvent)                              \
+    X(cuStreamIsCapturing)                            \
     X(cuLaunchKernel)                                 \
     X(cuMemAlloc)                                     \
     X(cuMemFree)                                      \
     X(cuMemAllocHost)                                 \
     X(cuMemFreeHost)                                  \
+    X(cuMemHostAlloc)                                 \
+    X(cuMemHostGetDevicePointer)                      \
     X(cuMemcpyHtoD)                                   \
     X(cuMemcpyDtoH)                                   \
     X(cuMemcpyHtoDAsync)                              \
     X(cuMemcpyDtoHAsync)                              \
     X(cuMemsetD8)                                     \
     X(cuMemsetD32Async)                               \
+    X(cuMemsetD8Async)                                \
     X(cuModuleLoadData)                               \
     X(cuModuleUnload)                                 \
     X(cuModuleGetFunction)                            \

@@ -132,9 +132,11 @@ static int null_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, s
     size_t i, m = b->npending < cap ? b->npending : cap;
 
     for (i = 0; i < m; i++) {
+        memset(&ev[i], 0, sizeof(ev[i]));
         ev[i].cookie = b->pending[i];
         ev[i].time_ns = b->now;
         ev[i].status = CORUN_OK;
+        ev[i].kind = CORUN_BEV_LAUNCH;
     }
     memmove(b->pending, b->pending + m, (b->npending - m) * sizeof(b->pending[0]));
     b->npending -= m;
@@ -152,6 +154,7 @@ static void null_destroy(corun__backend *be)
 
 static const corun__backend_ops null_ops = {
     .name = "null",
+    .caps = CORUN_BE_VIRTUAL_TIME,
     .kernel_open = null_open,
     .kernel_close = null_close,
     .launch_workers = null_workers,

@@ -48,6 +48,7 @@ void corun__sim_opts_default(corun__sim_opts *o)
     o->launch_ns = 5000;
     o->notify_ns = 10000;
     o->claim_ns = 800;
+    o->stream_gap_ns = 2300;
     o->budget_ns = 10000;
     o->chunk_max = 1024;
 }
@@ -83,31 +84,20 @@ static void cancel_events(corun__sim *s, const corun__bkernel *k)
     }
 }
 
-void corun__sim_apply_signal(corun__sim *s, corun__bkernel *k, corun__signal sig, uint64_t value)
-{
-    corun_ctl *c = &k->ctl;
+/* Gated launches of k whose gate the block's resume has reached go to the
+ * dispatcher now. */
+static void open_gates(corun__sim *s, corun__bkernel *k);
 
-    switch (sig) {
-    case CORUN_SIG_HALT_GEN:
-        if (k->ahead) { /* the void, as the cuda backend writes it (corun_ctl.h) */
-            c->next = CORUN_AHEAD_VOID;
-            k->voided = true;
+void corun__sim_apply_writes(corun__sim *s, corun__bkernel *k, const corun__ctl_write *w,
+                             size_t n)
+{
+    size_t i;
+
+    corun__ctl_apply(&k->ctl, w, n);
+    for (i = 0; i < n; i++) {
+        if (w[i].off == offsetof(corun_ctl, resume)) {
+            open_gates(s, k);
         }
-        c->halt_gen = (uint32_t)value;
-        break;
-    case CORUN_SIG_EVICT_BELOW:
-        c->evict_below = (uint32_t)value;
-        break;
-    case CORUN_SIG_SM_RANGE:
-        c->sm_lo = (uint32_t)value;
-        c->sm_hi = (uint32_t)(value >> 32);
-        break;
-    case CORUN_SIG_TASK_LIMIT:
-        c->task_limit = value < k->tasks ? value : k->tasks;
-        break;
-    case CORUN_SIG_NWORKERS:
-        c->nworkers = (uint32_t)value;
-        break;
     }
 }
 
@@ -134,15 +124,99 @@ void corun__sim_launch_block_gone(corun__sim *s, corun__sim_launch *l)
     if (++l->gone < l->blocks) {
         return;
     }
-    corun__sim_push(s, s->now + s->notify_ns, CORUN_SIM_EV_NOTIFY, (uint32_t)CORUN_OK, l->cookie,
-                    NULL);
     k->launches--;
     if (l->workers) {
         k->worker_launches--;
     }
+    if (k->direct && !l->workers) {
+        /* a plain kernel in its program's stream: its end lets the stream on */
+        corun__sim_report(s, k, CORUN_BEV_FINISHED, 0);
+    } else if (l->wa.primary == 0) {
+        corun__sim_push(s, s->now + s->notify_ns, CORUN_SIM_EV_NOTIFY, (uint32_t)CORUN_OK,
+                        l->cookie, NULL);
+    }
     l->k = NULL;
     l->next = s->free_launches;
     s->free_launches = l;
+}
+
+/* --- streams of direct kernels -------------------------------------------- */
+
+static struct sim_stream *stream_of(corun__sim *s, const void *id)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->nstreams; i++) {
+        if (s->streams[i].id == id) {
+            return &s->streams[i];
+        }
+    }
+    if (s->nstreams == s->cap_streams) {
+        uint32_t cap = s->cap_streams ? 2 * s->cap_streams : 8;
+        struct sim_stream *v = realloc(s->streams, cap * sizeof(*v));
+        if (v == NULL) {
+            return NULL;
+        }
+        s->streams = v;
+        s->cap_streams = cap;
+    }
+    s->streams[s->nstreams].id = id;
+    s->streams[s->nstreams].tail = NULL;
+    return &s->streams[s->nstreams++];
+}
+
+/* A direct kernel's grid reaches the dispatcher: now if its stream is free,
+ * else when the kernel before it is over (corun__sim_report). */
+static void stream_enqueue(corun__sim *s, corun__bkernel *k, corun__sim_launch *l)
+{
+    struct sim_stream *st = stream_of(s, k->stream);
+    corun__bkernel *before = st != NULL ? st->tail : NULL;
+
+    if (st == NULL) {
+        s->broken = CORUN_ENOMEM;
+        return;
+    }
+    st->tail = k;
+    k->primary = l;
+    if (before != NULL && !before->over) {
+        before->snext = k;
+        l->held = true;
+        return;
+    }
+    corun__sim_push(s, s->now + s->launch_ns, CORUN_SIM_EV_ARRIVE, 0, 0, l);
+}
+
+void corun__sim_report(corun__sim *s, corun__bkernel *k, corun__bev_kind kind, uint32_t live)
+{
+    uint32_t done = (uint32_t)k->ctl.done;
+
+    corun__sim_push(s, s->now + s->notify_ns, CORUN_SIM_EV_REPORT, (uint32_t)kind,
+                    ((uint64_t)done << 32) | live, k);
+    if (kind == CORUN_BEV_HELD) {
+        return;
+    }
+    k->over = true;
+    if (k->snext != NULL && k->snext->primary != NULL) {
+        corun__sim_launch *next = k->snext->primary;
+        next->held = false;
+        corun__sim_push(s, s->now + s->stream_gap_ns, CORUN_SIM_EV_ARRIVE, 0, 0, next);
+    }
+    if (k->owned && k->launches == 0) {
+        k->closed = true;
+        s->closing++;
+    }
+}
+
+static void open_gates(corun__sim *s, corun__bkernel *k)
+{
+    corun__sim_launch *l;
+
+    for (l = s->all_launches; l != NULL; l = l->all) {
+        if (l->k == k && l->gate != 0 && l->gate <= k->ctl.resume) {
+            l->gate = 0;
+            corun__sim_push(s, s->now, CORUN_SIM_EV_ARRIVE, 0, 0, l);
+        }
+    }
 }
 
 /* Frees kernels closed while their launches ran, once those are over. Runs
@@ -177,25 +251,55 @@ static int handle(corun__sim *s, const corun__hevent *e, corun__bevent *out)
     switch ((corun__sim_ev)e->kind) {
     case CORUN_SIM_EV_NOP:
         return 0;
-    case CORUN_SIM_EV_ARRIVE:
+    case CORUN_SIM_EV_ARRIVE: {
+        corun__sim_launch *l = e->p;
         s->stats.events++;
-        corun__sim_enqueue(s, (corun__sim_launch *)e->p);
+        if (l->k != NULL && l->k->primary == l) {
+            l->k->primary = NULL; /* on its way: no longer waits for the stream */
+        }
+        corun__sim_enqueue(s, l);
         break;
+    }
     case CORUN_SIM_EV_TASK:
         corun__sim_on_task_event(s, (corun__bkernel *)e->p, e->b);
         break;
     case CORUN_SIM_EV_CLAIM:
         corun__sim_on_claim_event(s, e->a);
         break;
-    case CORUN_SIM_EV_SIGNAL:
+    case CORUN_SIM_EV_WRITE: {
+        corun__ctl_write w = {e->a & 0xffffu, e->a >> 16, e->b};
         s->stats.events++;
-        corun__sim_apply_signal(s, (corun__bkernel *)e->p, (corun__signal)e->a, e->b);
+        corun__sim_apply_writes(s, (corun__bkernel *)e->p, &w, 1);
         break;
+    }
+    case CORUN_SIM_EV_REPORT: {
+        corun__bkernel *k = e->p;
+        s->stats.events++;
+        if (k->owned) {
+            break; /* a plain kernel nobody adopted */
+        }
+        if (k->cookie == 0) { /* not adopted yet: the host reads it again later */
+            corun__sim_push(s, s->now + s->notify_ns, CORUN_SIM_EV_REPORT, e->a, e->b, k);
+            break;
+        }
+        memset(out, 0, sizeof(*out));
+        out->cookie = k->cookie;
+        out->time_ns = e->time;
+        out->status = CORUN_OK;
+        out->kind = (corun__bev_kind)e->a;
+        out->done = (uint32_t)(e->b >> 32);
+        out->live = (uint32_t)e->b;
+        out->task_ns = k->rep_task_ns;
+        reported = 1;
+        break;
+    }
     case CORUN_SIM_EV_NOTIFY:
         s->stats.events++;
+        memset(out, 0, sizeof(*out));
         out->cookie = e->b;
         out->time_ns = e->time;
         out->status = (int)e->a;
+        out->kind = CORUN_BEV_LAUNCH;
         reported = 1;
         break;
     }
@@ -242,7 +346,8 @@ static int sim_poll(corun__backend *be, uint64_t deadline_ns, corun__bevent *ev,
             advance_clock(s, deadline_ns);
             return CORUN_OK;
         }
-        if (*n > 0 && (top->time != s->now || top->kind != CORUN_SIM_EV_NOTIFY)) {
+        if (*n > 0 && (top->time != s->now || (top->kind != CORUN_SIM_EV_NOTIFY &&
+                                                top->kind != CORUN_SIM_EV_REPORT))) {
             return CORUN_OK;
         }
         if (top->time > s->now && s->demand_dirty) {
@@ -374,21 +479,10 @@ static int sim_kernel_open(corun__backend *be, const corun__kspec *spec, corun__
         goto out_free_hits;
     }
 
-    k->ctl.halt_gen = 0;
-    k->ctl.evict_below = 0;
-    k->ctl.sm_lo = 0;
-    k->ctl.sm_hi = s->nsm - 1;
-    k->ctl.task_limit = tasks;
-    k->ctl.budget_ns = s->opts.budget_ns;
-    k->ctl.nworkers = 0;
-    k->ctl.chunk_max = s->opts.chunk_max;
-    k->ctl.workers_per_capsm = k->per_sm;
-    k->ctl.grid_x = spec->grid.x;
-    k->ctl.grid_y = spec->grid.y;
-    k->ctl.grid_z = spec->grid.z;
-    k->ctl.tasks = tasks;
-    k->ctl.next = 0;
-    k->ctl.done = 0;
+    /* a fresh block is all zeros (corun_ctl.h) */
+    corun__ctl_init(&k->ch, &k->spec, k->per_sm, &s->opts.desc, s->opts.budget_ns,
+                    s->opts.chunk_max, false);
+    k->anchor = CORUN_SIM_NO_BLOCK;
     k->fault_armed = s->opts.faults.signal_kernel[0] != '\0' &&
                      strncmp(k->spec.name, s->opts.faults.signal_kernel,
                              sizeof(k->spec.name)) == 0;
@@ -453,8 +547,9 @@ static corun__sim_launch *launch_alloc(corun__sim *s)
 /* Common part of both launch calls: fault injection, then the grid is on
  * its way to the dispatcher. Argument errors are reported before and do not
  * count as launch calls. */
-static int launch(corun__sim *s, corun__bkernel *k, uint64_t blocks, bool workers, uint32_t base,
-                  uint32_t gen, uint32_t preset, int32_t priority, uint64_t cookie)
+static int launch(corun__sim *s, corun__bkernel *k, uint64_t blocks, bool workers,
+                  const corun_worker_arg *wa, int32_t priority, uint32_t gate, uint64_t cookie,
+                  corun__sim_launch **made)
 {
     corun__sim_launch *l;
 
@@ -477,14 +572,24 @@ static int launch(corun__sim *s, corun__bkernel *k, uint64_t blocks, bool worker
     l->blocks = blocks;
     l->placed = 0;
     l->gone = 0;
-    l->base = base;
-    l->gen = gen;
-    l->preset = preset;
+    if (wa != NULL) {
+        l->wa = *wa;
+    } else {
+        memset(&l->wa, 0, sizeof(l->wa));
+    }
     l->priority = priority;
+    l->gate = gate;
     l->workers = workers;
     l->queued = false;
-    corun__sim_push(s, s->now + s->launch_ns > k->range_at ? s->now + s->launch_ns : k->range_at,
-                    CORUN_SIM_EV_ARRIVE, 0, 0, l);
+    l->held = false;
+    if (made != NULL) {
+        *made = l; /* the caller sends it on its way */
+    } else if (gate == 0 || k->ctl.resume >= gate) {
+        l->gate = 0;
+        corun__sim_push(s,
+                        s->now + s->launch_ns > k->range_at ? s->now + s->launch_ns : k->range_at,
+                        CORUN_SIM_EV_ARRIVE, 0, 0, l);
+    }
     if (s->broken != CORUN_OK) {
         l->k = NULL;
         l->next = s->free_launches;
@@ -501,7 +606,8 @@ static int launch(corun__sim *s, corun__bkernel *k, uint64_t blocks, bool worker
 
 static int sim_launch_workers(corun__backend *be, corun__bkernel *k, const corun__launch_req *req)
 {
-    uint32_t preset = 0;
+    corun__sim *s = sim_of(be);
+    corun_worker_arg wa;
     int rc;
 
     if (k == NULL || req == NULL || req->nworkers == 0) {
@@ -510,17 +616,10 @@ static int sim_launch_workers(corun__backend *be, corun__bkernel *k, const corun
     if ((uint64_t)req->base + req->nworkers - 1 > UINT32_MAX) {
         return CORUN_ERANGE;
     }
-    if (k->ahead && k->worker_calls == 0 && !k->signalled && req->base == 0 && req->gen == 0) {
-        /* the ahead entry's fresh start, as the cuda backend makes it */
-        preset = req->nworkers;
-        k->ctl.next = preset;
-    }
-    rc = launch(sim_of(be), k, req->nworkers, true, req->base, req->gen, preset, req->priority,
-                req->cookie);
+    corun__ctl_launch(&k->ch, req, k->ch.ahead && !k->direct, 0, s->nsm - 1, &wa);
+    rc = launch(s, k, req->nworkers, true, &wa, req->priority, req->gate, req->cookie, NULL);
     if (rc == CORUN_OK) {
         k->worker_calls++;
-    } else if (preset > 0) {
-        k->ctl.next = 0;
     }
     return rc;
 }
@@ -531,17 +630,75 @@ static int sim_launch_plain(corun__backend *be, corun__bkernel *k, int32_t prior
     if (k == NULL) {
         return CORUN_EINVAL;
     }
-    return launch(sim_of(be), k, k->tasks, false, 0, 0, 0, priority, cookie);
+    return launch(sim_of(be), k, k->tasks, false, NULL, priority, 0, cookie, NULL);
+}
+
+/* A direct launch: the kernel's grid (workers, or capsm 0: the plain
+ * kernel) in the program's stream, behind the kernel launched there before. */
+static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
+                             const corun__direct_req *req, corun__bkernel **out,
+                             uint32_t *per_sm, char *why, size_t why_len)
+{
+    corun__sim *s = sim_of(be);
+    corun__sim_launch *l = NULL;
+    corun__bkernel *k;
+    corun__launch_req lr;
+    corun_worker_arg wa;
+    uint32_t nworkers = 0;
+    int rc = sim_kernel_open(be, spec, &k, per_sm, why, why_len);
+
+    *out = NULL;
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    k->direct = true;
+    k->ch.direct = true;
+    k->stream = req->stream;
+    if (req->capsm == 0) {
+        k->owned = true; /* nobody adopts a plain one: freed once over */
+        rc = launch(s, k, k->tasks, false, NULL, req->priority, 0, 0, &l);
+    } else {
+        nworkers = corun__workers_for(req->capsm, k->per_sm, req->sm_lo, req->sm_hi, s->nsm);
+        memset(&lr, 0, sizeof(lr));
+        lr.nworkers = nworkers;
+        corun__ctl_launch(&k->ch, &lr, true, req->sm_lo, req->sm_hi, &wa);
+        wa.primary = nworkers;
+        rc = nworkers == 0 ? CORUN_ERANGE
+                           : launch(s, k, nworkers, true, &wa, req->priority, 0, 0, &l);
+        if (rc == CORUN_OK) {
+            k->worker_calls++;
+        }
+    }
+    if (rc != CORUN_OK) {
+        kernel_free(s, k);
+        return rc;
+    }
+    stream_enqueue(s, k, l);
+    if (!k->owned) {
+        *out = k;
+    }
+    return s->broken;
+}
+
+static void sim_bind(corun__backend *be, corun__bkernel *k, uint64_t cookie)
+{
+    (void)be;
+    if (k != NULL) {
+        k->cookie = cookie;
+    }
 }
 
 /* --- signals and counters ------------------------------------------------- */
 
-/* The word changes on the device signal_ns from now. The task limit changes
- * only while no worker of k is live or on its way (CORUN_EBUSY otherwise,
- * corun_ctl.h says why), and then at once, as rewind's does. */
+/* The words change on the device signal_ns from now, in order. The task
+ * limit changes only while no worker of k is live or on its way (CORUN_EBUSY
+ * otherwise, corun_ctl.h says why), and then at once, as rewind's does. */
 static int sim_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value)
 {
     corun__sim *s = sim_of(be);
+    corun__ctl_write w[CORUN_CTL_MAX_WRITES];
+    size_t n = 0, i;
+    int rc;
 
     if (k == NULL) {
         return CORUN_EINVAL;
@@ -552,32 +709,21 @@ static int sim_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, 
     if (k->closed) {
         return CORUN_ESTATE;
     }
-    if (sig != CORUN_SIG_NWORKERS) {
-        k->signalled = true;
+    if (sig == CORUN_SIG_TASK_LIMIT && k->worker_launches > 0) {
+        return CORUN_EBUSY;
     }
-    switch (sig) {
-    case CORUN_SIG_HALT_GEN:
-    case CORUN_SIG_EVICT_BELOW:
-    case CORUN_SIG_NWORKERS:
-        if (value > UINT32_MAX) {
-            return CORUN_ERANGE;
-        }
-        break;
-    case CORUN_SIG_SM_RANGE:
-        break;
-    case CORUN_SIG_TASK_LIMIT:
-        if (value > k->tasks) {
-            return CORUN_ERANGE;
-        }
-        if (k->worker_launches > 0) {
-            return CORUN_EBUSY;
-        }
-        corun__sim_apply_signal(s, k, sig, value);
+    rc = corun__ctl_signal(&k->ch, sig, value, w, &n);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    if (sig == CORUN_SIG_TASK_LIMIT) {
+        corun__sim_apply_writes(s, k, w, n);
         return CORUN_OK;
-    default:
-        return CORUN_EINVAL;
     }
-    corun__sim_push(s, s->now + s->signal_ns, CORUN_SIM_EV_SIGNAL, (uint32_t)sig, value, k);
+    for (i = 0; i < n; i++) {
+        corun__sim_push(s, s->now + s->signal_ns, CORUN_SIM_EV_WRITE,
+                        w[i].off | (w[i].size << 16), w[i].value, k);
+    }
     if (s->broken != CORUN_OK) {
         return s->broken;
     }
@@ -591,19 +737,21 @@ static int sim_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, 
  * counter is left alone. */
 static int sim_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit)
 {
+    corun__ctl_write w[CORUN_CTL_MAX_WRITES];
+    size_t n = 0;
+    int rc;
+
     if (k == NULL) {
         return CORUN_EINVAL;
     }
     if (k->worker_launches > 0) {
         return CORUN_EBUSY;
     }
-    if (next > k->tasks || limit > k->tasks) {
-        return CORUN_ERANGE;
+    rc = corun__ctl_rewind(&k->ch, next, limit, w, &n);
+    if (rc == CORUN_OK) {
+        corun__sim_apply_writes(sim_of(be), k, w, n);
     }
-    k->ctl.next = next;
-    k->ctl.task_limit = limit;
-    k->voided = false;
-    return CORUN_OK;
+    return rc;
 }
 
 /* live counts workers on SMs (started - exited, as the CUDA backend reads
@@ -611,15 +759,11 @@ static int sim_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint
  * counted (as on the device, where a worker counts itself when it starts). */
 static int sim_progress(corun__backend *be, corun__bkernel *k, corun_progress *out)
 {
+    (void)be;
     if (k == NULL || out == NULL) {
         return CORUN_EINVAL;
     }
-    out->tasks = k->tasks;
-    out->claimed = k->voided ? k->ctl.done : k->ctl.next; /* as the cuda backend's */
-    out->done = k->ctl.done;
-    out->live = k->ctl.started - k->ctl.exited;
-    out->task_ns = k->ctl.task_ns_seed;
-    out->ahead = k->ahead;
+    corun__ctl_progress(&k->ch, &k->ctl, out);
     return CORUN_OK;
 }
 
@@ -643,13 +787,17 @@ static void sim_destroy(corun__backend *be)
     }
     corun__heap_free(&s->events);
     corun__sim_sms_free(s);
+    free(s->streams);
     free(s);
 }
 
 static const corun__backend_ops sim_ops = {
     .name = "sim",
+    .caps = CORUN_BE_VIRTUAL_TIME | CORUN_BE_DIRECT,
     .kernel_open = sim_kernel_open,
     .kernel_close = sim_kernel_close,
+    .direct_launch = sim_direct_launch,
+    .bind = sim_bind,
     .launch_workers = sim_launch_workers,
     .launch_plain = sim_launch_plain,
     .signal = sim_signal,
@@ -678,12 +826,12 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
         return rc;
     }
     if (!delay_ok(o->signal_ns) || !delay_ok(o->launch_ns) || !delay_ok(o->notify_ns) ||
-        !delay_ok(o->claim_ns)) {
+        !delay_ok(o->claim_ns) || !delay_ok(o->stream_gap_ns)) {
         return CORUN_EINVAL;
     }
     /* A task limit is not a signal workers see while they run (corun_ctl.h). */
     if ((unsigned)o->dispatch > CORUN_SIM_DISPATCH_PRIORITY ||
-        (unsigned)o->faults.signal_kind > CORUN_SIG_NWORKERS ||
+        (unsigned)o->faults.signal_kind > CORUN_SIG_RESUME ||
         o->faults.signal_kind == CORUN_SIG_TASK_LIMIT) {
         return CORUN_EINVAL;
     }
@@ -699,6 +847,7 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
     s->launch_ns = (uint64_t)llround(o->launch_ns);
     s->notify_ns = (uint64_t)llround(o->notify_ns);
     s->claim_ns = (uint64_t)llround(o->claim_ns);
+    s->stream_gap_ns = (uint64_t)llround(o->stream_gap_ns);
     s->slow = 1;
     corun__rng_seed(&s->rng, o->seed);
     corun__heap_init(&s->events);

@@ -57,12 +57,13 @@ typedef struct corun__sim_opts {
     double launch_ns;    /* launch call -> grid at the dispatcher */
     double notify_ns;    /* last block of a launch leaves -> poll reports it */
     double claim_ns;     /* one chunk claim (atomic + barrier) */
+    double stream_gap_ns;/* a kernel's end -> the next of its stream at the dispatcher */
     uint32_t budget_ns;  /* chunk latency budget (corun_chunk.h) */
     uint32_t chunk_max;  /* most tasks per claim */
     corun__sim_faults faults;
 } corun__sim_opts;
 
-/* Defaults measured on or fitted to the H100 (see DESIGN.md). */
+/* Defaults measured on or fitted to the H100 (docs/performance.md). */
 void corun__sim_opts_default(corun__sim_opts *o);
 
 /* Creates a sim backend; *out is destroyed with (*out)->ops->destroy. */

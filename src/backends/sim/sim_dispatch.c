@@ -200,7 +200,7 @@ static uint32_t place(corun__sim *s, uint32_t j, corun__sim_launch *l)
     blk->l = l;
     blk->sm = j;
     blk->first = l->placed;
-    blk->worker = l->base + (uint32_t)l->placed;
+    blk->worker = l->wa.base + (uint32_t)l->placed;
     s->resident++;
     s->rr = j + 1 == s->nsm ? 0 : j + 1;
     return b;

@@ -257,29 +257,94 @@ static void block_leave(corun__sim *s, uint32_t b)
     corun__sim_launch_block_gone(s, l);
 }
 
-/* Worker 0 stores its task time as it leaves, as on the device. */
+static uint32_t done_of(const corun__bkernel *k)
+{
+    return (uint32_t)k->ctl.done;
+}
+
+/* Workers of k running now (the anchor, which has left, not counted). */
+static uint32_t live_of(const corun__bkernel *k)
+{
+    const uint32_t gone = k->ctl.exited + (uint32_t)(k->ctl.done >> 32);
+    return k->ctl.started > gone ? k->ctl.started - gone : 0;
+}
+
+/* The anchor lets the stream go: the tasks are done. */
+static void anchor_leave(corun__sim *s, corun__bkernel *k)
+{
+    uint32_t b = k->anchor;
+
+    k->anchor = CORUN_SIM_NO_BLOCK;
+    corun__sim_report(s, k, CORUN_BEV_FINISHED, 0);
+    block_leave(s, b);
+}
+
+/* A worker leaves (corun__leave): worker 0 stores its task time; a primary
+ * worker counts itself in done's high half, and the last one of its grid
+ * reports or, with tasks left, stays as the anchor. */
 static void worker_leave(corun__sim *s, uint32_t b)
 {
     const corun__sim_block *blk = &s->blocks[b];
-    corun_ctl *ctl = &blk->l->k->ctl;
+    corun__bkernel *k = blk->l->k;
+    corun_ctl *ctl = &k->ctl;
+    const uint32_t primary = blk->l->wa.primary;
 
     if (blk->worker == 0 && blk->mean_ns != 0) {
         ctl->task_ns_seed = blk->mean_ns; /* seeds a relaunch (corun_ctl.h) */
     }
-    ctl->exited++;
-    block_leave(s, b);
+    if (primary == 0) {
+        ctl->exited++;
+        block_leave(s, b);
+        if (k->anchor != CORUN_SIM_NO_BLOCK && live_of(k) == 0) {
+            corun__sim_report(s, k, CORUN_BEV_HELD, 0);
+        }
+        return;
+    }
+    ctl->done += CORUN_PRIMARY_LEFT;
+    if ((uint32_t)(ctl->done >> 32) != primary) {
+        block_leave(s, b);
+        return;
+    }
+    k->rep_task_ns = blk->mean_ns;
+    if (done_of(k) >= k->tasks) {
+        corun__sim_report(s, k, CORUN_BEV_FINISHED, 0);
+        block_leave(s, b);
+        return;
+    }
+    k->anchor = b; /* holds its SM slot and the stream */
+    corun__sim_report(s, k, CORUN_BEV_HELD, live_of(k));
 }
 
-/* done += n, and the "signal at task k" fault once done reaches k. */
+/* done += n, the anchor's leave once the tasks are done, and the "signal
+ * at task k" fault once done reaches k. */
 static void count_done(corun__sim *s, corun__bkernel *k, uint32_t n)
 {
     const corun__sim_faults *f = &s->opts.faults;
 
     k->ctl.done += n;
-    if (k->fault_armed && k->ctl.done >= f->signal_at_task) {
-        k->fault_armed = false;
-        corun__sim_apply_signal(s, k, f->signal_kind, f->signal_value);
+    if (k->anchor != CORUN_SIM_NO_BLOCK && done_of(k) >= k->tasks) {
+        anchor_leave(s, k);
     }
+    if (k->fault_armed && done_of(k) >= f->signal_at_task) {
+        corun__ctl_write w[CORUN_CTL_MAX_WRITES];
+        size_t nw = 0;
+        k->fault_armed = false;
+        if (corun__ctl_signal(&k->ch, f->signal_kind, f->signal_value, w, &nw) == CORUN_OK) {
+            corun__sim_apply_writes(s, k, w, nw);
+        }
+    }
+}
+
+/* The limit of claims: tasks - task_cut. */
+static uint64_t limit_of(const corun__sim_block *blk)
+{
+    return blk->l->wa.tasks - blk->l->k->ctl.task_cut;
+}
+
+/* Whether this worker's SM is one of its launch's. */
+static bool in_launch(const corun__sim_block *blk)
+{
+    return blk->sm >= blk->l->wa.sm_lo && blk->sm <= blk->l->wa.sm_hi;
 }
 
 /* Whether the signals let this worker stay. */
@@ -288,8 +353,8 @@ static bool signals_allow(const corun__sim_block *blk)
     const corun__bkernel *k = blk->l->k;
     const corun_ctl *ctl = &k->ctl;
 
-    return blk->l->gen >= ctl->halt_gen && blk->worker / k->per_sm >= ctl->evict_below &&
-           blk->sm >= ctl->sm_lo && blk->sm <= ctl->sm_hi;
+    return blk->l->wa.gen >= ctl->halt_gen && blk->worker / k->per_sm >= ctl->evict_below &&
+           blk->sm >= ctl->sm_lo && ~blk->sm >= ctl->sm_hi_inv;
 }
 
 /* Reports a claim of c tasks from first, count of them runnable. */
@@ -319,13 +384,15 @@ static void worker_boundary(corun__sim *s, uint32_t b)
         worker_leave(s, b);
         return;
     }
-    limit = ctl->task_limit;
+    limit = limit_of(blk);
     remaining = limit > blk->next_hint
                     ? (limit - blk->next_hint > UINT32_MAX ? UINT32_MAX
                                                            : (uint32_t)(limit - blk->next_hint))
                     : 0;
-    c = corun_chunk_size(blk->mean_ns, ctl->budget_ns, remaining, ctl->nworkers, ctl->chunk_max);
-    first = ctl->next;
+    c = corun_chunk_size(blk->mean_ns, blk->l->wa.budget_ns, remaining,
+                         ctl->nworkers != 0 ? ctl->nworkers : blk->l->wa.nworkers,
+                         blk->l->wa.chunk_max);
+    first = blk->l->wa.preset + ctl->next;
     ctl->next += c;
     blk->next_hint = first + c;
     blk->claim_first = first;
@@ -336,6 +403,14 @@ static void worker_boundary(corun__sim *s, uint32_t b)
 
 /* --- the ahead entry ------------------------------------------------------ */
 
+/* A claim on next's low word, as the ahead entry's 32-bit add makes it. */
+static uint64_t ahead_claim(corun__bkernel *k)
+{
+    uint32_t lo = (uint32_t)k->ctl.next;
+    k->ctl.next = (k->ctl.next & ~0xffffffffull) | (uint32_t)(lo + 1u);
+    return lo;
+}
+
 /* A task's start: while go, copy the signals and claim the next task. */
 static void ahead_task_start(corun__sim *s, uint32_t b)
 {
@@ -345,9 +420,9 @@ static void ahead_task_start(corun__sim *s, uint32_t b)
     blk->claimed = blk->go;
     if (blk->go) {
         blk->stay = signals_allow(blk);
-        blk->ahead_next = k->ctl.next++;
+        blk->ahead_next = blk->l->wa.preset + ahead_claim(k);
         report_claim(s, k, blk->worker, 1, blk->ahead_next,
-                     blk->ahead_next < k->ctl.task_limit ? 1u : 0u);
+                     blk->ahead_next < limit_of(blk) ? 1u : 0u);
     }
     blk->count = 1;
     blk->cur = 0;
@@ -360,9 +435,10 @@ static void ahead_task_end(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
     corun__bkernel *k = blk->l->k;
-    const uint64_t limit = k->ctl.task_limit;
+    const uint64_t limit = limit_of(blk);
     uint64_t n = limit;
 
+    (void)k;
     if (blk->claimed) {
         blk->go = blk->stay;
         n = blk->ahead_next;
@@ -394,18 +470,18 @@ static void ahead_worker_start(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
     corun__bkernel *k = blk->l->k;
-    const uint64_t limit = k->ctl.task_limit;
+    const uint64_t limit = limit_of(blk);
 
     blk->pend = 0;
     blk->mean_ns = 0;
     blk->t_chunk = s->now;
-    blk->go = signals_allow(blk);
-    if (blk->worker < blk->l->preset) {
+    blk->go = in_launch(blk) && signals_allow(blk);
+    if (in_launch(blk) && blk->worker < blk->l->wa.preset && blk->l->wa.own) {
         if (blk->worker >= limit) {
             worker_leave(s, b);
             return;
         }
-        blk->first = blk->worker; /* claimed by the host: next = preset */
+        blk->first = blk->worker; /* its own task */
         ahead_task_start(s, b);
         return;
     }
@@ -414,7 +490,7 @@ static void ahead_worker_start(corun__sim *s, uint32_t b)
         worker_leave(s, b);
         return;
     }
-    blk->claim_first = k->ctl.next++;
+    blk->claim_first = blk->l->wa.preset + ahead_claim(k);
     blk->claim_count = blk->claim_first < limit ? 1 : 0;
     report_claim(s, k, blk->worker, 1, blk->claim_first, blk->claim_count);
     corun__sim_push(s, s->now + s->claim_ns, CORUN_SIM_EV_CLAIM, b, 0, NULL);
@@ -466,12 +542,27 @@ void corun__sim_block_start(corun__sim *s, uint32_t b)
     }
     k->ctl.started++;
     s->stats.workers_started++;
+    blk->next_hint = blk->l->wa.preset;
     if (k->ahead) {
         ahead_worker_start(s, b);
         return;
     }
-    if (blk->l->gen > 0) {
-        blk->mean_ns = k->ctl.task_ns_seed; /* a relaunch starts from the measured time */
+    blk->mean_ns = blk->l->wa.gen > 0 ? k->ctl.task_ns_seed : 0; /* a relaunch starts from
+                                                                    the measured time */
+    blk->count = 0;
+    if (!in_launch(blk)) {
+        s->stats.workers_exited_signal++;
+        worker_leave(s, b);
+        return;
+    }
+    if (blk->worker < blk->l->wa.preset && blk->l->wa.own && blk->worker < limit_of(blk)) {
+        /* its own task, unclaimed (corun__first_chunk) */
+        blk->t_chunk = s->now;
+        blk->first = blk->worker;
+        blk->count = 1;
+        blk->cur = 0;
+        task_start(s, b);
+        return;
     }
     worker_boundary(s, b);
 }

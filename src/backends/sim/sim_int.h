@@ -30,6 +30,7 @@
 #include "backends/sim/sim.h"
 #include "common/heap.h"
 #include "common/rng.h"
+#include "core/ctl.h"
 #include "corun/corun_ctl.h"
 
 /* What an entry of the global event heap means. */
@@ -38,8 +39,11 @@ typedef enum corun__sim_ev {
     CORUN_SIM_EV_ARRIVE, /* p: launch whose grid reaches the dispatcher */
     CORUN_SIM_EV_TASK,   /* p: kernel whose earliest task may end; b: version */
     CORUN_SIM_EV_CLAIM,  /* a: block whose chunk claim completes */
-    CORUN_SIM_EV_SIGNAL, /* p: kernel; a: corun__signal; b: value */
-    CORUN_SIM_EV_NOTIFY  /* b: cookie; a: status — the host learns a launch ended */
+    CORUN_SIM_EV_WRITE,  /* p: kernel; a: offset | size << 16; b: value — a host
+                            write reaches the control block */
+    CORUN_SIM_EV_NOTIFY, /* b: cookie; a: status — the host learns a launch ended */
+    CORUN_SIM_EV_REPORT  /* p: kernel; a: corun__bev_kind; b: done << 32 | live —
+                            the host reads a direct kernel's report */
 } corun__sim_ev;
 
 #define CORUN_SIM_NO_BLOCK UINT32_MAX
@@ -53,12 +57,12 @@ typedef struct corun__sim_launch {
     uint64_t blocks;   /* thread blocks in the grid */
     uint64_t placed;   /* blocks dispatched so far */
     uint64_t gone;     /* blocks that have left the GPU */
-    uint32_t base;     /* worker id of the first block (workers) */
-    uint32_t gen;      /* launch generation (workers) */
-    uint32_t preset;   /* ahead entry: workers with id < preset run task id unclaimed */
+    corun_worker_arg wa; /* the launch's parameters (workers; ctl, report unused) */
     int32_t priority;  /* stream priority, larger first */
+    uint32_t gate;     /* > 0: waits for the block's resume to reach it */
     bool workers;      /* persistent workers, else one block per task */
     bool queued;       /* in the dispatch queue */
+    bool held;         /* a direct kernel's grid waiting for its stream */
     /* Bit j clear: one more block of this grid is known not to fit on SM j.
      * Set again whenever SM j releases resources, so a waiting grid only
      * re-examines SMs that changed (dispatch is O(1) per released block,
@@ -130,8 +134,17 @@ struct corun__bkernel {
     bool wake_set;
 
     bool ahead;                  /* workers run the ahead entry (spec.ahead) */
-    bool signalled;              /* a signal was written: no preset start */
-    bool voided;                 /* a halt voided the ahead claims (until the rewind) */
+    corun__ctl_host ch;          /* the host's protocol state (src/core/ctl.h) */
+    /* direct kernels (corun_ctl.h) */
+    bool direct;
+    const void *stream;          /* the program's stream */
+    struct corun__bkernel *snext;/* the next direct kernel of that stream */
+    corun__sim_launch *primary;  /* its grid in the stream (until it starts) */
+    bool over;                   /* finished or released on the device */
+    bool owned;                  /* plain: the simulator frees it when over */
+    uint32_t anchor;             /* block holding the stream, or CORUN_SIM_NO_BLOCK */
+    uint32_t rep_task_ns;        /* task time in the last report */
+    uint64_t cookie;             /* bind's */
     uint32_t worker_calls;       /* worker launches made */
     uint32_t launches;           /* launches not over (all their blocks gone) */
     uint32_t worker_launches;    /* of which worker launches */
@@ -176,6 +189,14 @@ typedef struct corun__sim {
     double slow;            /* current DRAM slowdown, >= 1 */
     bool demand_dirty;      /* blocks of a kernel with bw > 0 came or went */
 
+    /* streams of direct kernels: the last kernel launched on each */
+    struct sim_stream {
+        const void *id;
+        corun__bkernel *tail;
+    } *streams;
+    uint32_t nstreams, cap_streams;
+    uint64_t stream_gap_ns;
+
     corun__sim_claim_fn claim_fn;
     void *claim_ctx;
 } corun__sim;
@@ -185,8 +206,13 @@ typedef struct corun__sim {
 /* Pushes an event; on failure marks the simulator broken (CORUN_ENOMEM). */
 void corun__sim_push(corun__sim *s, uint64_t time, corun__sim_ev kind, uint32_t a, uint64_t b,
                      void *p);
-/* Writes signal sig = value into k's device-visible control block now. */
-void corun__sim_apply_signal(corun__sim *s, corun__bkernel *k, corun__signal sig, uint64_t value);
+/* Writes control-block words of k as the device sees them, now. */
+void corun__sim_apply_writes(corun__sim *s, corun__bkernel *k, const corun__ctl_write *w,
+                             size_t n);
+/* A direct kernel's device side reports (HELD, FINISHED, RELEASED); the
+ * host reads it notify_ns later. A FINISHED or RELEASED kernel's stream
+ * goes on. */
+void corun__sim_report(corun__sim *s, corun__bkernel *k, corun__bev_kind kind, uint32_t live);
 /* A block of l has left the GPU (its resources are already released); ends
  * the launch when it was the last. */
 void corun__sim_launch_block_gone(corun__sim *s, corun__sim_launch *l);

@@ -1,0 +1,270 @@
+/*
+ * completion.c — how the host learns what happened on the GPU, without a
+ * spinning core and without a driver call on the scheduler's thread:
+ * launches on corun's streams are waited for by waiter threads (events),
+ * direct kernels by reading their reports in host memory. poll() gathers
+ * both. See cuda_int.h.
+ */
+#define _GNU_SOURCE /* ppoll */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backends/cuda/cuda_int.h"
+
+/* A completion event from the free list, or a new one. Under b->mu. */
+int corun__cuda_take_event(cuda_backend *b, CUevent *ev)
+{
+    if (b->nfree_events > 0) {
+        *ev = b->free_events[--b->nfree_events];
+        return CORUN_OK;
+    }
+    return b->d->cu->cuEventCreate(ev, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING) ==
+                   CUDA_SUCCESS
+               ? CORUN_OK
+               : CORUN_ECUDA;
+}
+
+/* Returns a completion event to the free list. Under b->mu. */
+void corun__cuda_give_event(cuda_backend *b, CUevent ev)
+{
+    if (b->nfree_events < MAX_WAITERS) {
+        b->free_events[b->nfree_events++] = ev;
+    } else {
+        (void)b->d->cu->cuEventDestroy(ev);
+    }
+}
+
+/*
+ * Completion without a spinning core, and without host functions: a host
+ * function (cuLaunchHostFunc) in one stream serialises kernels of other
+ * streams (NVIDIA/nccl#1742; measured by gpu-check's hostfunc mode), which
+ * would make every kernel wait for the one before it. Instead each launch
+ * records a blocking-sync event, and a pool of waiter threads sleeps in
+ * cuEventSynchronize, one launch each, then queues the launch and wakes the
+ * eventfd that poll() sleeps on.
+ */
+static void *waiter_main(void *p)
+{
+    cuda_backend *b = p;
+    const corun__cu *cu = b->d->cu;
+    uint64_t one = 1;
+
+    (void)cu->cuCtxSetCurrent(b->d->ctx);
+    pthread_mutex_lock(&b->mu);
+    for (;;) {
+        launch_rec *r;
+        while (b->pend_head == NULL && !b->stopping) {
+            b->idle++;
+            pthread_cond_wait(&b->work, &b->mu);
+            b->idle--;
+        }
+        if (b->pend_head == NULL) {
+            break; /* stopping, nothing left */
+        }
+        r = b->pend_head;
+        b->pend_head = r->next;
+        if (b->pend_head == NULL) {
+            b->pend_tail = NULL;
+        }
+        pthread_mutex_unlock(&b->mu);
+        (void)cu->cuEventSynchronize(r->done);
+        pthread_mutex_lock(&b->mu);
+        r->next = NULL;
+        if (b->done_tail) {
+            b->done_tail->next = r;
+        } else {
+            b->done_head = r;
+        }
+        b->done_tail = r;
+        if (write(b->efd, &one, sizeof(one)) < 0) {
+            /* the counter cannot overflow in practice */
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+    return NULL;
+}
+
+/* Hands a launch to a waiter, starting one if none is idle. Under b->mu. */
+void corun__cuda_await(cuda_backend *b, launch_rec *r)
+{
+    r->next = NULL;
+    if (b->pend_tail) {
+        b->pend_tail->next = r;
+    } else {
+        b->pend_head = r;
+    }
+    b->pend_tail = r;
+    if (b->idle == 0 && b->nwaiters < MAX_WAITERS &&
+        pthread_create(&b->waiters[b->nwaiters], NULL, waiter_main, b) == 0) {
+        b->nwaiters++;
+    }
+    pthread_cond_signal(&b->work);
+}
+
+/* Drains finished launches into ev. Under nothing; takes b->mu. */
+static void drain(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *n)
+{
+    pthread_mutex_lock(&b->mu);
+    while (b->done_head != NULL && *n < cap) {
+        launch_rec *r = b->done_head;
+        b->done_head = r->next;
+        if (b->done_head == NULL) {
+            b->done_tail = NULL;
+        }
+        b->load[r->stream]--;
+        r->k->inflight--;
+        corun__cuda_give_event(b, r->done);
+        memset(&ev[*n], 0, sizeof(ev[*n]));
+        ev[*n].cookie = r->cookie;
+        ev[*n].time_ns = corun__mono_ns();
+        ev[*n].status = CORUN_OK;
+        ev[*n].kind = CORUN_BEV_LAUNCH;
+        (*n)++;
+        free(r);
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Turns what direct kernels reported since the last scan into events.
+ * Reads host memory only. Under nothing; takes b->mu. */
+static void scan_direct(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *n)
+{
+    corun__bkernel *k, *next;
+
+    pthread_mutex_lock(&b->mu);
+    for (k = b->direct_head; k != NULL && *n < cap; k = next) {
+        corun__report_view v;
+        uint32_t tag;
+        next = k->dnext;
+        if (k->cookie == 0 || k->over ||
+            !corun__ctl_report_read(&b->reports[k->slot], &v) || v.seq != (k->seq & 0xffffffu) ||
+            v.state == CORUN_REPORT_NONE) {
+            continue;
+        }
+        tag = CORUN_REPORT_TAG(v.seq, v.count, v.state);
+        if (tag == k->last_tag) {
+            continue;
+        }
+        k->last_tag = tag;
+        memset(&ev[*n], 0, sizeof(ev[*n]));
+        ev[*n].cookie = k->cookie;
+        ev[*n].time_ns = corun__mono_ns();
+        ev[*n].status = CORUN_OK;
+        ev[*n].kind = v.state == CORUN_REPORT_HELD       ? CORUN_BEV_HELD
+                      : v.state == CORUN_REPORT_FINISHED ? CORUN_BEV_FINISHED
+                                                         : CORUN_BEV_RELEASED;
+        ev[*n].done = v.done;
+        ev[*n].live = v.live;
+        ev[*n].task_ns = v.task_ns;
+        (*n)++;
+        if (v.state != CORUN_REPORT_HELD) {
+            k->over = true;
+        }
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* Returns when launches finished, a direct kernel reported, the deadline
+ * passed, or someone called wake (then possibly with no event: callers
+ * loop). Sleeps in ppoll; while direct kernels are watched, at most the
+ * report interval at a time (their device side cannot wake us). */
+int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, size_t cap,
+                     size_t *n)
+{
+    cuda_backend *b = cb(be);
+    struct pollfd pfd = {b->efd, POLLIN, 0};
+    struct timespec ts;
+    uint64_t now, wait, cnt, scan_ns = (uint64_t)(b->set.report_poll_us * 1e3);
+
+    *n = 0;
+    drain(b, ev, cap, n);
+    scan_direct(b, ev, cap, n);
+    if (*n > 0) {
+        return CORUN_OK;
+    }
+    now = corun__mono_ns();
+    if (now >= deadline) {
+        return CORUN_OK;
+    }
+    /* At most a second at a time, so a lost wake-up costs little. */
+    wait = deadline - now;
+    if (wait > 1000000000ull) {
+        wait = 1000000000ull;
+    }
+    if (__atomic_load_n(&b->ndirect, __ATOMIC_RELAXED) > 0 && wait > scan_ns) {
+        wait = scan_ns;
+    }
+    ts.tv_sec = (time_t)(wait / 1000000000ull);
+    ts.tv_nsec = (long)(wait % 1000000000ull);
+    if (ppoll(&pfd, 1, &ts, NULL) > 0 && read(b->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN) {
+        return CORUN_EIO;
+    }
+    drain(b, ev, cap, n);
+    scan_direct(b, ev, cap, n);
+    return CORUN_OK;
+}
+
+void corun__cuda_direct_watch(cuda_backend *b, corun__bkernel *k)
+{
+    pthread_mutex_lock(&b->mu);
+    k->dprev = NULL;
+    k->dnext = b->direct_head;
+    if (b->direct_head != NULL) {
+        b->direct_head->dprev = k;
+    }
+    b->direct_head = k;
+    __atomic_store_n(&b->ndirect, b->ndirect + 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&b->mu);
+}
+
+void corun__cuda_direct_unwatch(cuda_backend *b, corun__bkernel *k)
+{
+    pthread_mutex_lock(&b->mu);
+    if (k->dprev != NULL) {
+        k->dprev->dnext = k->dnext;
+    } else if (b->direct_head == k) {
+        b->direct_head = k->dnext;
+    }
+    if (k->dnext != NULL) {
+        k->dnext->dprev = k->dprev;
+    }
+    k->dprev = k->dnext = NULL;
+    __atomic_store_n(&b->ndirect, b->ndirect - 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&b->mu);
+}
+
+void corun__cuda_wake(corun__backend *be)
+{
+    uint64_t one = 1;
+    if (write(cb(be)->efd, &one, sizeof(one)) < 0) {
+        /* the counter cannot overflow in practice */
+    }
+}
+
+void corun__cuda_waiters_stop(cuda_backend *b)
+{
+    int i;
+
+    pthread_mutex_lock(&b->mu);
+    b->stopping = 1;
+    pthread_cond_broadcast(&b->work);
+    pthread_mutex_unlock(&b->mu);
+    for (i = 0; i < b->nwaiters; i++) {
+        pthread_join(b->waiters[i], NULL);
+    }
+    while (b->done_head) {
+        launch_rec *r = b->done_head;
+        b->done_head = r->next;
+        corun__cuda_give_event(b, r->done);
+        free(r);
+    }
+    for (i = 0; i < b->nfree_events; i++) {
+        (void)b->d->cu->cuEventDestroy(b->free_events[i]);
+    }
+    b->nfree_events = 0;
+}

@@ -1,0 +1,263 @@
+/*
+ * cuda_int.h — the CUDA backend's internal state, shared by its files:
+ *
+ *   device.c      the process-wide device state: driver, context, limits,
+ *                 the synthetic kernel's module (once per process);
+ *   synth.c       the synthetic kernel of scenario workloads: calibration,
+ *                 peaks, memory traffic, Slate's rates (with the CUPTI glue);
+ *   code.c        kernels a program registers: their functions, parameter
+ *                 layout and per-shape occupancy, cached;
+ *   slots.c       the control blocks and their reports: a pool of zeroed
+ *                 blocks and the thread that zeroes finished ones;
+ *   completion.c  how the host learns that launches finished (waiter
+ *                 threads on events) and what direct kernels reported
+ *                 (host memory), and poll;
+ *   direct.c      direct launches: the program's thread launches the
+ *                 primary grid in its own stream;
+ *   cuda_backend.c the backend operations and the backend's life.
+ *
+ * Nothing declared here is visible outside src/backends/cuda/.
+ *
+ * Threads. The scheduler's thread calls the operations; any program thread
+ * may call direct_launch meanwhile. What both touch has its own lock:
+ * code->mu (per-shape cache), b->pool_mu (free blocks), b->mu (launch
+ * queues, in-flight counts, the direct list). The scheduler's thread issues
+ * only stream memory operations and host-memory reads for direct kernels
+ * (corun_ctl.h says why); calls that may wait on the driver run on the
+ * waiter and zeroing threads.
+ */
+#ifndef CORUN_BACKENDS_CUDA_INT_H
+#define CORUN_BACKENDS_CUDA_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backends/cuda/cuda_api.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/synth.h"
+#include "core/ctl.h"
+#include "corun/corun_ctl.h"
+
+#define NSTREAMS 32            /* per priority level */
+#define CTL_SLOTS 4096         /* control blocks in the slab */
+#define MAX_PARAMS 64
+#define MAX_PARAM_BYTES 4096   /* the parameter space of a launch */
+#define SYNTH_CAL_CACHE 32
+#define SHAPE_CACHE 8          /* launch shapes remembered per registered kernel */
+#define MAX_WAITERS 256
+
+/* ---- device.c ----------------------------------------------------------- */
+
+typedef struct synth_cal {
+    uint32_t threads, smem;
+    double it_per_ns;          /* iterations per ns of one block at full occupancy */
+} synth_cal;
+
+typedef struct device_state {
+    const corun__cu *cu;
+    CUdevice dev;
+    CUcontext ctx;
+    CUmodule synth_mod;
+    CUfunction synth_plain, synth_worker;
+    corun_gpu_desc desc;
+    char name[128];
+    int prio_lo, prio_hi;       /* least and greatest stream priority */
+    pthread_mutex_t cal_mu;     /* everything below up to error */
+    synth_cal cal[SYNTH_CAL_CACHE];
+    size_t ncal;
+    /* The synthetic kernels' DRAM buffer and the device's peaks, measured
+     * once: FMA and streaming probes, timed with events (counted) and, where
+     * the hardware counters can be read, with CUPTI (meter). */
+    CUdeviceptr synth_mem;
+    CUstream probe;             /* calibrations, probes, meter */
+    int peaks_ok;
+    double peak_flop_ns, peak_byte_ns; /* counted, per ns */
+    int meter_ok, meter_tried;  /* the counters can be read */
+    char meter_why[256];        /* why they cannot */
+    double meter_flop_ns, meter_byte_ns; /* peaks through the meter */
+    char error[256];
+    int ok;
+} device_state;
+
+/* The process's device state, initialised once; NULL with the reason. */
+device_state *corun__cuda_device(char *why, size_t why_len);
+
+/* True if r is success; otherwise writes "CALL failed: NAME: text" to why. */
+bool corun__cu_ok(const corun__cu *cu, CUresult r, const char *call, char *why, size_t why_len);
+#define CU_OK(cu, call, why, why_len) corun__cu_ok((cu), (call), #call, (why), (why_len))
+
+uint64_t corun__mono_ns(void);
+
+/* ---- code.c ------------------------------------------------------------- */
+
+/* One launch shape of a registered kernel: its occupancy, checked once. */
+typedef struct code_shape {
+    uint32_t bx, by, bz, smem;
+    int rc;                     /* CORUN_OK, or why it cannot run as workers */
+    uint32_t per_sm;            /* worker blocks per SM */
+    bool ahead_ok;              /* the ahead entry keeps that occupancy */
+    char why[320];
+} code_shape;
+
+/* A kernel a program registered (code_register). */
+typedef struct cuda_code {
+    char name[64];
+    CUfunction plain, worker, ahead;
+    bool allow_occupancy_loss;
+    pthread_mutex_t mu;         /* the caches below */
+    bool layout_ok;             /* parameter layout read */
+    size_t nparams, total;      /* parameters, bytes they take */
+    size_t off[MAX_PARAMS], size[MAX_PARAMS];
+    code_shape shapes[SHAPE_CACHE];
+    unsigned nshapes;           /* filled; the oldest is replaced beyond SHAPE_CACHE */
+    struct cuda_code *next;     /* the backend's list */
+} cuda_code;
+
+struct cuda_backend;
+int corun__cuda_code_register(struct cuda_backend *b, const corun_kernel_desc *d,
+                              const void **out, char *why, size_t why_len);
+void corun__cuda_code_free_all(struct cuda_backend *b);
+/* The shape's occupancy (cached): CORUN_ERANGE with why when a block does
+ * not fit or the worker would lose occupancy. */
+int corun__cuda_code_shape(struct cuda_backend *b, cuda_code *c, corun_dim3 block, uint32_t smem,
+                           uint32_t *per_sm, bool *ahead_ok, char *why, size_t why_len);
+/* The parameter layout (cached), or CORUN_EINVAL when it cannot be read. */
+int corun__cuda_code_layout(struct cuda_backend *b, cuda_code *c, char *why, size_t why_len);
+
+/* ---- the backend and its kernels ---------------------------------------- */
+
+typedef struct launch_rec {
+    struct corun__bkernel *k;
+    uint64_t cookie;
+    int stream;                 /* index into streams[] */
+    CUevent done;               /* recorded after the kernel (blocking sync) */
+    struct launch_rec *next;    /* in the pending or the finished queue */
+} launch_rec;
+
+typedef struct cuda_backend {
+    corun__backend be;
+    device_state *d;
+    corun__settings set;
+    CUstream ctl;                       /* signals, highest priority */
+    CUstream streams[2 * NSTREAMS];     /* [0, NSTREAMS) normal, then high priority */
+    uint32_t load[2 * NSTREAMS];        /* launches in flight per stream */
+    cuda_code *codes;                   /* registered kernels (code_register) */
+    pthread_mutex_t codes_mu;
+
+    /* slots.c */
+    CUdeviceptr slab;                   /* CTL_SLOTS control blocks, zero when free */
+    corun_report *reports;              /* host-mapped, one per slot */
+    CUdeviceptr reports_dev;            /* their device address */
+    uint32_t slot_seq[CTL_SLOTS];       /* uses of each slot, for report tags */
+    pthread_mutex_t pool_mu;            /* the free ring and the dirty list */
+    pthread_cond_t pool_cv;             /* dirty slots to zero, or stopping */
+    uint32_t free_ring[CTL_SLOTS];      /* free slots, FIFO */
+    uint32_t free_head, free_n;
+    uint32_t dirty[CTL_SLOTS];          /* finished slots waiting to be zeroed */
+    uint32_t ndirty;
+    bool zero_stop;
+    bool zero_started;
+    pthread_t zero_thread;
+    CUstream zero_stream;
+    corun_ctl *readback;                /* pinned, for progress reads */
+
+    /* completion.c */
+    pthread_mutex_t mu;                 /* queues, loads, inflight counts, direct list */
+    launch_rec *done_head, *done_tail;  /* finished, not yet reported by poll */
+    launch_rec *pend_head, *pend_tail;  /* launched, no waiter has taken it yet */
+    pthread_cond_t work;                /* a launch is pending, or stopping */
+    pthread_t waiters[MAX_WAITERS];
+    int nwaiters, idle, stopping;
+    CUevent free_events[MAX_WAITERS];   /* recycled completion events */
+    int nfree_events;
+    int efd;
+    struct corun__bkernel *direct_head; /* direct kernels not yet over */
+    uint32_t ndirect;
+} cuda_backend;
+
+struct corun__bkernel {
+    corun__kspec spec;
+    const cuda_code *code;
+    CUfunction plain, worker, entry;    /* entry: the worker or the ahead entry */
+    uint32_t slot;
+    CUdeviceptr ctl;
+    corun__ctl_host ch;                 /* protocol state (src/core/ctl.h) */
+    uint32_t per_sm;
+    uint32_t inflight;                  /* launches on our streams, under b->mu */
+    void *args;                         /* packed parameter values */
+    size_t nparams;
+    corun_worker_arg wa;
+    CUevent ready;                      /* control-block writes before launches, or
+                                           NULL (made at the first such write) */
+    bool signalled;                     /* a write since `ready` was last recorded */
+    /* direct kernels */
+    bool direct;
+    uint32_t seq;                       /* this use of the slot, in its reports */
+    uint64_t cookie;                    /* bind's; 0 = not bound yet (no events) */
+    uint32_t last_tag;                  /* the last report turned into an event */
+    bool over;                          /* FINISHED or RELEASED seen */
+    struct corun__bkernel *dprev, *dnext; /* b->direct_head */
+    /* last, so a new record zeroes everything before them */
+    size_t offset[MAX_PARAMS];
+    void *params[MAX_PARAMS + 1];       /* [0] = &wa for the worker, then user params */
+};
+
+static inline cuda_backend *cb(corun__backend *be)
+{
+    return (cuda_backend *)be;
+}
+
+int corun__cuda_set_current(cuda_backend *b);
+
+/* ---- slots.c ------------------------------------------------------------ */
+
+int corun__cuda_slots_init(cuda_backend *b, char *why, size_t why_len);
+void corun__cuda_slots_free(cuda_backend *b);
+/* A zeroed slot, or CORUN_EBUSY. Thread-safe. */
+int corun__cuda_slot_take(cuda_backend *b, uint32_t *slot);
+/* Gives a slot back; it is zeroed before it is taken again (unless `clean`:
+ * never launched on). Thread-safe, never waits on the driver. */
+void corun__cuda_slot_give(cuda_backend *b, uint32_t slot, bool clean);
+
+/* ---- completion.c ------------------------------------------------------- */
+
+int corun__cuda_take_event(cuda_backend *b, CUevent *ev);
+void corun__cuda_give_event(cuda_backend *b, CUevent ev);
+/* Hands a recorded launch to a waiter. Under b->mu. */
+void corun__cuda_await(cuda_backend *b, launch_rec *r);
+int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, size_t cap,
+                     size_t *n);
+void corun__cuda_waiters_stop(cuda_backend *b);
+/* Adds / removes a direct kernel to / from the ones poll watches. */
+void corun__cuda_direct_watch(cuda_backend *b, struct corun__bkernel *k);
+void corun__cuda_direct_unwatch(cuda_backend *b, struct corun__bkernel *k);
+
+/* ---- synth.c ------------------------------------------------------------ */
+
+/* The synthetic kernel's parameters for spec (block of `threads`, `smem`
+ * bytes of shared memory). */
+int corun__cuda_synth_args(cuda_backend *b, const corun__kspec *spec, uint32_t threads,
+                           uint32_t smem, corun_synth_args *a, char *why, size_t why_len);
+int corun__cuda_rates(corun__backend *be, const corun__kspec *spec, corun__rates *out, char *why,
+                      size_t why_len);
+
+/* ---- direct.c ----------------------------------------------------------- */
+
+int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
+                              const corun__direct_req *req, struct corun__bkernel **out,
+                              uint32_t *per_sm, char *why, size_t why_len);
+void corun__cuda_bind(corun__backend *be, struct corun__bkernel *k, uint64_t cookie);
+
+/* ---- cuda_backend.c ----------------------------------------------------- */
+
+/* Writes the control-block words w[0..n) on the control stream, in order. */
+int corun__cuda_write(cuda_backend *b, struct corun__bkernel *k, const corun__ctl_write *w,
+                      size_t n);
+/* Packs the values of spec->args into k (the layout of code c). */
+int corun__cuda_pack_args(cuda_backend *b, struct corun__bkernel *k, const cuda_code *c,
+                          char *why, size_t why_len);
+void corun__cuda_kernel_free(cuda_backend *b, struct corun__bkernel *k);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * slots.c — the control blocks and their reports. A slab of CTL_SLOTS
+ * control blocks in device memory, zero when free (a zero block is a fresh
+ * one, corun_ctl.h), and beside each a report in mapped host memory. A
+ * launch takes a zeroed slot from a FIFO ring: no write before the launch.
+ * A finished slot goes to the zeroing thread, which clears the finished
+ * ones in runs of neighbours (one memset each, on a stream of its own,
+ * waited for there) and gives them back to the ring. The thread may wait
+ * on the driver; nothing else ever waits for it, so the pool only runs
+ * low meanwhile and a launch then runs plain (direct_launch's CORUN_EBUSY).
+ * See cuda_int.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/cuda/cuda_int.h"
+
+_Static_assert(sizeof(corun_ctl) == 3 * CORUN_CTL_LINE, "control block layout");
+_Static_assert(offsetof(corun_ctl, next) == CORUN_CTL_LINE, "control block layout");
+_Static_assert(sizeof(corun_report) == 16, "report layout");
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Zeroes the slots v[0..n) (sorted), in runs of neighbours, and waits. */
+static void zero_runs(cuda_backend *b, const uint32_t *v, uint32_t n)
+{
+    const corun__cu *cu = b->d->cu;
+    uint32_t i = 0;
+
+    while (i < n) {
+        uint32_t j = i + 1;
+        while (j < n && v[j] == v[j - 1] + 1) {
+            j++;
+        }
+        (void)cu->cuMemsetD8Async(b->slab + (CUdeviceptr)v[i] * sizeof(corun_ctl), 0,
+                                  (size_t)(j - i) * sizeof(corun_ctl), b->zero_stream);
+        i = j;
+    }
+    (void)cu->cuStreamSynchronize(b->zero_stream);
+}
+
+static void *zero_main(void *p)
+{
+    cuda_backend *b = p;
+    uint32_t batch[CTL_SLOTS];
+
+    (void)b->d->cu->cuCtxSetCurrent(b->d->ctx);
+    pthread_mutex_lock(&b->pool_mu);
+    for (;;) {
+        uint32_t n, i;
+        while (b->ndirty == 0 && !b->zero_stop) {
+            pthread_cond_wait(&b->pool_cv, &b->pool_mu);
+        }
+        if (b->ndirty == 0) {
+            break;
+        }
+        n = b->ndirty;
+        memcpy(batch, b->dirty, n * sizeof(*batch));
+        b->ndirty = 0;
+        pthread_mutex_unlock(&b->pool_mu);
+        qsort(batch, n, sizeof(*batch), cmp_u32);
+        zero_runs(b, batch, n);
+        pthread_mutex_lock(&b->pool_mu);
+        for (i = 0; i < n; i++) {
+            b->free_ring[(b->free_head + b->free_n++) % CTL_SLOTS] = batch[i];
+        }
+    }
+    pthread_mutex_unlock(&b->pool_mu);
+    return NULL;
+}
+
+int corun__cuda_slots_init(cuda_backend *b, char *why, size_t why_len)
+{
+    const corun__cu *cu = b->d->cu;
+    uint32_t i;
+
+    pthread_mutex_init(&b->pool_mu, NULL);
+    pthread_cond_init(&b->pool_cv, NULL);
+    if (!CU_OK(cu, cu->cuMemAlloc(&b->slab, CTL_SLOTS * sizeof(corun_ctl)), why, why_len) ||
+        !CU_OK(cu, cu->cuMemsetD8(b->slab, 0, CTL_SLOTS * sizeof(corun_ctl)), why, why_len) ||
+        !CU_OK(cu, cu->cuMemHostAlloc((void **)&b->reports, CTL_SLOTS * sizeof(corun_report),
+                                      CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+               why, why_len) ||
+        !CU_OK(cu, cu->cuMemHostGetDevicePointer(&b->reports_dev, b->reports, 0), why,
+               why_len) ||
+        !CU_OK(cu, cu->cuMemAllocHost((void **)&b->readback, sizeof(corun_ctl)), why, why_len) ||
+        !CU_OK(cu, cu->cuStreamCreateWithPriority(&b->zero_stream, CU_STREAM_NON_BLOCKING,
+                                                  b->d->prio_lo),
+               why, why_len)) {
+        return CORUN_ECUDA;
+    }
+    memset(b->reports, 0, CTL_SLOTS * sizeof(corun_report));
+    for (i = 0; i < CTL_SLOTS; i++) {
+        b->free_ring[i] = i;
+    }
+    b->free_head = 0;
+    b->free_n = CTL_SLOTS;
+    if (pthread_create(&b->zero_thread, NULL, zero_main, b) != 0) {
+        snprintf(why, why_len, "cannot start the thread that zeroes control blocks");
+        return CORUN_ENOMEM;
+    }
+    b->zero_started = true;
+    return CORUN_OK;
+}
+
+void corun__cuda_slots_free(cuda_backend *b)
+{
+    const corun__cu *cu = b->d->cu;
+
+    if (b->zero_started) {
+        pthread_mutex_lock(&b->pool_mu);
+        b->zero_stop = true;
+        pthread_cond_signal(&b->pool_cv);
+        pthread_mutex_unlock(&b->pool_mu);
+        pthread_join(b->zero_thread, NULL);
+        b->zero_started = false;
+    }
+    if (b->zero_stream) {
+        (void)cu->cuStreamDestroy(b->zero_stream);
+    }
+    if (b->slab) {
+        (void)cu->cuMemFree(b->slab);
+    }
+    if (b->reports) {
+        (void)cu->cuMemFreeHost(b->reports);
+    }
+    if (b->readback) {
+        (void)cu->cuMemFreeHost(b->readback);
+    }
+    pthread_mutex_destroy(&b->pool_mu);
+    pthread_cond_destroy(&b->pool_cv);
+}
+
+int corun__cuda_slot_take(cuda_backend *b, uint32_t *slot)
+{
+    int rc = CORUN_EBUSY;
+
+    pthread_mutex_lock(&b->pool_mu);
+    if (b->free_n > 0) {
+        *slot = b->free_ring[b->free_head];
+        b->free_head = (b->free_head + 1) % CTL_SLOTS;
+        b->free_n--;
+        b->slot_seq[*slot]++;
+        rc = CORUN_OK;
+    }
+    pthread_mutex_unlock(&b->pool_mu);
+    return rc;
+}
+
+void corun__cuda_slot_give(cuda_backend *b, uint32_t slot, bool clean)
+{
+    pthread_mutex_lock(&b->pool_mu);
+    if (clean) {
+        b->free_ring[(b->free_head + b->free_n++) % CTL_SLOTS] = slot;
+    } else {
+        b->dirty[b->ndirty++] = slot;
+        pthread_cond_signal(&b->pool_cv);
+    }
+    pthread_mutex_unlock(&b->pool_mu);
+}

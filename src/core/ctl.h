@@ -1,0 +1,95 @@
+/*
+ * ctl.h — the host side of the control-block protocol (corun_ctl.h), in one
+ * place: what a launch's parameters hold, which words a scheduler intent
+ * (halt, evict, SM range, task limit, rewind) becomes, and what a control
+ * block or a report read back says. Backends only write the words this
+ * module returns, in its order, and hand it the blocks they read; the
+ * simulator applies the same words to its model of the device.
+ *
+ * Pure C, no CUDA. One corun__ctl_host per control block, owned by the
+ * backend; not thread-safe (the backend serialises its use).
+ */
+#ifndef CORUN_CORE_CTL_H
+#define CORUN_CORE_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/backend.h"
+#include "corun/corun.h"
+#include "corun/corun_ctl.h"
+
+/* What the host knows of one control block's protocol state. */
+typedef struct corun__ctl_host {
+    uint64_t tasks;
+    uint32_t grid_x, grid_y, grid_z;
+    uint32_t per_sm;        /* workers per CapSM */
+    uint32_t budget_ns, chunk_max;
+    uint32_t preset;        /* fixed by the first launch (corun__ctl_launch) */
+    uint32_t sm_count;
+    bool ahead;             /* its workers run the ahead entry */
+    bool direct;            /* a direct kernel: never voided (corun_ctl.h) */
+    bool launched;          /* a launch was made */
+    bool signalled;         /* a word other than nworkers was written */
+    bool voided;            /* next holds the void until the rewind */
+} corun__ctl_host;
+
+/* One word to write, at byte offset off of the control block. */
+typedef struct corun__ctl_write {
+    uint32_t off;
+    uint32_t size;          /* 4 or 8 */
+    uint64_t value;
+} corun__ctl_write;
+
+#define CORUN_CTL_MAX_WRITES 4
+
+/* A fresh block's host state. */
+void corun__ctl_init(corun__ctl_host *h, const corun__kspec *spec, uint32_t per_sm,
+                     const corun_gpu_desc *gpu, uint32_t budget_ns, uint32_t chunk_max,
+                     bool direct);
+
+/* The parameters of one worker launch. preset_ok: the launch may start
+ * without claims: then the kernel's first launch, with base 0 and generation
+ * 0, on every SM and before any signal, fixes preset to its worker count and
+ * its workers start with their own tasks. Later launches keep that preset
+ * (an offset of every claim). sm_lo..sm_hi: the launch's own SMs. */
+void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, bool preset_ok,
+                       uint32_t sm_lo, uint32_t sm_hi, corun_worker_arg *wa);
+
+/* The words a signal becomes, in order. CORUN_ERANGE for a value the block
+ * cannot hold. */
+int corun__ctl_signal(corun__ctl_host *h, corun__signal sig, uint64_t value,
+                      corun__ctl_write *w, size_t *n);
+
+/* The words of a rewind (only while no worker runs): tasks [0, next) are
+ * taken as run, and the limit is `limit`. */
+int corun__ctl_rewind(corun__ctl_host *h, uint64_t next, uint64_t limit, corun__ctl_write *w,
+                      size_t *n);
+
+/* Progress from a block read back (its progress line and next suffice). */
+void corun__ctl_progress(const corun__ctl_host *h, const corun_ctl *blk, corun_progress *out);
+
+/* One consistent reading of a report, or false if it is being written
+ * (read again later). */
+typedef struct corun__report_view {
+    uint32_t seq, state, count;
+    uint32_t done, live, task_ns;
+} corun__report_view;
+bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *out);
+
+/* Workers for n CapSMs of per_sm each on SMs [sm_lo, sm_hi] of sm_count.
+ * A launch bound to fewer SMs than the GPU has carries more workers: the
+ * hardware places workers on every SM with a free slot, and those outside
+ * the range leave at their first claim without running a task; n CapSMs'
+ * worth stay if n * per_sm * sm_count / bound are launched, capped at one
+ * per slot of the GPU (more would only wait for slots). 0 if the count does
+ * not fit 32 bits. */
+uint32_t corun__workers_for(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
+                            uint32_t sm_count);
+
+/* Applies writes to a block in memory, as the device sees them (the
+ * simulator's device, and tests). */
+void corun__ctl_apply(corun_ctl *blk, const corun__ctl_write *w, size_t n);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * entry.h — which entry a launch of a CORUN_SHARED kernel runs: the chunk
+ * loop (NAME__corun) or the ahead entry (NAME__corun_ahead, one task per
+ * claim, each claim issued while the task before it runs; corun_device.cuh).
+ * Host only. Every launcher keeps one corun__entry_memo per kernel (and per
+ * chunk budget) and asks corun__entry_decide: libcorun's launches, the
+ * scenarios' and gpu-check's direct ones.
+ */
+#ifndef CORUN_CORE_ENTRY_H
+#define CORUN_CORE_ENTRY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Whether the next launch runs the ahead entry, from the task time the last
+ * launch measured (task_ns, 0 = none) and whether that launch ran it. Three
+ * tasks must fit in the budget, give or take an eighth: the time a chunked
+ * launch measures includes its claims' share, which the ahead entry does not
+ * pay, and a bound that tight made a kernel near the line enter on some
+ * launches and not others. A halt there waits for two tasks at most (the
+ * void, corun_ctl.h), so within 3/4 of the budget. It is entered where a
+ * chunk would hold at most three tasks, as there one claim's round trip is
+ * paid every three tasks or fewer; with four or more a chunk pays it rarely
+ * enough, and a claim per task costs short-task kernels more than it saves.
+ * It is left once tasks are shorter than a fifth of the budget, so a task
+ * time near the edge does not switch entries at every launch. */
+bool corun__entry_wanted(uint32_t task_ns, uint32_t budget_ns, bool was_ahead);
+
+/* What a kernel's finished launches say about its entry. corun__entry_wanted
+ * alone switched entries at every launch where a kernel's chunked task time
+ * (its claims' share included) says "enter" and its ahead task time says
+ * "leave" (docs/decisions). The two times measure different things, so they
+ * are not compared with each other: once a kernel has left the ahead entry,
+ * its next CORUN_ENTRY_BAR launches do not enter it again on a chunked time
+ * within a quarter of the one it was entered on; outside that band its tasks
+ * have changed and the rule alone decides. The bar runs out so that one slow
+ * ahead launch (a co-runner taking memory bandwidth) does not keep a kernel
+ * out for good. */
+#define CORUN_ENTRY_BAR 16u
+typedef struct corun__entry_memo {
+    uint32_t task_ns;    /* task time the last finished launch measured (0 = none) */
+    uint32_t entered_ns; /* the chunked task time the ahead entry was last entered on */
+    uint32_t left_ns;    /* entered_ns of the ahead run last left */
+    uint32_t barred;     /* launches still kept out within a quarter of left_ns */
+    uint32_t ran_ahead;  /* the last finished launch ran the ahead entry */
+} corun__entry_memo;
+
+/* Whether the next launch runs the ahead entry by the memo (the caller
+ * checked that it has one that may run). */
+bool corun__entry_choose(corun__entry_memo *m, uint32_t budget_ns);
+/* A launch finished having measured task_ns (0: nothing, ignored). */
+void corun__entry_learn(corun__entry_memo *m, uint32_t task_ns, bool ran_ahead,
+                        uint32_t budget_ns);
+
+/* The whole decision for one launch: setting is CORUN_AHEAD (0 never, 1 by
+ * the memo, 2 always); has_ahead: the kernel has an ahead entry; tasks: the
+ * launch's (the ahead entry takes at most CORUN_AHEAD_MAX_TASKS). */
+bool corun__entry_decide(corun__entry_memo *m, unsigned setting, bool has_ahead, uint64_t tasks,
+                         uint32_t budget_ns);
+
+#endif
