@@ -20,11 +20,8 @@
 # every program, e.g. --small), GPU_APPS_TIMEOUT (seconds per run, 300),
 # GPU_APPS_SRC (transformed sources, default build-gpu/apps-src).
 # The corun build of each program runs with CORUN_LAUNCH_STATS set, so the
-# table also shows how many launches really went through corun, and with
-# CORUN_RESERVE_CAPSM=${GPU_APPS_RESERVE:-0}: by default corun keeps 8 CapSMs
-# free for latency-sensitive kernels, which alone would cost a batch-only
-# program about 8/132 of the GPU; the overhead column is the worker
-# mechanism's, not that reservation's.
+# table also shows how many launches really went through corun (workers or
+# plain), and otherwise with corun's defaults, as a new user runs it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -156,7 +153,7 @@ for a in $APPS; do
   run_limited "$work/$a.plain.txt" "$work/plain/$a" $ARGS --out "$po"
   prc=$?
   # shellcheck disable=SC2086
-  run_limited "$work/$a.corun.txt" env CORUN_RESERVE_CAPSM="${GPU_APPS_RESERVE:-0}" \
+  run_limited "$work/$a.corun.txt" env \
     CORUN_LAUNCH_STATS="$stats" "$work/corun/$a" $ARGS --out "$co"
   crc=$?
   pms=$(field time_ms "$work/$a.plain.txt")

@@ -23,6 +23,23 @@
 #                into just-evicted CapSMs
 #   hostfunc     why completions are not host functions (they serialise streams)
 #   stream       corun_launch_stream keeps the order of the user's stream
+#   correctstream the correctness step through corun_launch_stream (the
+#                direct path: jobs launched in the caller's stream, halted,
+#                evicted, grown and resumed)
+#   chain        10,000 dependent launches of 2, 5, 20 and 100 us kernels on
+#                every SM: native vs corun (short kernels plain) vs corun's
+#                workers always, time added per launch
+#   hostcost     host time of one corun_launch_stream vs cuLaunchKernel
+#   lsalone      an LS kernel alone through corun vs natively
+#   queued       a job preempted while later kernels of its stream wait
+#   threads      4 host threads launching on 4 streams at once
+#   capture      a launch into a capturing stream: refused, run plain by the
+#                shim, the replayed graph right
+#   sync         launches followed at once by synchronous cudaMemcpy,
+#                cudaMemcpyFromSymbol, cudaMemset, cudaDeviceSynchronize
+#                (legacy default stream, explicit stream, and a build with
+#                --default-stream per-thread), also with the job preempted
+#                and resumed by another thread meanwhile: no call may hang
 #   demo         corun demo on the GPU (LS+batch scenario, real kernels), and
 #                smguard again with logical CapSMs (CORUN_SMGUARD_BIND=0)
 #   apps         gpu/apps built with nvcc and with corun-nvcc: outputs equal,
@@ -63,7 +80,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead stream hostfunc demo demotrace overhead latency resume spatial dispatch apps appsahead counters policies sanitize"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead correctstream stream chain hostcost lsalone queued threads capture sync hostfunc demo demotrace overhead latency resume spatial dispatch apps appsahead counters policies sanitize"}
 # GPU_CHECK_EVENTS: random events per kernel in the correctness step (1000).
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
@@ -157,6 +174,16 @@ has spatial && run_step spatial 120 "$GC" spatial --trials 20 --json "$OUT/spati
 has dispatch && run_step dispatch 60 "$GC" dispatch --trials 20 --json "$OUT/dispatch.json"
 has hostfunc && run_step hostfunc 60 "$GC" hostfunc --trials 10 --json "$OUT/hostfunc.json"
 has stream && run_step stream 60 "$GC" stream --json "$OUT/stream.json"
+has correctstream && run_step correctstream 420 "$GCH" correctness --stream \
+    --events "${GPU_CHECK_EVENTS:-1000}" --json "$OUT/correctstream.json"
+has chain && run_step chain 240 "$GC" chain --json "$OUT/chain.json"
+has hostcost && run_step hostcost 60 "$GC" hostcost --json "$OUT/hostcost.json"
+has lsalone && run_step lsalone 60 "$GC" lsalone --json "$OUT/lsalone.json"
+has queued && run_step queued 120 "$GC" queued --json "$OUT/queued.json"
+has threads && run_step threads 120 "$GC" threads --json "$OUT/threads.json"
+has capture && run_step capture 60 "$GC" capture --json "$OUT/capture.json"
+has sync && run_step sync 300 bash -c "'$BUILD/gpu/check/corun-gpucheck-sync' --json '$OUT/sync.json' \
+    && '$BUILD/gpu/check/corun-gpucheck-sync-pt' --json '$OUT/sync-pt.json'"
 if has sanitize; then
   if command -v compute-sanitizer >/dev/null 2>&1; then
     # --report-api-errors no: the backend finds a kernel's parameter count
@@ -238,7 +265,7 @@ fi
     printf '"%s": %d' "$s" "${status[$s]}"
   done
   printf '},\n'
-  for f in occupancy correctness correctahead overhead latency resume spatial dispatch hostfunc stream demo apps policies; do
+  for f in occupancy correctness correctahead correctstream overhead latency resume spatial dispatch hostfunc stream chain hostcost lsalone queued threads capture sync sync-pt demo apps policies; do
     if [ -s "$OUT/$f.json" ]; then
       printf '  "%s": ' "$f"
       cat "$OUT/$f.json"
@@ -253,7 +280,7 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness correctahead overhead latency resume spatial dispatch hostfunc stream demo apps appsahead counters policies memcheck racecheck; do
+for f in occupancy correctness correctahead correctstream overhead latency resume spatial dispatch hostfunc stream chain hostcost lsalone queued threads capture sync demo apps appsahead counters policies memcheck racecheck; do
   [ -s "$OUT/$f.log" ] || [ -s "$OUT/$f.json" ] || continue
   echo "---- $f"
   case $f in

@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "cases.cuh"
+#include "check.h"
 #include "corun/corun.h"
 #include "corun/corun_sim.h"
 extern "C" {
@@ -39,55 +40,35 @@ extern "C" {
 #include "core/settings.h"
 }
 
-#define CR(call)                                                                            \
-    do {                                                                                    \
-        int r_ = (call);                                                                    \
-        if (r_ != CORUN_OK) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call,               \
-                    corun_status_name(r_), corun_last_error());                             \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
-
-#define CU(call)                                                                            \
-    do {                                                                                    \
-        CUresult r_ = (call);                                                               \
-        if (r_ != CUDA_SUCCESS) {                                                           \
-            const char *n_ = "?";                                                           \
-            cuGetErrorName(r_, &n_);                                                        \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, n_);              \
-            exit(1);                                                                        \
-        }                                                                                   \
-    } while (0)
-
-static FILE *json;
-static int json_first;
+FILE *json;
+int json_first;
 static double g_budget_us = 10; /* chunk latency budget of direct launches (--budget); libcorun's default */
 static uint32_t g_chunk_max = 1024; /* upper bound on tasks per claim (--chunk-max) */
 static bool g_void = true; /* halts of ahead runs void the claims (--no-void: A/B only) */
+static bool g_stream = false; /* correctness through corun_launch_stream (--stream) */
 /* Budgets (us) the overhead and latency modes measure (--budgets). */
 static std::vector<double> g_budgets_overhead = {5, 10, 20, 50};
 static std::vector<double> g_budgets_latency = {10, 20};
 
-static double now_us()
+double now_us()
 {
     using namespace std::chrono;
     return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
 }
 
-static void sleep_us(double us)
+void sleep_us(double us)
 {
     std::this_thread::sleep_for(std::chrono::nanoseconds((long long)(us * 1e3)));
 }
 
-static double median(std::vector<double> v)
+double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());
     size_t n = v.size();
     return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
 }
 
-static double pct(std::vector<double> v, double p)
+double pct(std::vector<double> v, double p)
 {
     std::sort(v.begin(), v.end());
     if (v.empty()) {
@@ -97,7 +78,7 @@ static double pct(std::vector<double> v, double p)
     return v[i];
 }
 
-__attribute__((format(printf, 1, 2))) static void jrec(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) void jrec(const char *fmt, ...)
 {
     va_list ap;
     if (!json) {
@@ -111,14 +92,14 @@ __attribute__((format(printf, 1, 2))) static void jrec(const char *fmt, ...)
     fflush(json);
 }
 
-static int sm_count()
+int sm_count()
 {
     int v;
     CK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, 0));
     return v;
 }
 
-static int per_sm_of(const void *fn, unsigned threads, size_t smem)
+int per_sm_of(const void *fn, unsigned threads, size_t smem)
 {
     int v = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, fn, (int)threads, smem));
@@ -404,9 +385,15 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
             c->poison(s);
             CK(cudaMemsetAsync(hits, 0, n * sizeof(unsigned), s));
             CK(cudaStreamSynchronize(s));
-            CR(corun_launch(ctx, k, {c->grid.x, c->grid.y, c->grid.z},
-                            {c->block.x, c->block.y, c->block.z}, (uint32_t)c->smem,
-                            c->argv.data(), &a, &j));
+            if (g_stream) {
+                CR(corun_launch_stream(ctx, k, {c->grid.x, c->grid.y, c->grid.z},
+                                       {c->block.x, c->block.y, c->block.z}, (uint32_t)c->smem,
+                                       c->argv.data(), &a, (void *)s, &j));
+            } else {
+                CR(corun_launch(ctx, k, {c->grid.x, c->grid.y, c->grid.z},
+                                {c->block.x, c->block.y, c->block.z}, (uint32_t)c->smem,
+                                c->argv.data(), &a, &j));
+            }
             runs++;
             /* The first run is left alone: worker == plain, uninterrupted. */
             while (runs > 1 && corun_job_wait(j, 0) == CORUN_ETIMEDOUT) {
@@ -467,11 +454,12 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
         failures += !ok;
         printf("%-13s %7u %6u %6u %6u %6u %6u %8zu %9zu %10.2e %s\n", c->name, events, stops,
                evicts, grows, runs, ahead, bad_out, bad_hit, max_rel, ok ? "ok" : "FAIL");
-        jrec("{\"mode\":\"correctness\",\"kernel\":\"%s\",\"tasks\":%llu,\"events\":%u,"
+        jrec("{\"mode\":\"correctness\",\"path\":\"%s\",\"kernel\":\"%s\",\"tasks\":%llu,\"events\":%u,"
              "\"stops\":%u,\"evicts\":%u,\"grows\":%u,\"runs\":%u,\"ahead_runs\":%u,"
              "\"bad_outputs\":%zu,\"bad_task_hits\":%zu,\"worst_hit_count\":%u,"
              "\"max_rel_err\":%.3e,\"ok\":%s}",
-             c->name, (unsigned long long)n, events, stops, evicts, grows, runs, ahead, bad_out,
+             g_stream ? "stream" : "scheduler", c->name, (unsigned long long)n, events, stops,
+             evicts, grows, runs, ahead, bad_out,
              bad_hit, worst, max_rel, ok ? "true" : "false");
         CK(cudaFree(hits));
     }
@@ -1686,24 +1674,33 @@ static int mode_sanitize(std::vector<Case *> &cases)
     for (Case *c : cases) {
         corun_kernel *k = register_case(ctx, c);
         std::vector<uint8_t> ref = run_plain(c, s);
-        corun_launch_attr a;
-        corun_job *j;
-        double rel;
-        memset(&a, 0, sizeof(a));
-        a.capsm = 4;
-        c->poison(s);
-        CK(cudaStreamSynchronize(s));
-        CR(corun_launch(ctx, k, {c->grid.x, c->grid.y, c->grid.z},
-                        {c->block.x, c->block.y, c->block.z}, (uint32_t)c->smem, c->argv.data(),
-                        &a, &j));
-        if (job_ok(corun_job_preempt(j)) && job_ok(corun_job_resume(j, 2))) {
-            (void)job_ok(corun_job_resize(j, 6));
+        /* through the scheduler, then stream-ordered (the direct path) */
+        for (int path = 0; path < 2; path++) {
+            corun_launch_attr a;
+            corun_job *j;
+            double rel;
+            memset(&a, 0, sizeof(a));
+            a.capsm = 4;
+            c->poison(s);
+            CK(cudaStreamSynchronize(s));
+            const corun_dim3 g = {c->grid.x, c->grid.y, c->grid.z};
+            const corun_dim3 b = {c->block.x, c->block.y, c->block.z};
+            if (path == 0) {
+                CR(corun_launch(ctx, k, g, b, (uint32_t)c->smem, c->argv.data(), &a, &j));
+            } else {
+                CR(corun_launch_stream(ctx, k, g, b, (uint32_t)c->smem, c->argv.data(), &a,
+                                       (void *)s, &j));
+            }
+            if (job_ok(corun_job_preempt(j)) && job_ok(corun_job_resume(j, 2))) {
+                (void)job_ok(corun_job_resize(j, 6));
+            }
+            CR(corun_job_wait(j, -1));
+            corun_job_release(j);
+            CK(cudaStreamSynchronize(s));
+            size_t bad = c->compare(c->fetch(), ref, 1e-6, &rel);
+            printf("%-13s %-9s %s\n", c->name, path ? "stream" : "scheduler", bad ? "FAIL" : "ok");
+            failures += bad != 0;
         }
-        CR(corun_job_wait(j, -1));
-        corun_job_release(j);
-        size_t bad = c->compare(c->fetch(), ref, 1e-6, &rel);
-        printf("%-13s %s\n", c->name, bad ? "FAIL" : "ok");
-        failures += bad != 0;
     }
     printf("sanitize: all cases ran; closing the context\n");
     corun_ctx_destroy(ctx);
@@ -1722,8 +1719,9 @@ static void usage()
            "                       (default 5,10,20,50 for overhead, 10,20 for latency)\n"
            "      --no-void: halts of ahead runs write halt_gen only, as before the void\n"
            "                 (corun_ctl.h; for same-run A/Bs of the halt latency)\n"
+           "      --stream: correctness through corun_launch_stream (the direct path)\n"
            "modes: occupancy correctness overhead latency resume spatial dispatch hostfunc stream\n"
-           "       sanitize\n"
+           "       sanitize chain hostcost lsalone queued threads capture\n"
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n"
            "CORUN_AHEAD=0|1|2 picks the entry of kernels with an ahead entry as libcorun\n"
            "does: never, where their last run's task time says (default), always.\n");
@@ -1766,6 +1764,8 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         } else if (a == "--no-void") {
             g_void = false;
+        } else if (a == "--stream") {
+            g_stream = true;
         } else if (a == "--trials" && i + 1 < argc) {
             trials = atoi(argv[++i]);
         } else if (a == "--seed" && i + 1 < argc) {
@@ -1825,9 +1825,14 @@ int main(int argc, char **argv)
     CK(cudaFree(0));
     bool sanitize = !strcmp(mode, "sanitize");
     std::vector<Case *> cases;
-    if (strcmp(mode, "latency") && strcmp(mode, "spatial") && strcmp(mode, "dispatch") &&
-        strcmp(mode, "hostfunc") &&
-        strcmp(mode, "stream")) {
+    static const char *const no_cases[] = {"latency", "spatial", "dispatch", "hostfunc",
+                                           "stream",  "chain",   "hostcost", "lsalone",
+                                           "queued",  "threads", "capture"};
+    bool want_cases = true;
+    for (const char *m : no_cases) {
+        want_cases = want_cases && strcmp(mode, m) != 0;
+    }
+    if (want_cases) {
         /* sizes: tiny for sanitizers and --quick, medium for correctness
          * (outputs are fetched and compared after every run), large for
          * the benchmarks */
@@ -1884,6 +1889,18 @@ int main(int argc, char **argv)
         rc = mode_stream(quick ? 2 : 8);
     } else if (!strcmp(mode, "hostfunc")) {
         rc = mode_hostfunc(quick ? 3 : trials);
+    } else if (!strcmp(mode, "chain")) {
+        rc = mode_chain(quick ? 200 : 10000, quick ? 1 : 5);
+    } else if (!strcmp(mode, "hostcost")) {
+        rc = mode_hostcost(quick ? 1 : 5);
+    } else if (!strcmp(mode, "lsalone")) {
+        rc = mode_lsalone(quick ? 5 : 100);
+    } else if (!strcmp(mode, "queued")) {
+        rc = mode_queued(quick ? 3 : 24);
+    } else if (!strcmp(mode, "threads")) {
+        rc = mode_threads(quick ? 20 : 250);
+    } else if (!strcmp(mode, "capture")) {
+        rc = mode_capture();
     } else if (sanitize) {
         rc = mode_sanitize(cases);
     } else {

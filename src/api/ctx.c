@@ -576,10 +576,12 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     if (vt) {
         pthread_mutex_lock(&c->mu);
     }
-    rc = c->be->ops->direct_launch(c->be, spec, &req, &j->bk, &per_sm, why, sizeof(why));
+    rc = c->be->ops->direct_launch(c->be, spec, &req, &j->bk, &per_sm, &j->info.ahead, why,
+                                   sizeof(why));
     if (rc == CORUN_EBUSY && out == NULL) {
         req.capsm = 0; /* no control block free: run it plain rather than wait */
-        rc = c->be->ops->direct_launch(c->be, spec, &req, &j->bk, &per_sm, why, sizeof(why));
+        rc = c->be->ops->direct_launch(c->be, spec, &req, &j->bk, &per_sm, &j->info.ahead, why,
+                                       sizeof(why));
     }
     if (rc != CORUN_OK) {
         if (vt) {

@@ -184,12 +184,13 @@ typedef struct corun__backend_ops {
                          char *why, size_t why_len);
     /* CORUN_BE_DIRECT: opens spec's kernel and launches its primary grid in
      * req->stream (or, capsm = 0, the plain kernel). Thread-safe; takes
-     * no lock the scheduler holds. *per_sm: the worker occupancy. Returns
+     * no lock the scheduler holds. *per_sm: the worker occupancy; *ahead:
+     * whether its workers run the ahead entry (spec->ahead where it may). Returns
      * CORUN_EBUSY when no control block is free (the caller may launch the
      * plain kernel instead), CORUN_ENOTSUP while the stream is capturing. */
     int (*direct_launch)(corun__backend *be, const corun__kspec *spec,
                          const corun__direct_req *req, corun__bkernel **out, uint32_t *per_sm,
-                         char *why, size_t why_len);
+                         bool *ahead, char *why, size_t why_len);
     /* CORUN_BE_DIRECT: the cookie poll reports k's direct events with. */
     void (*bind)(corun__backend *be, corun__bkernel *k, uint64_t cookie);
     int (*launch_workers)(corun__backend *be, corun__bkernel *k, const corun__launch_req *req);

@@ -34,6 +34,8 @@ typedef struct kernel_ext {
     uint64_t limit;          /* task limit now in force on the device */
     uint64_t limit_pending;  /* limit to apply at the next resume */
     bool announced;          /* complete/on_done already called */
+    bool release_asked;      /* released while launches were in flight: freed
+                                when the last one ends */
     bool clock_on;           /* k->t_run_since is valid (the sim clock starts at 0) */
 } kernel_ext;
 
@@ -409,6 +411,7 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
     k->bk = bk;
     setup_record(s, k, spec, attr, info->per_sm, on_done, user);
     k->direct = true;
+    k->ran_ahead = info->ahead;
     k->launches = 1;
     k->t_submit = k->t_start = info->t_launch;
     if (out != NULL) {
@@ -439,8 +442,11 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
 
 void corun__sched_release(corun__sched *s, corun__kernel *k)
 {
-    if (k == NULL || (k->state != CORUN_KS_DONE && k->state != CORUN_KS_FAILED) ||
-        k->inflight > 0) {
+    if (k == NULL || (k->state != CORUN_KS_DONE && k->state != CORUN_KS_FAILED)) {
+        return;
+    }
+    if (k->inflight > 0) {
+        ext(k)->release_asked = true; /* a direct kernel's resume grid still ends */
         return;
     }
     unlink_kernel(s, k);
@@ -895,6 +901,9 @@ static void launch_finished(corun__sched *s, const corun__bevent *ev)
         /* a resume or growth grid: the primary grid's reports decide */
         if (ev->status != CORUN_OK && k->state != CORUN_KS_DONE && k->state != CORUN_KS_FAILED) {
             finish(s, k, CORUN_KS_FAILED, ev->status);
+        }
+        if (k->inflight == 0 && ext(k)->release_asked) {
+            corun__sched_release(s, k);
         }
         return;
     }

@@ -110,7 +110,7 @@ void corun__sched_destroy(corun__sched *s);
 int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
                         corun__kernel_done_fn on_done, void *user, corun__kernel **out, char *why,
                         size_t why_len);
-/* Forgets a DONE or FAILED kernel. */
+/* Forgets a DONE or FAILED kernel (once its last launch has ended). */
 void corun__sched_release(corun__sched *s, corun__kernel *k);
 
 /* What a direct launch did (backend direct_launch), for corun__sched_adopt. */
@@ -119,6 +119,7 @@ typedef struct corun__direct_info {
     uint32_t capsm;            /* CapSMs it runs on (0: the plain kernel) */
     uint32_t sm_lo, sm_hi;     /* its SMs */
     uint64_t t_launch;         /* backend clock at the launch */
+    bool ahead;                /* its workers run the ahead entry */
 } corun__direct_info;
 
 /* Takes in a kernel the program's thread launched itself (spec as given to

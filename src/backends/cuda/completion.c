@@ -8,6 +8,7 @@
 #define _GNU_SOURCE /* ppoll */
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,20 +131,38 @@ static void drain(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *n)
     pthread_mutex_unlock(&b->mu);
 }
 
+/* Moves the direct kernels launched since into our own list. */
+static void take_new(cuda_backend *b)
+{
+    corun__bkernel *k = atomic_exchange(&b->direct_new, NULL);
+
+    while (k != NULL) {
+        corun__bkernel *next = k->dnext;
+        k->dprev = NULL;
+        k->dnext = b->direct_head;
+        if (b->direct_head != NULL) {
+            b->direct_head->dprev = k;
+        }
+        b->direct_head = k;
+        k->listed = true;
+        k = next;
+    }
+}
+
 /* Turns what direct kernels reported since the last scan into events.
- * Reads host memory only. Under nothing; takes b->mu. */
+ * Reads host memory only, takes no lock; the scheduler's thread. */
 static void scan_direct(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *n)
 {
     corun__bkernel *k, *next;
 
-    pthread_mutex_lock(&b->mu);
+    take_new(b);
     for (k = b->direct_head; k != NULL && *n < cap; k = next) {
         corun__report_view v;
+        uint64_t cookie = atomic_load_explicit(&k->cookie, memory_order_acquire);
         uint32_t tag;
         next = k->dnext;
-        if (k->cookie == 0 || k->over ||
-            !corun__ctl_report_read(&b->reports[k->slot], &v) || v.seq != (k->seq & 0xffffffu) ||
-            v.state == CORUN_REPORT_NONE) {
+        if (cookie == 0 || k->over || !corun__ctl_report_read(&b->reports[k->slot], &v) ||
+            v.seq != (k->seq & 0xffffffu) || v.state == CORUN_REPORT_NONE) {
             continue;
         }
         tag = CORUN_REPORT_TAG(v.seq, v.count, v.state);
@@ -152,7 +171,7 @@ static void scan_direct(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *
         }
         k->last_tag = tag;
         memset(&ev[*n], 0, sizeof(ev[*n]));
-        ev[*n].cookie = k->cookie;
+        ev[*n].cookie = cookie;
         ev[*n].time_ns = corun__mono_ns();
         ev[*n].status = CORUN_OK;
         ev[*n].kind = v.state == CORUN_REPORT_HELD       ? CORUN_BEV_HELD
@@ -166,7 +185,6 @@ static void scan_direct(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *
             k->over = true;
         }
     }
-    pthread_mutex_unlock(&b->mu);
 }
 
 /* Returns when launches finished, a direct kernel reported, the deadline
@@ -196,7 +214,7 @@ int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, s
     if (wait > 1000000000ull) {
         wait = 1000000000ull;
     }
-    if (__atomic_load_n(&b->ndirect, __ATOMIC_RELAXED) > 0 && wait > scan_ns) {
+    if (atomic_load_explicit(&b->ndirect, memory_order_relaxed) > 0 && wait > scan_ns) {
         wait = scan_ns;
     }
     ts.tv_sec = (time_t)(wait / 1000000000ull);
@@ -211,20 +229,25 @@ int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, s
 
 void corun__cuda_direct_watch(cuda_backend *b, corun__bkernel *k)
 {
-    pthread_mutex_lock(&b->mu);
-    k->dprev = NULL;
-    k->dnext = b->direct_head;
-    if (b->direct_head != NULL) {
-        b->direct_head->dprev = k;
+    corun__bkernel *head = atomic_load_explicit(&b->direct_new, memory_order_relaxed);
+
+    k->listed = false;
+    do {
+        k->dnext = head;
+    } while (!atomic_compare_exchange_weak_explicit(&b->direct_new, &head, k,
+                                                    memory_order_release, memory_order_relaxed));
+    if (atomic_fetch_add_explicit(&b->ndirect, 1, memory_order_relaxed) == 0) {
+        /* poll may be asleep for long: it reads reports only while some
+         * direct kernel is watched */
+        corun__cuda_wake(&b->be);
     }
-    b->direct_head = k;
-    __atomic_store_n(&b->ndirect, b->ndirect + 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&b->mu);
 }
 
 void corun__cuda_direct_unwatch(cuda_backend *b, corun__bkernel *k)
 {
-    pthread_mutex_lock(&b->mu);
+    if (!k->listed) {
+        take_new(b);
+    }
     if (k->dprev != NULL) {
         k->dprev->dnext = k->dnext;
     } else if (b->direct_head == k) {
@@ -234,8 +257,7 @@ void corun__cuda_direct_unwatch(cuda_backend *b, corun__bkernel *k)
         k->dnext->dprev = k->dprev;
     }
     k->dprev = k->dnext = NULL;
-    __atomic_store_n(&b->ndirect, b->ndirect - 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&b->mu);
+    atomic_fetch_sub_explicit(&b->ndirect, 1, memory_order_relaxed);
 }
 
 void corun__cuda_wake(corun__backend *be)

@@ -496,12 +496,14 @@ static int cuda_code_register(corun__backend *be, const corun_kernel_desc *d, co
 }
 
 static int cuda_direct(corun__backend *be, const corun__kspec *spec, const corun__direct_req *req,
-                       corun__bkernel **out, uint32_t *per_sm, char *why, size_t why_len)
+                       corun__bkernel **out, uint32_t *per_sm, bool *ahead, char *why,
+                       size_t why_len)
 {
     int rc = check_grid(&cb(be)->d->desc, spec, why, why_len);
 
-    return rc == CORUN_OK ? corun__cuda_direct_launch(be, spec, req, out, per_sm, why, why_len)
-                          : rc;
+    return rc == CORUN_OK
+               ? corun__cuda_direct_launch(be, spec, req, out, per_sm, ahead, why, why_len)
+               : rc;
 }
 
 static void cuda_destroy(corun__backend *be)

@@ -30,6 +30,7 @@
 #define CORUN_BACKENDS_CUDA_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -173,8 +174,12 @@ typedef struct cuda_backend {
     CUevent free_events[MAX_WAITERS];   /* recycled completion events */
     int nfree_events;
     int efd;
-    struct corun__bkernel *direct_head; /* direct kernels not yet over */
-    uint32_t ndirect;
+    /* Direct kernels not yet over: pushed by launching threads onto
+     * direct_new (lock-free), moved by poll -- the scheduler's thread, which
+     * alone uses direct_head -- into its own list, which it scans. */
+    struct corun__bkernel *_Atomic direct_new;
+    struct corun__bkernel *direct_head;
+    _Atomic uint32_t ndirect;
 } cuda_backend;
 
 struct corun__bkernel {
@@ -195,7 +200,8 @@ struct corun__bkernel {
     /* direct kernels */
     bool direct;
     uint32_t seq;                       /* this use of the slot, in its reports */
-    uint64_t cookie;                    /* bind's; 0 = not bound yet (no events) */
+    _Atomic uint64_t cookie;            /* bind's; 0 = not bound yet (no events) */
+    bool listed;                        /* in b->direct_head (else still in direct_new) */
     uint32_t last_tag;                  /* the last report turned into an event */
     bool over;                          /* FINISHED or RELEASED seen */
     struct corun__bkernel *dprev, *dnext; /* b->direct_head */
@@ -230,7 +236,8 @@ void corun__cuda_await(cuda_backend *b, launch_rec *r);
 int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, size_t cap,
                      size_t *n);
 void corun__cuda_waiters_stop(cuda_backend *b);
-/* Adds / removes a direct kernel to / from the ones poll watches. */
+/* Adds a direct kernel to the ones poll watches (any thread), removes one
+ * (the scheduler's thread). */
 void corun__cuda_direct_watch(cuda_backend *b, struct corun__bkernel *k);
 void corun__cuda_direct_unwatch(cuda_backend *b, struct corun__bkernel *k);
 
@@ -247,7 +254,7 @@ int corun__cuda_rates(corun__backend *be, const corun__kspec *spec, corun__rates
 
 int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
                               const corun__direct_req *req, struct corun__bkernel **out,
-                              uint32_t *per_sm, char *why, size_t why_len);
+                              uint32_t *per_sm, bool *ahead, char *why, size_t why_len);
 void corun__cuda_bind(corun__backend *be, struct corun__bkernel *k, uint64_t cookie);
 
 /* ---- cuda_backend.c ----------------------------------------------------- */

@@ -10,6 +10,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "backends/cuda/cuda_int.h"
@@ -31,7 +32,7 @@ static int launch_plain_direct(cuda_backend *b, const corun__kspec *spec, const 
 
 int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
                               const corun__direct_req *req, corun__bkernel **out,
-                              uint32_t *per_sm, char *why, size_t why_len)
+                              uint32_t *per_sm, bool *ahead, char *why, size_t why_len)
 {
     cuda_backend *b = cb(be);
     const corun__cu *cu = b->d->cu;
@@ -46,6 +47,7 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     int rc;
 
     *out = NULL;
+    *ahead = false;
     if (c == NULL || spec->code != CORUN_CODE_USER) {
         return CORUN_EINVAL;
     }
@@ -130,18 +132,15 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
         k->params[i + 1] = (char *)k->args + k->offset[i];
     }
     corun__cuda_direct_watch(b, k);
+    *ahead = k->spec.ahead;
     *out = k;
     return CORUN_OK;
 }
 
 void corun__cuda_bind(corun__backend *be, corun__bkernel *k, uint64_t cookie)
 {
-    cuda_backend *b = cb(be);
-
-    if (k == NULL) {
-        return;
+    (void)be;
+    if (k != NULL) {
+        atomic_store_explicit(&k->cookie, cookie, memory_order_release);
     }
-    pthread_mutex_lock(&b->mu);
-    k->cookie = cookie;
-    pthread_mutex_unlock(&b->mu);
 }

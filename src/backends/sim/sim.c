@@ -637,7 +637,7 @@ static int sim_launch_plain(corun__backend *be, corun__bkernel *k, int32_t prior
  * kernel) in the program's stream, behind the kernel launched there before. */
 static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
                              const corun__direct_req *req, corun__bkernel **out,
-                             uint32_t *per_sm, char *why, size_t why_len)
+                             uint32_t *per_sm, bool *ahead, char *why, size_t why_len)
 {
     corun__sim *s = sim_of(be);
     corun__sim_launch *l = NULL;
@@ -648,6 +648,7 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
     int rc = sim_kernel_open(be, spec, &k, per_sm, why, why_len);
 
     *out = NULL;
+    *ahead = false;
     if (rc != CORUN_OK) {
         return rc;
     }
@@ -676,6 +677,7 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
     stream_enqueue(s, k, l);
     if (!k->owned) {
         *out = k;
+        *ahead = k->ahead;
     }
     return s->broken;
 }

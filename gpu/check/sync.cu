@@ -1,0 +1,231 @@
+/*
+ * sync.cu — corun-gpucheck-sync: stream-ordered corun launches followed at
+ * once by ordinary synchronous CUDA calls, as real programs make them, each
+ * in a loop; every result checked, and a watchdog that fails the run if any
+ * call hangs. Built twice: as written (the legacy default stream) and with
+ * nvcc --default-stream per-thread (corun-gpucheck-sync-pt).
+ *
+ *   corun-gpucheck-sync [--loops N] [--json FILE]
+ *
+ * Calls: cudaMemcpy device-to-host and host-to-device, cudaMemcpyFromSymbol,
+ * cudaMemset, cudaDeviceSynchronize, cudaStreamSynchronize, each after a
+ * launch on the default stream and on an explicit stream; then the same
+ * while the launched job is preempted, with another thread resuming it
+ * while the synchronous call waits for it (the stream is held by corun
+ * then: the resume must not need a driver call that waits for that copy).
+ */
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "corun/corun.h"
+#include "corun/corun_device.cuh"
+
+#define CK(call)                                                                             \
+    do {                                                                                     \
+        cudaError_t e_ = (call);                                                             \
+        if (e_ != cudaSuccess) {                                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                    \
+                    cudaGetErrorString(e_));                                                 \
+            exit(1);                                                                         \
+        }                                                                                    \
+    } while (0)
+#define CR(call)                                                                             \
+    do {                                                                                     \
+        int r_ = (call);                                                                     \
+        if (r_ != CORUN_OK) {                                                                \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, corun_last_error()); \
+            exit(1);                                                                         \
+        }                                                                                    \
+    } while (0)
+
+/* x[i] = x[i] + 1 for i < n, each block a 256-element slice; spins a little
+ * per block so a launch lasts long enough to be caught by the next call. */
+CORUN_BODY(inc, (float *x, int n))
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if ((threadIdx.x & 31) == 0) {
+        const unsigned long long t0 = corun_globaltimer();
+        while (corun_globaltimer() - t0 < 2000) {
+        }
+    }
+    __syncwarp();
+    if (i < n) {
+        x[i] += 1.0f;
+    }
+}
+CORUN_KERNELS(inc, (float *x, int n), (x, n), CORUN_PLAIN)
+
+__device__ float symbol_copy[1024];
+
+static const char *g_what = "";
+
+static void on_alarm(int)
+{
+    static const char msg[] = "corun-gpucheck-sync: DEADLOCK (a call did not return in 120 s): ";
+    (void)!write(2, msg, sizeof(msg) - 1);
+    (void)!write(2, g_what, strlen(g_what));
+    (void)!write(2, "\n", 1);
+    _exit(3);
+}
+
+/* One synchronous call right after a launch; returns the value it read
+ * back (element 0 of x), or -1 when the call reads nothing. */
+static float call_after(int op, float *x, int n, float *host, cudaStream_t s)
+{
+    switch (op) {
+    case 0: /* cudaMemcpy device to host: waits for the launch */
+        CK(cudaMemcpy(host, x, (size_t)n * 4, cudaMemcpyDeviceToHost));
+        return host[0];
+    case 1: /* host to device, then read back */
+        CK(cudaMemcpy(x + n, host, 4, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(host, x, 4, cudaMemcpyDeviceToHost));
+        return host[0];
+    case 2: /* copy x into a symbol, read the symbol back */
+        CK(cudaMemcpyToSymbolAsync(symbol_copy, x, 4, 0, cudaMemcpyDeviceToDevice, s));
+        CK(cudaMemcpyFromSymbol(host, symbol_copy, 4));
+        return host[0];
+    case 3:
+        CK(cudaMemset(x + n, 0, 4));
+        CK(cudaMemcpy(host, x, 4, cudaMemcpyDeviceToHost));
+        return host[0];
+    case 4:
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(host, x, 4, cudaMemcpyDeviceToHost));
+        return host[0];
+    default:
+        CK(cudaStreamSynchronize(s));
+        CK(cudaMemcpy(host, x, 4, cudaMemcpyDeviceToHost));
+        return host[0];
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *ops[] = {"cudaMemcpy D2H", "cudaMemcpy H2D", "cudaMemcpyFromSymbol",
+                         "cudaMemset", "cudaDeviceSynchronize", "cudaStreamSynchronize"};
+    int loops = 100, failures = 0;
+    const char *json_path = nullptr;
+    char what[160];
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--loops") && i + 1 < argc) {
+            loops = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--json") && i + 1 < argc) {
+            json_path = argv[++i];
+        } else {
+            fprintf(stderr, "usage: corun-gpucheck-sync [--loops N] [--json FILE]\n");
+            return !strcmp(argv[i], "--help") ? 0 : 2;
+        }
+    }
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    signal(SIGALRM, on_alarm);
+    /* every launch through the workers, none plain */
+    setenv("CORUN_PLAIN_BELOW_US", "0", 1);
+    corun_ctx *ctx = corun_default_ctx();
+    if (ctx == nullptr || !corun_ctx_runs_cuda(ctx)) {
+        fprintf(stderr, "corun-gpucheck-sync: no GPU context: %s\n", corun_last_error());
+        return 1;
+    }
+    cudaFunction_t fp, fw;
+    CK(cudaGetFuncBySymbol(&fp, (const void *)inc));
+    CK(cudaGetFuncBySymbol(&fw, (const void *)inc__corun));
+    corun_kernel_desc d;
+    memset(&d, 0, sizeof(d));
+    d.name = "inc";
+    d.plain = (void *)fp;
+    d.worker = (void *)fw;
+    corun_kernel *k;
+    CR(corun_kernel_get(ctx, &d, &k));
+    const int n = 1 << 18;
+    float *x;
+    CK(cudaMalloc(&x, (size_t)(n + 1) * 4));
+    std::vector<float> host((size_t)n + 1);
+    cudaStream_t mine;
+    CK(cudaStreamCreate(&mine)); /* a blocking stream: synchronises with the legacy one */
+    FILE *json = json_path ? fopen(json_path, "w") : nullptr;
+    if (json) {
+        fprintf(json, "[");
+    }
+    int first = 1;
+#ifdef CORUN_SYNC_PER_THREAD
+    const int nstreams = 1; /* stream 0 is this thread's own: an explicit one adds nothing */
+#else
+    const int nstreams = 2;
+#endif
+    for (int held = 0; held < 2; held++) {
+        for (int sv = 0; sv < nstreams; sv++) {
+            cudaStream_t s = sv == 0 ? (cudaStream_t)0 : mine;
+            for (int op = 0; op < 6; op++) {
+                int bad = 0;
+                CK(cudaMemset(x, 0, (size_t)(n + 1) * 4));
+                CK(cudaDeviceSynchronize());
+                snprintf(what, sizeof(what), "%s after a launch on %s%s", ops[op],
+                         sv != 0 ? "an explicit stream"
+#ifdef CORUN_SYNC_PER_THREAD
+                                 : "the per-thread default stream",
+#else
+                                 : "the legacy default stream",
+#endif
+                         held ? ", the job preempted" : "");
+                g_what = what;
+                alarm(120);
+                for (int l = 0; l < loops; l++) {
+                    void *args[] = {&x, (void *)&n};
+                    corun_launch_attr a;
+                    memset(&a, 0, sizeof(a));
+                    a.capsm = 2; /* a few ms: the call below waits for it */
+                    corun_job *j = nullptr;
+                    std::thread resumer;
+                    CR(corun_launch_stream(ctx, k, {(unsigned)(n / 256), 1, 1}, {256, 1, 1}, 0,
+                                           args, &a, (void *)s, held ? &j : nullptr));
+                    if (held) {
+                        /* stopped now; resumed from another thread while
+                         * the call below waits for it */
+                        (void)corun_job_preempt(j);
+                        resumer = std::thread([j] {
+                            usleep(2000);
+                            (void)corun_job_resume(j, 0);
+                        });
+                    }
+                    float got = call_after(op, x, n, host.data(), s);
+                    if (held) {
+                        resumer.join();
+                        CR(corun_job_wait(j, 60000));
+                        corun_job_release(j);
+                    }
+                    bad += got != (float)(l + 1);
+                }
+                alarm(0);
+                CK(cudaDeviceSynchronize());
+                CK(cudaMemcpy(host.data(), x, (size_t)n * 4, cudaMemcpyDeviceToHost));
+                for (int i = 0; i < n; i++) {
+                    bad += host[i] != (float)loops;
+                }
+                printf("%-70s %4d loops: %s\n", what, loops, bad ? "FAIL" : "ok");
+                failures += bad != 0;
+                if (json) {
+                    fprintf(json, "%s\n  {\"mode\":\"sync\",\"call\":\"%s\",\"stream\":\"%s\","
+                                  "\"preempted\":%d,\"loops\":%d,\"bad\":%d}",
+                            first ? "" : ",", ops[op], sv == 0 ? "default" : "explicit", held,
+                            loops, bad);
+                    first = 0;
+                }
+            }
+        }
+    }
+    if (json) {
+        fprintf(json, "\n]\n");
+        fclose(json);
+    }
+    printf("sync: %s\n", failures ? "FAIL" : "every call returned with the right result");
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,371 @@
+/*
+ * test_direct.c — stream-ordered launches (corun_launch_stream, the backend's
+ * direct_launch) on the simulator: kernels of one stream run one after the
+ * other, released by the device side of the kernel before (not by the
+ * host); a halted kernel holds its stream until it is resumed and done; a
+ * halt that races the last tasks loses no wake-up; a resume opens the gate
+ * of the grid the halt enqueued, with no launch; short kernels run plain.
+ */
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/sim/sim.h"
+#include "corun/corun.h"
+#include "corun/corun_sim.h"
+
+#define US 1000ull
+
+static int stream_a, stream_b; /* their addresses name two streams */
+
+/* Every event polled and not yet taken (a poll may return several). */
+static corun__bevent seen[256];
+static size_t nseen;
+
+static corun__backend *new_sim(const corun__sim_faults *f)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+
+    nseen = 0;
+    corun__sim_opts_default(&o);
+    if (f != NULL) {
+        o.faults = *f;
+    }
+    assert_int_equal(corun__sim_create(&o, &be), CORUN_OK);
+    return be;
+}
+
+static corun__kspec spec_of(const char *name, uint32_t tasks, double task_us)
+{
+    corun__kspec s;
+
+    memset(&s, 0, sizeof(s));
+    snprintf(s.name, sizeof(s.name), "%s", name);
+    s.grid = (corun_dim3){tasks, 1, 1};
+    s.block = (corun_dim3){256, 1, 1};
+    s.shape.threads_per_block = 256;
+    s.shape.regs_per_thread = 32;
+    s.code = CORUN_CODE_SYNTHETIC;
+    s.task_ns = (corun__dist){CORUN_DIST_CONST, task_us * 1e3, 0};
+    return s;
+}
+
+/* When each kernel's workers first claimed (its grid reached the SMs). */
+typedef struct first_claims {
+    corun__bkernel *k[4];
+    uint64_t t[4];
+} first_claims;
+
+static void on_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
+{
+    first_claims *fc = ctx;
+    int i;
+
+    for (i = 0; i < 4; i++) {
+        if (fc->k[i] == k && fc->t[i] == 0) {
+            fc->t[i] = c->time_ns;
+        }
+    }
+}
+
+static corun__bkernel *direct(corun__backend *be, const corun__kspec *s, void *stream,
+                              uint32_t capsm, uint64_t cookie)
+{
+    corun__direct_req r;
+    corun__bkernel *k = NULL;
+    uint32_t per_sm = 0;
+    bool ahead = false;
+    char why[256] = "";
+
+    memset(&r, 0, sizeof(r));
+    r.stream = stream;
+    r.capsm = capsm;
+    r.sm_hi = be->desc.sm_count - 1;
+    if (be->ops->direct_launch(be, s, &r, &k, &per_sm, &ahead, why, sizeof(why)) != CORUN_OK) {
+        fail_msg("direct_launch: %s", why);
+    }
+    be->ops->bind(be, k, cookie);
+    return k;
+}
+
+/* Polls until an event of kind for cookie (taken from what was polled
+ * before if there); returns its time. */
+static uint64_t until_event(corun__backend *be, uint64_t cookie, corun__bev_kind kind,
+                            corun__bevent *got)
+{
+    size_t i;
+
+    for (i = 0;; i++) {
+        if (i == nseen) {
+            size_t n = 0;
+            assert_true(nseen + 8 <= sizeof(seen) / sizeof(seen[0]));
+            assert_int_equal(be->ops->poll(be, UINT64_MAX, seen + nseen, 8, &n), CORUN_OK);
+            nseen += n;
+            if (n == 0) {
+                i--; /* nothing new yet: poll again */
+                continue;
+            }
+        }
+        if (seen[i].cookie == cookie && seen[i].kind == kind) {
+            corun__bevent e = seen[i];
+            memmove(seen + i, seen + i + 1, (nseen - i - 1) * sizeof(seen[0]));
+            nseen--;
+            if (got != NULL) {
+                *got = e;
+            }
+            return e.time_ns;
+        }
+    }
+}
+
+static void assert_all_once(corun__backend *be, corun__bkernel *k, uint64_t tasks)
+{
+    const uint32_t *hits = corun__sim_task_hits(be, k);
+    uint64_t i;
+
+    assert_non_null(hits);
+    for (i = 0; i < tasks; i++) {
+        if (hits[i] != 1) {
+            fail_msg("task %llu ran %u times", (unsigned long long)i, hits[i]);
+        }
+    }
+}
+
+/* Two kernels in one stream: the second reaches the SMs the stream gap after
+ * the first's end on the device -- before the host has heard of that end
+ * (the notify delay is longer than the gap). In another stream, a third
+ * runs beside the first. */
+static void a_stream_runs_its_kernels_in_order_released_by_the_device(void **state)
+{
+    corun__backend *be = new_sim(NULL);
+    corun__kspec sa = spec_of("a", 4000, 20), sb = spec_of("b", 2000, 1),
+                 sc = spec_of("c", 2000, 10);
+    first_claims fc;
+    corun__bkernel *a, *b, *c;
+    uint64_t ta, tc;
+
+    (void)state;
+    memset(&fc, 0, sizeof(fc));
+    corun__sim_set_claim_hook(be, on_claim, &fc);
+    a = direct(be, &sa, &stream_a, 8, 1);
+    b = direct(be, &sb, &stream_a, 132, 2);
+    c = direct(be, &sc, &stream_b, 132, 3);
+    fc.k[0] = a;
+    fc.k[1] = b;
+    fc.k[2] = c;
+    tc = until_event(be, 3, CORUN_BEV_FINISHED, NULL);
+    ta = until_event(be, 1, CORUN_BEV_FINISHED, NULL);
+    (void)until_event(be, 2, CORUN_BEV_FINISHED, NULL);
+    assert_true(fc.t[2] < ta);     /* the other stream did not wait for a */
+    assert_true(tc < ta);
+    /* a ended on the device notify_ns (10 us) before the host read it; b's
+     * grid arrived the stream gap (2.3 us) after that end */
+    assert_true(fc.t[1] >= ta - 10 * US + 2300);
+    assert_true(fc.t[1] < ta);
+    assert_all_once(be, a, 4000);
+    assert_all_once(be, b, 2000);
+    assert_all_once(be, c, 2000);
+    be->ops->kernel_close(be, a);
+    be->ops->kernel_close(be, b);
+    be->ops->kernel_close(be, c);
+    be->ops->destroy(be);
+}
+
+/* Halted: its workers leave, the primary grid's last worker stays and holds
+ * the stream (HELD, nothing running); the kernel behind it does not start.
+ * Opening the gate of the grid enqueued before the halt resumes it with no
+ * launch call; it finishes, and then the one behind runs. */
+static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
+{
+    corun__backend *be = new_sim(NULL);
+    corun__kspec sa = spec_of("a", 20000, 20), sb = spec_of("b", 1000, 5);
+    first_claims fc;
+    corun__launch_req gated;
+    corun__bevent held;
+    corun__sim_stats st0, st1;
+    corun__bkernel *a, *b;
+    uint64_t t;
+
+    (void)state;
+    memset(&fc, 0, sizeof(fc));
+    corun__sim_set_claim_hook(be, on_claim, &fc);
+    a = direct(be, &sa, &stream_a, 132, 1);
+    b = direct(be, &sb, &stream_a, 132, 2);
+    fc.k[0] = a;
+    fc.k[1] = b;
+    {
+        corun__bevent ev[4];
+        size_t n = 0;
+        assert_int_equal(be->ops->poll(be, 200 * US, ev, 4, &n), CORUN_OK);
+        assert_int_equal(n, 0);
+    }
+    memset(&gated, 0, sizeof(gated));
+    gated.nworkers = 132 * 8;
+    gated.base = 132 * 8;
+    gated.gen = 1;
+    gated.gate = 1;
+    gated.cookie = 7;
+    assert_int_equal(be->ops->launch_workers(be, a, &gated), CORUN_OK);
+    assert_int_equal(be->ops->signal(be, a, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
+    for (;;) {
+        until_event(be, 1, CORUN_BEV_HELD, &held);
+        if (held.live == 0) {
+            break;
+        }
+    }
+    assert_true(held.done > 0 && held.done < 20000);
+    /* a long while later, b has still not started */
+    t = be->ops->now_ns(be);
+    {
+        corun__bevent ev[4];
+        size_t n = 0;
+        assert_int_equal(be->ops->poll(be, t + 5000 * US, ev, 4, &n), CORUN_OK);
+        assert_int_equal(n, 0);
+    }
+    assert_int_equal(fc.t[1], 0);
+    corun__sim_get_stats(be, &st0);
+    assert_int_equal(be->ops->signal(be, a, CORUN_SIG_RESUME, 1), CORUN_OK);
+    (void)until_event(be, 1, CORUN_BEV_FINISHED, NULL);
+    (void)until_event(be, 2, CORUN_BEV_FINISHED, NULL);
+    corun__sim_get_stats(be, &st1);
+    assert_int_equal(st1.launches, st0.launches); /* the resume launched nothing */
+    assert_true(fc.t[1] > t + 5000 * US);
+    assert_all_once(be, a, 20000);
+    assert_all_once(be, b, 1000);
+    (void)until_event(be, 7, CORUN_BEV_LAUNCH, NULL); /* the resume grid ended too */
+    be->ops->kernel_close(be, a);
+    be->ops->kernel_close(be, b);
+    be->ops->destroy(be);
+}
+
+/* A halt that lands when every task is claimed (a fault at task 1999 of
+ * 2000): the tasks claimed still run, the primary grid's last worker finds
+ * them done (or waits for them), and the kernel finishes with no resume;
+ * the kernel behind it in the stream runs. */
+static void a_halt_racing_the_last_task_loses_no_wakeup(void **state)
+{
+    corun__sim_faults f;
+    corun__backend *be;
+    corun__kspec sa = spec_of("a", 2000, 30), sb = spec_of("b", 500, 5);
+    corun__bkernel *a, *b;
+
+    (void)state;
+    memset(&f, 0, sizeof(f));
+    snprintf(f.signal_kernel, sizeof(f.signal_kernel), "a");
+    f.signal_at_task = 1999;
+    f.signal_kind = CORUN_SIG_HALT_GEN;
+    f.signal_value = 1;
+    be = new_sim(&f);
+    a = direct(be, &sa, &stream_a, 132, 1);
+    b = direct(be, &sb, &stream_a, 132, 2);
+    (void)until_event(be, 1, CORUN_BEV_FINISHED, NULL);
+    (void)until_event(be, 2, CORUN_BEV_FINISHED, NULL);
+    assert_all_once(be, a, 2000);
+    assert_all_once(be, b, 500);
+    be->ops->kernel_close(be, a);
+    be->ops->kernel_close(be, b);
+    be->ops->destroy(be);
+}
+
+/* Through the host API: a stream-ordered job preempted while a second one
+ * waits behind it in its stream; the second does not start while the first
+ * is paused, and both finish once it is resumed. */
+static void a_preempted_stream_job_holds_the_job_behind_it(void **state)
+{
+    corun_ctx_opts co = {"sim", "manual"};
+    corun_sim_kernel_desc kd;
+    corun_ctx *ctx;
+    corun_kernel *k;
+    corun_job *a, *b;
+    corun_progress pa, pb;
+
+    (void)state;
+    setenv("CORUN_PROFILE_PATH", "off", 1);
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+    memset(&kd, 0, sizeof(kd));
+    kd.name = "k";
+    kd.task_us = 20;
+    assert_int_equal(corun_sim_kernel_register(ctx, &kd, &k), CORUN_OK);
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){40000, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &a),
+                     CORUN_OK);
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){4000, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &b),
+                     CORUN_OK);
+    assert_int_equal(corun_job_preempt(a), CORUN_OK);
+    /* paused: resume waits for that, so resize settles it first */
+    assert_int_equal(corun_job_wait(b, 50), CORUN_ETIMEDOUT);
+    assert_int_equal(corun_job_progress(a, &pa), CORUN_OK);
+    assert_int_equal(corun_job_progress(b, &pb), CORUN_OK);
+    assert_true(pa.done < pa.tasks);
+    assert_int_equal(pb.done, 0);
+    assert_int_equal(corun_job_resume(a, 0), CORUN_OK);
+    assert_int_equal(corun_job_wait(b, -1), CORUN_OK);
+    assert_int_equal(corun_job_wait(a, -1), CORUN_OK);
+    assert_int_equal(corun_job_progress(a, &pa), CORUN_OK);
+    assert_int_equal(pa.done, 40000);
+    corun_job_release(a);
+    corun_job_release(b);
+    corun_ctx_destroy(ctx);
+    unsetenv("CORUN_PROFILE_PATH");
+}
+
+/* A kernel whose last run took less than CORUN_PLAIN_BELOW_US runs plain
+ * (fire-and-forget launches only), and the stream keeps its order. */
+static void short_kernels_run_plain_once_measured(void **state)
+{
+    corun_ctx_opts co = {"sim", "smguard"};
+    corun_sim_kernel_desc kd;
+    corun_ctx *ctx;
+    corun_kernel *k;
+    corun_job *last;
+    int i;
+
+    (void)state;
+    setenv("CORUN_PROFILE_PATH", "off", 1);
+    setenv("CORUN_PLAIN_BELOW_US", "50", 1);
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+    memset(&kd, 0, sizeof(kd));
+    kd.name = "short";
+    kd.task_us = 5;
+    assert_int_equal(corun_sim_kernel_register(ctx, &kd, &k), CORUN_OK);
+    /* the first launch runs as workers and measures */
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &last),
+                     CORUN_OK);
+    assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
+    corun_job_release(last);
+    assert_int_equal(corun_test_plain_launches(ctx), 0);
+    for (i = 0; i < 10; i++) {
+        assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
+                                             (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a,
+                                             NULL),
+                         CORUN_OK);
+    }
+    assert_int_equal(corun_test_plain_launches(ctx), 10);
+    /* a job handle asks for a preemptible kernel: workers */
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &last),
+                     CORUN_OK);
+    assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
+    corun_job_release(last);
+    assert_int_equal(corun_test_plain_launches(ctx), 10);
+    corun_ctx_destroy(ctx);
+    unsetenv("CORUN_PLAIN_BELOW_US");
+    unsetenv("CORUN_PROFILE_PATH");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_stream_runs_its_kernels_in_order_released_by_the_device),
+        cmocka_unit_test(a_halted_kernel_holds_its_stream_until_resumed),
+        cmocka_unit_test(a_halt_racing_the_last_task_loses_no_wakeup),
+        cmocka_unit_test(a_preempted_stream_job_holds_the_job_behind_it),
+        cmocka_unit_test(short_kernels_run_plain_once_measured),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
