@@ -165,7 +165,7 @@ for a in $APPS; do
        > "$work/$a.cmp.txt" 2>&1; then
     equal=yes
   fi
-  via=$(sed -n 's/.*"through_corun": \([0-9]*\), "plain": \([0-9]*\).*/\1\/\2/p' "$stats" 2> /dev/null | tail -1)
+  via=$(sed -n 's/.*"through_corun": \([0-9]*\), "plain": \([0-9]*\), "corun_ran_plain": \([0-9]*\).*/\1\/\2 (\3 of them plain)/p' "$stats" 2> /dev/null | tail -1)
   why=$(sed -n 's/.*"first_plain_reason": "\(.*\)"}.*/\1/p' "$stats" 2> /dev/null | tail -1)
   over=n/a
   if [ -n "$pms" ] && [ -n "$cms" ]; then
@@ -184,7 +184,7 @@ done
 {
   echo
   echo "gpu/apps on ${device:-unknown GPU}: plain nvcc build vs corun-nvcc build (median ms per run)"
-  printf '%-13s %10s %10s %10s  %-6s %-7s %s\n' program "plain ms" "corun ms" "overhead%" equal "corun/plain" "why plain"
+  printf '%-13s %10s %10s %10s  %-6s %-7s %s\n' program "plain ms" "corun ms" "overhead%" equal "corun/shim-plain" "why plain"
   printf '%s\n' "${rows[@]}"
 } | tee -a "$log"
 {

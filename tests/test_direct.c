@@ -338,21 +338,21 @@ static void short_kernels_run_plain_once_measured(void **state)
                      CORUN_OK);
     assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
     corun_job_release(last);
-    assert_int_equal(corun_test_plain_launches(ctx), 0);
+    assert_int_equal(corun_ctx_plain_launches(ctx), 0);
     for (i = 0; i < 10; i++) {
         assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
                                              (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a,
                                              NULL),
                          CORUN_OK);
     }
-    assert_int_equal(corun_test_plain_launches(ctx), 10);
+    assert_int_equal(corun_ctx_plain_launches(ctx), 10);
     /* a job handle asks for a preemptible kernel: workers */
     assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
                                          (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &last),
                      CORUN_OK);
     assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
     corun_job_release(last);
-    assert_int_equal(corun_test_plain_launches(ctx), 10);
+    assert_int_equal(corun_ctx_plain_launches(ctx), 10);
     corun_ctx_destroy(ctx);
     unsetenv("CORUN_PLAIN_BELOW_US");
     unsetenv("CORUN_PROFILE_PATH");

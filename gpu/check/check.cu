@@ -349,6 +349,7 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
     (void)seed;
     (void)quick;
     (void)bad_hits;
+    (void)g_stream;
     fprintf(stderr, "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits)\n");
     return 1;
 #else

@@ -173,7 +173,7 @@ int mode_chain(int launches, int rounds)
            "workers", "+us", "plain");
     for (double us : sizes) {
         std::vector<double> t[3];
-        uint64_t plain0 = corun_test_plain_launches(dflt);
+        uint64_t plain0 = corun_ctx_plain_launches(dflt);
         for (int r = 0; r <= rounds; r++) {
             for (int v = 0; v < 3; v++) {
                 double x = chain_once(v, v == 1 ? dflt : workers, v == 1 ? kd : kw, launches,
@@ -183,7 +183,7 @@ int mode_chain(int launches, int rounds)
                 }
             }
         }
-        uint64_t plain = corun_test_plain_launches(dflt) - plain0;
+        uint64_t plain = corun_ctx_plain_launches(dflt) - plain0;
         double n0 = median(t[0]), n1 = median(t[1]), n2 = median(t[2]);
         printf("%-8.0f %10.2f %10.2f %+10.2f %10.2f %+10.2f %8llu\n", us, n0, n1, n1 - n0, n2,
                n2 - n0, (unsigned long long)plain);

@@ -243,6 +243,12 @@ CORUN_API int corun_launch(corun_ctx *ctx, corun_kernel *k, corun_dim3 grid, cor
 CORUN_API int corun_launch_stream(corun_ctx *ctx, corun_kernel *k, corun_dim3 grid,
                                   corun_dim3 block, uint32_t smem, void **args,
                                   const corun_launch_attr *attr, void *stream, corun_job **out);
+/* Stream-ordered launches of the context that ran as plain kernels so far. */
+CORUN_API uint64_t corun_ctx_plain_launches(corun_ctx *ctx);
+/* One line on the context's state now (jobs by state, launches not yet
+ * taken in by the scheduler, the backend's resources), into buf; for
+ * diagnostics. Safe from any thread; never waits for the scheduler. */
+CORUN_API void corun_ctx_describe(corun_ctx *ctx, char *buf, size_t len);
 
 /* The process-wide context used by transformed programs: created on first
  * use from the CORUN_* settings (backend CORUN_BACKEND, policy

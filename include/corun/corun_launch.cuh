@@ -62,10 +62,12 @@ struct kernel_slot {
 
 namespace detail {
 
-/* How many launches went through corun and how many ran plain, and why the
- * first plain one did: written at exit, as one JSON line appended to the
- * file named by CORUN_LAUNCH_STATS, when that is set (scripts/gpu-apps.sh
- * uses it to show that a transformed program really ran its workers). */
+/* How many launches went through corun and how many the shim ran plain
+ * itself, why the first of those did, and how many of corun's ran plain
+ * (short kernels, corun_ctx_plain_launches): written at exit, as one JSON
+ * line appended to the file named by CORUN_LAUNCH_STATS, when that is set
+ * (scripts/gpu-apps.sh uses it to show that a transformed program really
+ * ran its workers). */
 struct launch_stats {
     std::atomic<unsigned long> corun{0};
     std::atomic<unsigned long> plain{0};
@@ -79,6 +81,8 @@ inline launch_stats &stats()
     return s;
 }
 
+inline corun_ctx *gpu_ctx();
+
 inline void write_stats()
 {
     const char *path = std::getenv("CORUN_LAUNCH_STATS");
@@ -87,8 +91,12 @@ inline void write_stats()
         return;
     }
     launch_stats &s = stats();
-    std::fprintf(f, "{\"through_corun\": %lu, \"plain\": %lu, \"first_plain_reason\": \"%s\"}\n",
-                 s.corun.load(), s.plain.load(), s.have_reason.load() == 2 ? s.reason : "");
+    corun_ctx *ctx = gpu_ctx();
+    std::fprintf(f, "{\"through_corun\": %lu, \"plain\": %lu, \"corun_ran_plain\": %llu, "
+                    "\"first_plain_reason\": \"%s\"}\n",
+                 s.corun.load(), s.plain.load(),
+                 ctx != nullptr ? (unsigned long long)corun_ctx_plain_launches(ctx) : 0ull,
+                 s.have_reason.load() == 2 ? s.reason : "");
     std::fclose(f);
 }
 

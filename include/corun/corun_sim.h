@@ -33,10 +33,6 @@ CORUN_API int corun_sim_kernel_register(corun_ctx *ctx, const corun_sim_kernel_d
  * built with CORUN_TASK_HITS count. */
 CORUN_API int corun_test_count_tasks(corun_kernel *k, uint64_t dptr);
 
-/* Testing: stream-ordered launches of the context that ran as plain kernels
- * so far (corun_launch_stream). */
-CORUN_API uint64_t corun_test_plain_launches(corun_ctx *ctx);
-
 #ifdef __cplusplus
 }
 #endif

@@ -330,7 +330,7 @@ CORUN_API int corun_ctx_runs_cuda(const corun_ctx *c)
     return c != NULL && (c->caps & CORUN_BE_USER_CODE) != 0;
 }
 
-CORUN_API uint64_t corun_test_plain_launches(corun_ctx *c)
+CORUN_API uint64_t corun_ctx_plain_launches(corun_ctx *c)
 {
     uint64_t n;
 
@@ -339,6 +339,34 @@ CORUN_API uint64_t corun_test_plain_launches(corun_ctx *c)
     n = corun__sched_direct_plain(c->s);
     pthread_mutex_unlock(&c->mu);
     return n;
+}
+
+CORUN_API void corun_ctx_describe(corun_ctx *c, char *buf, size_t len)
+{
+    unsigned queued = 0, n[6] = {0, 0, 0, 0, 0, 0};
+    char be[200] = "";
+    corun_job *j;
+
+    pthread_mutex_lock(&c->q_mu);
+    for (j = c->q_head; j != NULL; j = j->qnext) {
+        queued++;
+    }
+    pthread_mutex_unlock(&c->q_mu);
+    if (pthread_mutex_trylock(&c->mu) == 0) {
+        corun__kernel *k;
+        for (k = corun__sched_first(c->s); k != NULL; k = k->next) {
+            n[k->state]++;
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
+    if (c->be->ops->describe != NULL) {
+        c->be->ops->describe(c->be, be, sizeof(be));
+    }
+    snprintf(buf, len, "jobs: %u waiting, %u running, %u stopping, %u paused, %u done (not yet "
+             "released); %u launches not yet taken in; plain so far %llu; %s",
+             n[CORUN_KS_WAITING], n[CORUN_KS_RUNNING], n[CORUN_KS_STOPPING], n[CORUN_KS_PAUSED],
+             n[CORUN_KS_DONE] + n[CORUN_KS_FAILED], queued,
+             (unsigned long long)corun__sched_direct_plain(c->s), be);
 }
 
 /* ---- kernels -------------------------------------------------------------- */

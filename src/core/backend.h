@@ -217,6 +217,9 @@ typedef struct corun__backend_ops {
                  size_t why_len);
     /* Optional: make a poll() in progress on another thread return. */
     void (*wake)(corun__backend *be);
+    /* Optional: a line on the backend's state now (control blocks in use,
+     * launches in flight), for diagnostics; any thread. */
+    void (*describe)(corun__backend *be, char *buf, size_t len);
     void (*destroy)(corun__backend *be);
 } corun__backend_ops;
 

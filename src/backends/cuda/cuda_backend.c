@@ -543,6 +543,20 @@ static void cuda_destroy(corun__backend *be)
     free(b);
 }
 
+static void cuda_describe(corun__backend *be, char *buf, size_t len)
+{
+    cuda_backend *b = cb(be);
+    uint32_t free_n, ndirty;
+
+    pthread_mutex_lock(&b->pool_mu);
+    free_n = b->free_n;
+    ndirty = b->ndirty;
+    pthread_mutex_unlock(&b->pool_mu);
+    snprintf(buf, len, "cuda: %u of %d control blocks free, %u being zeroed, %u direct kernels "
+             "watched, %d waiter threads", free_n, CTL_SLOTS, ndirty,
+             atomic_load_explicit(&b->ndirect, memory_order_relaxed), b->nwaiters);
+}
+
 static const corun__backend_ops cuda_ops = {
     .name = "cuda",
     .caps = CORUN_BE_USER_CODE | CORUN_BE_DIRECT,
@@ -560,6 +574,7 @@ static const corun__backend_ops cuda_ops = {
     .poll = corun__cuda_poll,
     .rates = corun__cuda_rates,
     .wake = corun__cuda_wake,
+    .describe = cuda_describe,
     .destroy = cuda_destroy,
 };
 

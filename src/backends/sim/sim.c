@@ -103,6 +103,13 @@ void corun__sim_apply_writes(corun__sim *s, corun__bkernel *k, const corun__ctl_
 
 static void kernel_free(corun__sim *s, corun__bkernel *k)
 {
+    uint32_t i;
+
+    for (i = 0; i < s->nstreams; i++) {
+        if (s->streams[i].tail == k) {
+            s->streams[i].tail = NULL; /* over: the stream is free */
+        }
+    }
     cancel_events(s, k);
     if (k->prev != NULL) {
         k->prev->next = k->next;
