@@ -39,7 +39,7 @@ static void file_on_disk_matches_builtin(void **state)
     corun__scenario a;
     char why[512] = "";
 
-    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/ls-batch.json"), &a, why,
+    assert_int_equal(corun__scenario_load(corun_test_path("scenarios/ls-batch.json"), &a, why,
                                           sizeof(why)),
                      CORUN_OK);
     assert_int_equal(corun__scenario_parse(corun__scenario_default_text(), "b", &sc, why,
@@ -135,7 +135,7 @@ static void bench_scenarios_parse(void **state)
 
     for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
         char rel[128], why[512] = "";
-        snprintf(rel, sizeof(rel), "bench/scenarios/%s", files[f]);
+        snprintf(rel, sizeof(rel), "scenarios/%s", files[f]);
         if (corun__scenario_load(corun_test_path(rel), &sc, why, sizeof(why)) != CORUN_OK) {
             fail_msg("%s", why);
         }

@@ -40,7 +40,7 @@ void corun__usage_experiment(FILE *out)
             "                        [--duration-ms MS] [--quiet]\n"
             "\n"
             "Runs one of the papers' experiments over the scenario files in DIR\n"
-            "(default bench/scenarios) and prints its results as one JSON object:\n"
+            "(default scenarios/) and prints its results as one JSON object:\n"
             "\n"
             "  hpf      FLEP 6.3.1: speedup of a high-priority kernel behind a long\n"
             "           low-priority one, flep-hpf over mps (28 pairs)\n"
@@ -74,7 +74,7 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     int i, quiet = 0;
 
     memset(&o, 0, sizeof(o));
-    o.dir = "bench/scenarios";
+    o.dir = "scenarios";
     for (i = 0; i < argc; i++) {
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {

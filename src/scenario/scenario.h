@@ -75,7 +75,7 @@ int corun__scenario_load(const char *path, corun__scenario *out, char *why, size
 int corun__scenario_parse(const char *text, const char *origin, corun__scenario *out, char *why,
                           size_t why_len);
 /* The LS+batch scenario of SMGuard §6.2 that `corun demo` runs by default
- * (bench/scenarios/ls-batch.json holds the same text). */
+ * (scenarios/ls-batch.json holds the same text). */
 const char *corun__scenario_default_text(void);
 
 /* ------------------------------------------------------------------------ */
