@@ -5,27 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
-#include "backends/create.h"
 #include "cli/cli.h"
 #include "scenario/experiments.h"
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Progress lines carry the seconds since the experiment started, so a
  * slow run set on a GPU shows where the time went. */
 static void log_line(void *ctx, const char *line)
 {
     static double t0;
-    double now = mono_s();
+    double now = corun__cli_now_s();
 
     if (t0 == 0) {
         t0 = now;
@@ -70,7 +61,6 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     char backend[16] = "sim", why[1024] = "";
     unsigned long long v;
     json_t *res;
-    char *text;
     int i, quiet = 0;
 
     memset(&o, 0, sizeof(o));
@@ -111,9 +101,7 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
             }
             o.max_sets = (size_t)v;
         } else if (strcmp(argv[i], "--duration-ms") == 0) {
-            char *end = NULL;
-            o.duration_ms = strtod(val, &end);
-            if (end == val || *end != '\0' || !(o.duration_ms > 0) || o.duration_ms > 1e7) {
+            if (corun__parse_ms(val, &o.duration_ms) != 0) {
                 fprintf(stderr, "corun experiment: --duration-ms needs a number in (0, 1e7]\n");
                 return CORUN_EXIT_USAGE;
             }
@@ -130,9 +118,7 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     }
     mk.cli = cli;
     mk.backend = backend;
-    o.env.make_backend = corun__cli_make_backend;
-    o.env.make_ctx = &mk;
-    o.env.settings = cli->settings;
+    corun__cli_run_env(&o.env, &mk);
     o.backend = backend;
     if (!quiet) {
         o.log = log_line;
@@ -143,9 +129,6 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
         fprintf(stderr, "corun experiment: %s\n", why);
         return strstr(why, "unknown experiment") ? CORUN_EXIT_USAGE : CORUN_EXIT_FAIL;
     }
-    text = json_dumps(res, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-    printf("%s\n", text);
-    free(text);
-    json_decref(res);
+    corun__cli_print_json(res);
     return CORUN_EXIT_OK;
 }

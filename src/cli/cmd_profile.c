@@ -10,20 +10,12 @@
 
 #include <jansson.h>
 
-#include "backends/create.h"
 #include "cli/cli.h"
 #include "core/duration_model.h"
 #include "core/intensity.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
 #include "scenario/scenario.h"
-
-int corun__cli_make_backend(void *vctx, const corun__scenario *sc, uint64_t seed,
-                            corun__backend **out, char *why, size_t why_len)
-{
-    const corun__cli_maker *m = vctx;
-    return corun__backend_create(m->backend, &m->cli->settings, &sc->gpu, seed, out, why, why_len);
-}
 
 /* The store's file from the settings; prints why and returns -1 without one. */
 static int store_path(const corun__cli *cli, char *path, size_t len)
@@ -73,10 +65,7 @@ static int train(corun__cli *cli, const corun__scenario *sc, const char *backend
     size_t i;
     int rc = CORUN_OK;
 
-    memset(&env, 0, sizeof(env));
-    env.make_backend = corun__cli_make_backend;
-    env.make_ctx = &mk;
-    env.settings = cli->settings;
+    corun__cli_run_env(&env, &mk);
     corun__train_opts_default(&o, &cli->settings);
     o.runs = runs;
     o.profile_runs = profile_runs;
@@ -124,10 +113,7 @@ int corun__cli_ensure_profiles(corun__cli *cli, const corun__scenario *sc, const
         fprintf(stderr, "corun: the policy runs without kernel profiles\n");
         return 0;
     }
-    memset(&env, 0, sizeof(env));
-    env.make_backend = corun__cli_make_backend;
-    env.make_ctx = &mk;
-    env.settings = cli->settings;
+    corun__cli_run_env(&env, &mk);
     if (corun__scenario_ensure_profiles(sc, &env, backend, path, needs, log_line, &quiet, why,
                                         sizeof(why)) != CORUN_OK) {
         fprintf(stderr, "corun: profiling failed: %s\n", why);
@@ -352,15 +338,11 @@ int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
     }
     if (json) {
         json_t *root = json_object();
-        char *text;
         json_object_set_new(root, "store", json_string(path));
         json_object_set_new(root, "holdout", json_real(cli->settings.profile_holdout));
         json_object_set_new(root, "kernels", kernels);
         json_object_set_new(root, "mean_mape", nmape ? json_real(mape_sum / nmape) : json_null());
-        text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-        printf("%s\n", text);
-        free(text);
-        json_decref(root);
+        corun__cli_print_json(root);
     } else if (nmape > 0) {
         printf("duration model: mean held-out error %.2f%% over %zu kernels (FLEP reports 6.9%%)\n",
                mape_sum / nmape * 100, nmape);
