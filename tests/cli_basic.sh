@@ -70,6 +70,12 @@ expect 1 "registers per thread" -- occupancy --threads 128 --regs 300
 expect 2 "--threads is required" -- occupancy --regs 32
 expect 0 "blocks_per_sm 8" -- occupancy --threads 256 --regs 32
 expect 0 "CORUN_CHUNK_BUDGET_US" -- config
+for v in CORUN_SCENARIOS CORUN_CACHE CORUN_LAUNCH_STATS; do
+  expect 0 "$v" -- config
+done
+# a reservation given by its variable overrides the scenario's, as --reserve does
+expect_run 2 "500 CapSMs is larger" -- env CORUN_RESERVE_CAPSM=500 "$corun" demo --backend sim
+expect 2 "500 CapSMs is larger" -- --set RESERVE_CAPSM=500 demo --backend sim
 expect 0 "smguard" -- policies
 
 # The demo's JSON has the documented keys, one object per system.

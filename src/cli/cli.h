@@ -23,7 +23,6 @@ struct corun__run_env;
 
 typedef struct corun__cli {
     corun__settings settings;  /* defaults, then CORUN_* variables, then --set */
-    int reserve_set;   /* --reserve or CORUN_RESERVE_CAPSM given: overrides scenarios */
 } corun__cli;
 
 typedef struct corun__command {

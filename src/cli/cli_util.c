@@ -60,9 +60,6 @@ int corun__cli_set(corun__cli *cli, const char *assignment)
         fprintf(stderr, "corun: %s\n", why);
         return -1;
     }
-    if (strcmp(name, "reserve_capsm") == 0 || strcmp(name, "CORUN_RESERVE_CAPSM") == 0) {
-        cli->reserve_set = 1;
-    }
     return 0;
 }
 
@@ -280,7 +277,7 @@ int corun__cli_load_run_scenario(const corun__cli *cli, const corun__run_opts *o
     if (o->duration_ms > 0) {
         sc->duration_ns = o->duration_ms * 1e6;
     }
-    if (cli->reserve_set) {
+    if (corun__settings_given(&cli->settings, "reserve_capsm")) {
         sc->reserve_capsm = (uint32_t)cli->settings.reserve_capsm;
         sc->has_reserve = 1;
     }

@@ -65,7 +65,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "corun: %s\n", why);
         return CORUN_EXIT_USAGE;
     }
-    cli.reserve_set = getenv("CORUN_RESERVE_CAPSM") != NULL;
 
     for (i = 1; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
