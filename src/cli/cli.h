@@ -88,6 +88,11 @@ int corun__cli_take_backend(corun__cli *cli, const char *cmd, int *argc, char **
  * go to the settings. Returns -1 on a bad command line. */
 int corun__cli_parse_run_opts(corun__cli *cli, const char *cmd, int argc, char **argv,
                               corun__run_opts *o, int allow_systems);
+/* Finds the scenario `name` (a path, or a name looked up as
+ * corun__scenario_find says) and loads it into *sc. Returns -1 after
+ * printing "who: why" if it is missing or bad. */
+int corun__cli_scenario_load(const corun__cli *cli, const char *who, const char *name,
+                             struct corun__scenario *sc);
 /* Loads o->scenario (or the built-in ls-batch) into *sc and applies --apps,
  * --duration-ms and a reservation given as a setting (which overrides the
  * scenario's). Returns -1 on a missing or bad file or a bad override. */

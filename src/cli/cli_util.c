@@ -255,19 +255,32 @@ static int select_apps(corun__scenario *sc, const char *list)
     return 0;
 }
 
+int corun__cli_scenario_load(const corun__cli *cli, const char *who, const char *name,
+                             corun__scenario *sc)
+{
+    char path[4096], why[1024];
+
+    if (corun__scenario_find(name, &cli->settings, path, sizeof(path), why, sizeof(why)) !=
+            CORUN_OK ||
+        corun__scenario_load(path, sc, why, sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "%s: %s\n", who, why);
+        return -1;
+    }
+    CORUN_LOG(CORUN_LOG_INFO, "scenario", "'%s' is %s", name, path);
+    return 0;
+}
+
 int corun__cli_load_run_scenario(const corun__cli *cli, const corun__run_opts *o,
                                  corun__scenario *sc)
 {
     char why[512];
-    int rc;
 
     if (o->scenario != NULL) {
-        rc = corun__scenario_load(o->scenario, sc, why, sizeof(why));
-    } else {
-        rc = corun__scenario_parse(corun__scenario_default_text(), "(built-in ls-batch)", sc, why,
-                                   sizeof(why));
-    }
-    if (rc != CORUN_OK) {
+        if (corun__cli_scenario_load(cli, "corun", o->scenario, sc) != 0) {
+            return -1;
+        }
+    } else if (corun__scenario_parse(corun__scenario_default_text(), "(built-in ls-batch)", sc,
+                                     why, sizeof(why)) != CORUN_OK) {
         fprintf(stderr, "corun: %s\n", why);
         return -1;
     }

@@ -31,7 +31,8 @@ void corun__usage_experiment(FILE *out)
             "                        [--duration-ms MS] [--quiet]\n"
             "\n"
             "Runs one of the papers' experiments over the scenario files in DIR\n"
-            "(default scenarios/) and prints its results as one JSON object:\n"
+            "(default: the first scenario folder found, as for corun sim --scenario NAME)\n"
+            "and prints its results as one JSON object:\n"
             "\n"
             "  hpf      FLEP 6.3.1: speedup of a high-priority kernel behind a long\n"
             "           low-priority one, flep-hpf over mps (28 pairs)\n"
@@ -58,13 +59,12 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     corun__exp_opts o;
     corun__cli_maker mk;
     const char *name = NULL;
-    char backend[16] = "sim", why[1024] = "";
+    char backend[16] = "sim", why[1024] = "", dir[4096];
     unsigned long long v;
     json_t *res;
     int i, quiet = 0;
 
     memset(&o, 0, sizeof(o));
-    o.dir = "scenarios";
     for (i = 0; i < argc; i++) {
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
@@ -115,6 +115,14 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
         fprintf(stderr,
                 "corun experiment: which one? (hpf, srt, spatial, ffs, model, slate, all)\n");
         return CORUN_EXIT_USAGE;
+    }
+    if (o.dir == NULL) {
+        if (corun__scenario_default_dir(&cli->settings, dir, sizeof(dir)) != CORUN_OK) {
+            fprintf(stderr, "corun experiment: no scenario folder (--dir DIR or CORUN_SCENARIOS "
+                            "names one)\n");
+            return CORUN_EXIT_USAGE;
+        }
+        o.dir = dir;
     }
     mk.cli = cli;
     mk.backend = backend;

@@ -167,7 +167,8 @@ void corun__usage_profile(FILE *out)
             "bandwidth over the device's peaks) and its Slate class.\n"
             "\n"
             "  --train-scenario FILE  first run the kernel of every application of the\n"
-            "                         scenario alone on the GPU, N times at random input\n"
+            "                         scenario (a file or a name, as corun sim --scenario\n"
+            "                         takes) alone on the GPU, N times at random input\n"
             "                         sizes (a tenth of the app's to the app's) and 3 times\n"
             "                         at its own size, and record the runs and profiles\n"
             "  --runs N               training runs per kernel (default CORUN_PROFILE_TRAIN_RUNS)\n"
@@ -244,14 +245,12 @@ static int train_scenario(corun__cli *cli, const profile_opts *o, const char *pa
     corun__scenario *sc = malloc(sizeof(*sc));
     int apps[CORUN_SCENARIO_MAX_APPS];
     size_t i, n = 0;
-    char why[512];
     int rc;
 
     if (sc == NULL) {
         return CORUN_EXIT_FAIL;
     }
-    if (corun__scenario_load(o->scenario, sc, why, sizeof(why)) != CORUN_OK) {
-        fprintf(stderr, "corun profile: %s\n", why);
+    if (corun__cli_scenario_load(cli, "corun profile", o->scenario, sc) != 0) {
         free(sc);
         return CORUN_EXIT_USAGE;
     }
