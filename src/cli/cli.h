@@ -80,12 +80,11 @@ typedef struct corun__run_opts {
     double duration_ms;       /* 0 = the scenario's */
 } corun__run_opts;
 
-/* Takes --backend B out of argv (shifting the rest down) and sets it, so
- * that it applies whatever its place. Returns -1 on a bad value. */
-int corun__cli_take_backend(corun__cli *cli, const char *cmd, int *argc, char **argv);
 /* Parses the options demo and sim share into *o (which holds the defaults);
- * --systems LIST if allow_systems, else --policy NAME. --reserve and --seed
- * go to the settings. Returns -1 on a bad command line. */
+ * --systems LIST if allow_systems, else --policy NAME. --backend (taken
+ * first, wherever it stands, so it applies to everything), --reserve and
+ * --seed go to the settings. May reorder argv. Returns -1 on a bad command
+ * line. */
 int corun__cli_parse_run_opts(corun__cli *cli, const char *cmd, int argc, char **argv,
                               corun__run_opts *o, int allow_systems);
 /* Finds the scenario `name` (a path, or a name looked up as
@@ -115,6 +114,16 @@ int corun__cli_make_backend(void *ctx, const struct corun__scenario *sc, uint64_
 /* A run environment that makes mk's backend with the CLI's settings and
  * reports no progress. mk must outlive it. */
 void corun__cli_run_env(struct corun__run_env *env, corun__cli_maker *mk);
+
+/* What demo and sim do before their runs: loads the scenario into *sc, a
+ * new allocation the caller frees (corun__cli_load_run_scenario), resolves
+ * the backend into backend (len bytes), records the kernel profiles o's
+ * policies lack unless --no-train, and makes *env with *mk, which names that
+ * backend. Returns CORUN_EXIT_OK, or the exit code after printing why (*sc
+ * is then NULL). */
+int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, struct corun__scenario **sc,
+                           char *backend, size_t len, corun__cli_maker *mk,
+                           struct corun__run_env *env);
 
 /* Records, for every kernel of the scenario, what a policy with these needs
  * (CORUN_POLICY_NEEDS_*) lacks in the profile store on this backend: solo

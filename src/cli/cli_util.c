@@ -72,7 +72,9 @@ double corun__cli_now_s(void)
 
 /* --- the options of demo and sim ------------------------------------------- */
 
-int corun__cli_take_backend(corun__cli *cli, const char *cmd, int *argc, char **argv)
+/* Takes --backend B out of argv (shifting the rest down) and sets it.
+ * Returns -1 on a bad value. */
+static int take_backend(corun__cli *cli, const char *cmd, int *argc, char **argv)
 {
     int i, j = 0;
 
@@ -167,6 +169,9 @@ int corun__cli_parse_run_opts(corun__cli *cli, const char *cmd, int argc, char *
 {
     int i;
 
+    if (take_backend(cli, cmd, &argc, argv) != 0) {
+        return -1;
+    }
     for (i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--json") == 0) {
@@ -336,6 +341,41 @@ void corun__cli_run_env(corun__run_env *env, corun__cli_maker *mk)
     env->make_backend = corun__cli_make_backend;
     env->make_ctx = mk;
     env->settings = mk->cli->settings;
+}
+
+int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, corun__scenario **out,
+                           char *backend, size_t len, corun__cli_maker *mk, corun__run_env *env)
+{
+    corun__scenario *sc = malloc(sizeof(*sc));
+    unsigned needs = 0;
+    size_t i;
+    int rc = CORUN_EXIT_FAIL;
+
+    *out = NULL;
+    if (sc == NULL) {
+        return CORUN_EXIT_FAIL;
+    }
+    if (corun__cli_load_run_scenario(cli, o, sc) != 0) {
+        rc = CORUN_EXIT_USAGE;
+        goto out_free_sc;
+    }
+    if (corun__cli_resolve_backend(cli, sc, backend, len) != 0) {
+        goto out_free_sc;
+    }
+    for (i = 0; i < o->nsystems; i++) {
+        needs |= corun__policy_find(o->systems[i])->needs;
+    }
+    if (!o->no_train && corun__cli_ensure_profiles(cli, sc, backend, needs, o->quiet) != 0) {
+        goto out_free_sc;
+    }
+    mk->cli = cli;
+    mk->backend = backend;
+    corun__cli_run_env(env, mk);
+    *out = sc;
+    return CORUN_EXIT_OK;
+out_free_sc:
+    free(sc);
+    return rc;
 }
 
 /* --- output ---------------------------------------------------------------- */

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/policy.h"
 #include "scenario/scenario.h"
 
 /* Progress on a terminal: one line rewritten in place. */
@@ -136,8 +135,7 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     corun__demo_row rows[CORUN_CLI_MAX_SYSTEMS];
     corun__cli_maker mk;
     char backend[16];
-    size_t i;
-    int rc = CORUN_EXIT_FAIL, tty = isatty(STDERR_FILENO);
+    int rc, tty = isatty(STDERR_FILENO);
     double t;
 
     memset(&o, 0, sizeof(o));
@@ -145,33 +143,13 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     snprintf(o.systems[1], sizeof(o.systems[1]), "priority");
     snprintf(o.systems[2], sizeof(o.systems[2]), "smguard");
     o.nsystems = 3;
-    if (corun__cli_take_backend(cli, "demo", &argc, argv) != 0 ||
-        corun__cli_parse_run_opts(cli, "demo", argc, argv, &o, 1) != 0) {
+    if (corun__cli_parse_run_opts(cli, "demo", argc, argv, &o, 1) != 0) {
         return CORUN_EXIT_USAGE;
     }
-    sc = malloc(sizeof(*sc));
-    if (sc == NULL) {
-        return CORUN_EXIT_FAIL;
+    rc = corun__cli_prepare_run(cli, &o, &sc, backend, sizeof(backend), &mk, &env);
+    if (rc != CORUN_EXIT_OK) {
+        return rc;
     }
-    if (corun__cli_load_run_scenario(cli, &o, sc) != 0) {
-        rc = CORUN_EXIT_USAGE;
-        goto out_free_sc;
-    }
-    if (corun__cli_resolve_backend(cli, sc, backend, sizeof(backend)) != 0) {
-        goto out_free_sc;
-    }
-    if (!o.no_train) {
-        unsigned needs = 0;
-        for (i = 0; i < o.nsystems; i++) {
-            needs |= corun__policy_find(o.systems[i])->needs;
-        }
-        if (corun__cli_ensure_profiles(cli, sc, backend, needs, o.quiet) != 0) {
-            goto out_free_sc;
-        }
-    }
-    mk.cli = cli;
-    mk.backend = backend;
-    corun__cli_run_env(&env, &mk);
     if (!o.quiet) {
         fprintf(stderr, "corun demo: scenario '%s' on %s, %.0f ms per run\n", sc->name, backend,
                 sc->duration_ns * 1e-6);

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/policy.h"
 #include "scenario/scenario.h"
 
 void corun__usage_sim(FILE *out)
@@ -221,41 +220,24 @@ int corun__cmd_sim(corun__cli *cli, int argc, char **argv)
     corun__run_env env;
     corun__cli_maker mk;
     char backend[16];
-    int rc = CORUN_EXIT_FAIL;
+    int rc;
 
     memset(&o, 0, sizeof(o));
     if (strcmp(cli->settings.backend, "auto") == 0) {
         (void)corun__cli_set(cli, "backend=sim");
     }
-    if (corun__cli_take_backend(cli, "sim", &argc, argv) != 0 ||
-        corun__cli_parse_run_opts(cli, "sim", argc, argv, &o, 0) != 0) {
+    if (corun__cli_parse_run_opts(cli, "sim", argc, argv, &o, 0) != 0) {
         return CORUN_EXIT_USAGE;
     }
     if (o.scenario == NULL || o.nsystems != 1) {
         fprintf(stderr, "corun sim: --scenario FILE and --policy NAME are required\n");
         return CORUN_EXIT_USAGE;
     }
-    sc = malloc(sizeof(*sc));
-    if (sc == NULL) {
-        return CORUN_EXIT_FAIL;
+    rc = corun__cli_prepare_run(cli, &o, &sc, backend, sizeof(backend), &mk, &env);
+    if (rc != CORUN_EXIT_OK) {
+        return rc;
     }
-    if (corun__cli_load_run_scenario(cli, &o, sc) != 0) {
-        rc = CORUN_EXIT_USAGE;
-        goto out_free_sc;
-    }
-    if (corun__cli_resolve_backend(cli, sc, backend, sizeof(backend)) != 0) {
-        goto out_free_sc;
-    }
-    if (!o.no_train &&
-        corun__cli_ensure_profiles(cli, sc, backend, corun__policy_find(o.systems[0])->needs,
-                                   o.quiet) != 0) {
-        goto out_free_sc;
-    }
-    mk.cli = cli;
-    mk.backend = backend;
-    corun__cli_run_env(&env, &mk);
     rc = run_and_report(sc, &env, &o, backend);
-out_free_sc:
     free(sc);
     return rc;
 }
