@@ -160,11 +160,11 @@ if has demo; then
 fi
 if has demotrace; then
   run_step demotrace 120 bash -c "for p in mps smguard; do \
-      '$BUILD/corun' sim --scenario bench/scenarios/ls-batch.json --policy \$p --backend cuda \
+      '$BUILD/corun' sim --scenario scenarios/ls-batch.json --policy \$p --backend cuda \
         --json --quiet > '$OUT/demotrace-'\$p.json || exit 1; done; \
-      '$BUILD/corun' sim --scenario bench/scenarios/ls-batch.json --policy smguard --reserve 66 \
+      '$BUILD/corun' sim --scenario scenarios/ls-batch.json --policy smguard --reserve 66 \
         --backend cuda --json --quiet > '$OUT/demotrace-smguard66.json' && \
-      '$BUILD/corun' sim --scenario bench/scenarios/ls-batch.json --apps ls --policy smguard \
+      '$BUILD/corun' sim --scenario scenarios/ls-batch.json --apps ls --policy smguard \
         --backend cuda --json --quiet > '$OUT/demotrace-ls.json'"
 fi
 has overhead && run_step overhead 300 "$GC" overhead --reps 15 --json "$OUT/overhead.json"
@@ -215,10 +215,10 @@ if has counters; then
   out_abs=$(cd "$OUT" && pwd)
   run_step counters 200 bash -c "for app in bs gs mm rg tr; do \
       CORUN_PROFILE_COUNTERS=1 CORUN_PROFILE_PATH='$out_abs/profiles-counters.txt' timeout 60 \
-        '$BUILD/corun' profile --train-scenario bench/scenarios/slate-pairs.json --runs 5 \
+        '$BUILD/corun' profile --train-scenario scenarios/slate-pairs.json --runs 5 \
         --app \$app --backend cuda 2>&1 | grep -E 'rates of|failed' || exit 1; \
       CORUN_PROFILE_COUNTERS=0 CORUN_PROFILE_PATH='$out_abs/profiles-counted.txt' timeout 60 \
-        '$BUILD/corun' profile --train-scenario bench/scenarios/slate-pairs.json --runs 5 \
+        '$BUILD/corun' profile --train-scenario scenarios/slate-pairs.json --runs 5 \
         --app \$app --backend cuda 2>&1 | grep -E 'rates of|failed' || exit 1; done; \
     echo '-- counters'; CORUN_PROFILE_PATH='$out_abs/profiles-counters.txt' '$BUILD/corun' profile; \
     echo '-- counted'; CORUN_PROFILE_PATH='$out_abs/profiles-counted.txt' '$BUILD/corun' profile"

@@ -70,7 +70,26 @@ expect 1 "registers per thread" -- occupancy --threads 128 --regs 300
 expect 2 "--threads is required" -- occupancy --regs 32
 expect 0 "blocks_per_sm 8" -- occupancy --threads 256 --regs 32
 expect 0 "CORUN_CHUNK_BUDGET_US" -- config
+for v in CORUN_SCENARIOS CORUN_CACHE CORUN_LAUNCH_STATS; do
+  expect 0 "$v" -- config
+done
+# a reservation given by its variable overrides the scenario's, as --reserve does
+expect_run 2 "500 CapSMs is larger" -- env CORUN_RESERVE_CAPSM=500 "$corun" demo --backend sim
+expect 2 "500 CapSMs is larger" -- --set RESERVE_CAPSM=500 demo --backend sim
 expect 0 "smguard" -- policies
+
+# A scenario by name or by its path in the source tree, from any folder:
+# the path as given, then CORUN_SCENARIOS, the installed ones, the source tree's.
+expect_run 0 "scenario ls-batch, policy mps" -- \
+  bash -c "cd / && '$corun' sim --scenario ls-batch --policy mps --duration-ms 20 --quiet"
+expect_run 0 "is $src/scenarios/ls-batch.json" -- \
+  bash -c "cd / && '$corun' --log-level info sim --scenario scenarios/ls-batch.json --policy mps \
+           --duration-ms 20 --quiet"
+sed 's/"name": *"ls-batch"/"name": "mine"/' "$src/scenarios/ls-batch.json" > "$tmp/ls-batch.json"
+expect_run 0 "scenario mine, policy mps" -- \
+  env CORUN_SCENARIOS="$tmp" "$corun" sim --scenario ls-batch --policy mps --duration-ms 20 --quiet
+expect 2 "no scenario 'nope': not a file here, nor in" -- sim --scenario nope --policy mps
+expect_run 2 "nor in $tmp," -- env CORUN_SCENARIOS="$tmp" "$corun" sim --scenario nope --policy mps
 
 # The demo's JSON has the documented keys, one object per system.
 json=$(CORUN_BACKEND=sim "$corun" demo --json --quiet --duration-ms 200 2>/dev/null)

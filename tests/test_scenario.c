@@ -39,7 +39,7 @@ static void file_on_disk_matches_builtin(void **state)
     corun__scenario a;
     char why[512] = "";
 
-    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/ls-batch.json"), &a, why,
+    assert_int_equal(corun__scenario_load(corun_test_path("scenarios/ls-batch.json"), &a, why,
                                           sizeof(why)),
                      CORUN_OK);
     assert_int_equal(corun__scenario_parse(corun__scenario_default_text(), "b", &sc, why,
@@ -122,7 +122,7 @@ static void intensities_and_bandwidth_bound_kernels(void **state)
 
 /* Every scenario file of the experiments parses, says what it is, and its
  * kernels of one name behave alike (a profile is per kernel name). */
-static void bench_scenarios_parse(void **state)
+static void scenario_files_parse(void **state)
 {
     static const char *const files[] = {
         "flep-hpf-pairs.json",  "flep-hpf-2kernel.json", "flep-hpf-spatial.json",
@@ -135,7 +135,7 @@ static void bench_scenarios_parse(void **state)
 
     for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
         char rel[128], why[512] = "";
-        snprintf(rel, sizeof(rel), "bench/scenarios/%s", files[f]);
+        snprintf(rel, sizeof(rel), "scenarios/%s", files[f]);
         if (corun__scenario_load(corun_test_path(rel), &sc, why, sizeof(why)) != CORUN_OK) {
             fail_msg("%s", why);
         }
@@ -161,6 +161,51 @@ static void missing_file(void **state)
     assert_non_null(strstr(why, "/nonexistent/x.json"));
 }
 
+/* A scenario by name from anywhere: the path as given, CORUN_SCENARIOS,
+ * then (for the build folder's programs) the source tree's scenarios/. */
+static void found_by_name(void **state)
+{
+    corun__settings set;
+    char dir[256], path[4096], file[512], why[1024] = "", src[4096];
+    FILE *f;
+
+    corun__settings_default(&set);
+    snprintf(src, sizeof(src), "%s", corun_test_path("scenarios/ls-batch.json"));
+    assert_int_equal(corun__scenario_find("ls-batch", &set, path, sizeof(path), why, sizeof(why)),
+                     CORUN_OK);
+    assert_string_equal(path, src);
+    assert_int_equal(corun__scenario_find("scenarios/slate-pairs.json", &set, path, sizeof(path),
+                                          why, sizeof(why)),
+                     CORUN_OK);
+    assert_string_equal(path, corun_test_path("scenarios/slate-pairs.json"));
+    /* CORUN_SCENARIOS comes before the installed and source folders */
+    corun_test_mkdtemp(dir, sizeof(dir), "find");
+    snprintf(file, sizeof(file), "%s/ls-batch.json", dir);
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fputs("{}", f);
+    fclose(f);
+    snprintf(set.scenarios, sizeof(set.scenarios), "%s", dir);
+    assert_int_equal(corun__scenario_find("ls-batch", &set, path, sizeof(path), why, sizeof(why)),
+                     CORUN_OK);
+    assert_string_equal(path, file);
+    assert_int_equal(corun__scenario_default_dir(&set, path, sizeof(path)), CORUN_OK);
+    assert_string_equal(path, dir);
+    /* an absolute path is taken as given, found or not */
+    assert_int_equal(corun__scenario_find("/nonexistent/x.json", &set, path, sizeof(path), why,
+                                          sizeof(why)),
+                     CORUN_OK);
+    assert_string_equal(path, "/nonexistent/x.json");
+    /* a name found nowhere: every folder looked in is named */
+    assert_int_equal(corun__scenario_find("no-such-scenario", &set, path, sizeof(path), why,
+                                          sizeof(why)),
+                     CORUN_ENOENT);
+    assert_non_null(strstr(why, "no-such-scenario"));
+    assert_non_null(strstr(why, dir));
+    assert_non_null(strstr(why, corun_test_path("scenarios")));
+    corun_test_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -169,7 +214,8 @@ int main(void)
         cmocka_unit_test(bad_inputs_are_named),
         cmocka_unit_test(missing_file),
         cmocka_unit_test(intensities_and_bandwidth_bound_kernels),
-        cmocka_unit_test(bench_scenarios_parse),
+        cmocka_unit_test(scenario_files_parse),
+        cmocka_unit_test(found_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

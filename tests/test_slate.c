@@ -141,7 +141,7 @@ static void slate_training(corun__scenario *sc, corun__run_env *env, corun__trai
     char why[512] = "";
 
     init_sim_settings();
-    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/slate-pairs.json"), sc,
+    assert_int_equal(corun__scenario_load(corun_test_path("scenarios/slate-pairs.json"), sc,
                                           why, sizeof(why)),
                      CORUN_OK);
     memset(env, 0, sizeof(*env));
@@ -503,7 +503,7 @@ static void slate_coruns_complementary_pairs_only(void **state)
     o.env.make_ctx = &sim_settings;
     o.env.settings = sim_settings;
     o.backend = "sim";
-    o.dir = corun_test_path("bench/scenarios");
+    o.dir = corun_test_path("scenarios");
     o.duration_ms = 40;
     r = corun__exp_run("slate", &o, why, sizeof(why));
     if (r == NULL) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cc/cc.h"
+#include "core/settings.h"
 #include "corun/corun.h"
 
 static void usage(FILE *out)
@@ -55,12 +56,16 @@ static void usage(FILE *out)
  * (docs/corun-cc.md); NULL when no folder can be named. */
 static const char *default_pch_dir(char *buf, size_t cap)
 {
-    const char *c = getenv("CORUN_CACHE");
+    char c[CORUN_SETTING_STR_MAX], why[256];
     const char *x = getenv("XDG_CACHE_HOME");
     const char *h = getenv("HOME");
     int n;
 
-    if (c != NULL && c[0] != '\0') {
+    if (corun__settings_read_one("cache", c, sizeof(c), why, sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "corun-cc: warning: %s: headers not precompiled\n", why);
+        return NULL;
+    }
+    if (c[0] != '\0') {
         n = snprintf(buf, cap, "%s/cc-pch", c);
     } else if (x != NULL && x[0] != '\0') {
         n = snprintf(buf, cap, "%s/corun/cc-pch", x);

@@ -1,14 +1,28 @@
-/* cli.h — what the command-line's commands share. */
+/*
+ * cli.h — what the command line's commands share: the settings of this run,
+ * the command table's entries, and the helpers of cli_util.c (numbers and
+ * options, the scenario and backend of a run, JSON output).
+ *
+ * The commands print; every helper here that can fail prints why to stderr
+ * and returns -1, so a command only picks its exit code.
+ */
 #ifndef CORUN_CLI_H
 #define CORUN_CLI_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+#include <jansson.h>
 
 #include "core/settings.h"
 
+struct corun__scenario;
+struct corun__backend;
+struct corun__run_env;
+
 typedef struct corun__cli {
-    corun__settings settings;
-    int reserve_set;   /* --reserve or CORUN_RESERVE_CAPSM given: overrides scenarios */
+    corun__settings settings;  /* defaults, then CORUN_* variables, then --set */
 } corun__cli;
 
 typedef struct corun__command {
@@ -40,13 +54,53 @@ void corun__usage_profile(FILE *out);
 int corun__cmd_experiment(corun__cli *cli, int argc, char **argv);
 void corun__usage_experiment(FILE *out);
 
-struct corun__scenario;
-/* Records, for every kernel of the scenario, what a policy with these needs
- * (CORUN_POLICY_NEEDS_*) lacks in the profile store on this backend: solo
- * runs for a duration model, an intensity profile. Progress goes to stderr
- * unless quiet. Returns 0, or -1 after printing why. */
-int corun__cli_ensure_profiles(corun__cli *cli, const struct corun__scenario *sc,
-                               const char *backend, unsigned needs, int quiet);
+/* --- numbers and settings (cli_util.c) ------------------------------------ */
+
+/* Parses a whole non-negative number no larger than max; returns 0 on success. */
+int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *out);
+/* Parses a --duration-ms value: a number in (0, 1e7]; returns 0 on success. */
+int corun__parse_ms(const char *s, double *out);
+/* Applies a --set NAME=VALUE argument; prints the error and returns -1 on failure. */
+int corun__cli_set(corun__cli *cli, const char *assignment);
+/* Seconds on the monotonic clock, for progress and elapsed times. */
+double corun__cli_now_s(void);
+
+/* --- the options, scenario and backend of demo and sim (cli_util.c) ------- */
+
+#define CORUN_CLI_MAX_SYSTEMS 8
+
+typedef struct corun__run_opts {
+    const char *scenario;     /* --scenario: a name or file, NULL for the built-in ls-batch */
+    const char *apps;         /* --apps: the applications to keep, or NULL for all */
+    char systems[CORUN_CLI_MAX_SYSTEMS][32];  /* --systems (demo) or --policy (sim) */
+    size_t nsystems;
+    int json;
+    int quiet;
+    int no_train;             /* do not record missing kernel profiles first */
+    double duration_ms;       /* 0 = the scenario's */
+} corun__run_opts;
+
+/* Parses the options demo and sim share into *o (which holds the defaults);
+ * --systems LIST if allow_systems, else --policy NAME. --backend (taken
+ * first, wherever it stands, so it applies to everything), --reserve and
+ * --seed go to the settings. May reorder argv. Returns -1 on a bad command
+ * line. */
+int corun__cli_parse_run_opts(corun__cli *cli, const char *cmd, int argc, char **argv,
+                              corun__run_opts *o, int allow_systems);
+/* Finds the scenario `name` (a path, or a name looked up as
+ * corun__scenario_find says) and loads it into *sc. Returns -1 after
+ * printing "who: why" if it is missing or bad. */
+int corun__cli_scenario_load(const corun__cli *cli, const char *who, const char *name,
+                             struct corun__scenario *sc);
+/* Loads o->scenario (or the built-in ls-batch) into *sc and applies --apps,
+ * --duration-ms and a reservation given as a setting (which overrides the
+ * scenario's). Returns -1 on a missing or bad file or a bad override. */
+int corun__cli_load_run_scenario(const corun__cli *cli, const corun__run_opts *o,
+                                 struct corun__scenario *sc);
+/* Resolves the backend setting ("auto" included) once, so every run of a
+ * command uses the same one; writes its name. Returns -1 if none can be made. */
+int corun__cli_resolve_backend(const corun__cli *cli, const struct corun__scenario *sc,
+                               char *name, size_t len);
 
 /* The CLI's backend maker for scenario runs (corun__run_env.make_backend):
  * ctx is a corun__cli_maker naming the backend, made with the CLI's
@@ -55,13 +109,32 @@ typedef struct corun__cli_maker {
     const corun__cli *cli;
     const char *backend;
 } corun__cli_maker;
-struct corun__backend;
 int corun__cli_make_backend(void *ctx, const struct corun__scenario *sc, uint64_t seed,
                             struct corun__backend **out, char *why, size_t why_len);
+/* A run environment that makes mk's backend with the CLI's settings and
+ * reports no progress. mk must outlive it. */
+void corun__cli_run_env(struct corun__run_env *env, corun__cli_maker *mk);
 
-/* Parses a whole non-negative number; returns 0 on success. */
-int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *out);
-/* Applies a --set NAME=VALUE argument; prints the error and returns non-zero on failure. */
-int corun__cli_set(corun__cli *cli, const char *assignment);
+/* What demo and sim do before their runs: loads the scenario into *sc, a
+ * new allocation the caller frees (corun__cli_load_run_scenario), resolves
+ * the backend into backend (len bytes), records the kernel profiles o's
+ * policies lack unless --no-train, and makes *env with *mk, which names that
+ * backend. Returns CORUN_EXIT_OK, or the exit code after printing why (*sc
+ * is then NULL). */
+int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, struct corun__scenario **sc,
+                           char *backend, size_t len, corun__cli_maker *mk,
+                           struct corun__run_env *env);
+
+/* Records, for every kernel of the scenario, what a policy with these needs
+ * (CORUN_POLICY_NEEDS_*) lacks in the profile store on this backend: solo
+ * runs for a duration model, an intensity profile. Progress goes to stderr
+ * unless quiet. Returns 0, or -1 after printing why. (cmd_profile.c) */
+int corun__cli_ensure_profiles(corun__cli *cli, const struct corun__scenario *sc,
+                               const char *backend, unsigned needs, int quiet);
+
+/* --- output (cli_util.c) -------------------------------------------------- */
+
+/* Prints v on stdout, indented, six significant digits, and drops it. */
+void corun__cli_print_json(json_t *v);
 
 #endif

@@ -5,27 +5,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <jansson.h>
 
-#include "backends/create.h"
 #include "cli/cli.h"
 #include "scenario/experiments.h"
-
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Progress lines carry the seconds since the experiment started, so a
  * slow run set on a GPU shows where the time went. */
 static void log_line(void *ctx, const char *line)
 {
     static double t0;
-    double now = mono_s();
+    double now = corun__cli_now_s();
 
     if (t0 == 0) {
         t0 = now;
@@ -40,7 +31,8 @@ void corun__usage_experiment(FILE *out)
             "                        [--duration-ms MS] [--quiet]\n"
             "\n"
             "Runs one of the papers' experiments over the scenario files in DIR\n"
-            "(default bench/scenarios) and prints its results as one JSON object:\n"
+            "(default: the first scenario folder found, as for corun sim --scenario NAME)\n"
+            "and prints its results as one JSON object:\n"
             "\n"
             "  hpf      FLEP 6.3.1: speedup of a high-priority kernel behind a long\n"
             "           low-priority one, flep-hpf over mps (28 pairs)\n"
@@ -67,14 +59,12 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     corun__exp_opts o;
     corun__cli_maker mk;
     const char *name = NULL;
-    char backend[16] = "sim", why[1024] = "";
+    char backend[16] = "sim", why[1024] = "", dir[4096];
     unsigned long long v;
     json_t *res;
-    char *text;
     int i, quiet = 0;
 
     memset(&o, 0, sizeof(o));
-    o.dir = "bench/scenarios";
     for (i = 0; i < argc; i++) {
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
@@ -111,9 +101,7 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
             }
             o.max_sets = (size_t)v;
         } else if (strcmp(argv[i], "--duration-ms") == 0) {
-            char *end = NULL;
-            o.duration_ms = strtod(val, &end);
-            if (end == val || *end != '\0' || !(o.duration_ms > 0) || o.duration_ms > 1e7) {
+            if (corun__parse_ms(val, &o.duration_ms) != 0) {
                 fprintf(stderr, "corun experiment: --duration-ms needs a number in (0, 1e7]\n");
                 return CORUN_EXIT_USAGE;
             }
@@ -128,11 +116,17 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
                 "corun experiment: which one? (hpf, srt, spatial, ffs, model, slate, all)\n");
         return CORUN_EXIT_USAGE;
     }
+    if (o.dir == NULL) {
+        if (corun__scenario_default_dir(&cli->settings, dir, sizeof(dir)) != CORUN_OK) {
+            fprintf(stderr, "corun experiment: no scenario folder (--dir DIR or CORUN_SCENARIOS "
+                            "names one)\n");
+            return CORUN_EXIT_USAGE;
+        }
+        o.dir = dir;
+    }
     mk.cli = cli;
     mk.backend = backend;
-    o.env.make_backend = corun__cli_make_backend;
-    o.env.make_ctx = &mk;
-    o.env.settings = cli->settings;
+    corun__cli_run_env(&o.env, &mk);
     o.backend = backend;
     if (!quiet) {
         o.log = log_line;
@@ -143,9 +137,6 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
         fprintf(stderr, "corun experiment: %s\n", why);
         return strstr(why, "unknown experiment") ? CORUN_EXIT_USAGE : CORUN_EXIT_FAIL;
     }
-    text = json_dumps(res, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-    printf("%s\n", text);
-    free(text);
-    json_decref(res);
+    corun__cli_print_json(res);
     return CORUN_EXIT_OK;
 }

@@ -10,20 +10,12 @@
 
 #include <jansson.h>
 
-#include "backends/create.h"
 #include "cli/cli.h"
 #include "core/duration_model.h"
 #include "core/intensity.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
 #include "scenario/scenario.h"
-
-int corun__cli_make_backend(void *vctx, const corun__scenario *sc, uint64_t seed,
-                            corun__backend **out, char *why, size_t why_len)
-{
-    const corun__cli_maker *m = vctx;
-    return corun__backend_create(m->backend, &m->cli->settings, &sc->gpu, seed, out, why, why_len);
-}
 
 /* The store's file from the settings; prints why and returns -1 without one. */
 static int store_path(const corun__cli *cli, char *path, size_t len)
@@ -73,10 +65,7 @@ static int train(corun__cli *cli, const corun__scenario *sc, const char *backend
     size_t i;
     int rc = CORUN_OK;
 
-    memset(&env, 0, sizeof(env));
-    env.make_backend = corun__cli_make_backend;
-    env.make_ctx = &mk;
-    env.settings = cli->settings;
+    corun__cli_run_env(&env, &mk);
     corun__train_opts_default(&o, &cli->settings);
     o.runs = runs;
     o.profile_runs = profile_runs;
@@ -124,10 +113,7 @@ int corun__cli_ensure_profiles(corun__cli *cli, const corun__scenario *sc, const
         fprintf(stderr, "corun: the policy runs without kernel profiles\n");
         return 0;
     }
-    memset(&env, 0, sizeof(env));
-    env.make_backend = corun__cli_make_backend;
-    env.make_ctx = &mk;
-    env.settings = cli->settings;
+    corun__cli_run_env(&env, &mk);
     if (corun__scenario_ensure_profiles(sc, &env, backend, path, needs, log_line, &quiet, why,
                                         sizeof(why)) != CORUN_OK) {
         fprintf(stderr, "corun: profiling failed: %s\n", why);
@@ -181,7 +167,8 @@ void corun__usage_profile(FILE *out)
             "bandwidth over the device's peaks) and its Slate class.\n"
             "\n"
             "  --train-scenario FILE  first run the kernel of every application of the\n"
-            "                         scenario alone on the GPU, N times at random input\n"
+            "                         scenario (a file or a name, as corun sim --scenario\n"
+            "                         takes) alone on the GPU, N times at random input\n"
             "                         sizes (a tenth of the app's to the app's) and 3 times\n"
             "                         at its own size, and record the runs and profiles\n"
             "  --runs N               training runs per kernel (default CORUN_PROFILE_TRAIN_RUNS)\n"
@@ -192,93 +179,177 @@ void corun__usage_profile(FILE *out)
             "corun sim records what a FLEP or Slate policy lacks before it runs.\n");
 }
 
-int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
-{
-    const char *scenario = NULL, *app = NULL;
-    unsigned long long runs = cli->settings.profile_train_runs;
-    char path[4096], backend[16] = "sim";
-    corun__pstore ps;
-    double mape_sum = 0;
-    store_key *keys = NULL;
-    size_t i, nmape = 0, nkeys = 0;
-    int json = 0, a;
-    json_t *kernels = NULL;
+typedef struct profile_opts {
+    const char *scenario;      /* --train-scenario, or NULL to only list */
+    const char *app;           /* --app, or NULL for every application */
+    unsigned long long runs;   /* --runs */
+    char backend[16];          /* --backend */
+    int json;
+} profile_opts;
 
-    if (strcmp(cli->settings.backend, "cuda") == 0) {
-        snprintf(backend, sizeof(backend), "cuda");
-    }
+/* Returns -1 on a bad command line, after printing why. */
+static int parse_profile_opts(const corun__cli *cli, int argc, char **argv, profile_opts *o)
+{
+    int a;
+
+    memset(o, 0, sizeof(*o));
+    o->runs = cli->settings.profile_train_runs;
+    snprintf(o->backend, sizeof(o->backend), "%s",
+             strcmp(cli->settings.backend, "cuda") == 0 ? "cuda" : "sim");
     for (a = 0; a < argc; a++) {
         const char *val = a + 1 < argc ? argv[a + 1] : NULL;
         if (strcmp(argv[a], "--json") == 0) {
-            json = 1;
+            o->json = 1;
             continue;
         }
         if (val == NULL) {
             fprintf(stderr, "corun profile: '%s' needs a value (or is unknown; see --help)\n",
                     argv[a]);
-            return CORUN_EXIT_USAGE;
+            return -1;
         }
         if (strcmp(argv[a], "--train-scenario") == 0) {
-            scenario = val;
+            o->scenario = val;
         } else if (strcmp(argv[a], "--app") == 0) {
-            app = val;
+            o->app = val;
         } else if (strcmp(argv[a], "--runs") == 0) {
-            if (corun__parse_u64(val, 100000, &runs) != 0 || runs < 1) {
+            if (corun__parse_u64(val, 100000, &o->runs) != 0 || o->runs < 1) {
                 fprintf(stderr, "corun profile: --runs needs a number in [1, 100000] (got '%s')\n",
                         val);
-                return CORUN_EXIT_USAGE;
+                return -1;
             }
         } else if (strcmp(argv[a], "--backend") == 0) {
             if (strcmp(val, "sim") != 0 && strcmp(val, "cuda") != 0) {
                 fprintf(stderr, "corun profile: --backend takes sim or cuda (got '%s')\n", val);
-                return CORUN_EXIT_USAGE;
+                return -1;
             }
-            snprintf(backend, sizeof(backend), "%s", val);
+            snprintf(o->backend, sizeof(o->backend), "%s", val);
         } else {
             fprintf(stderr,
                     "corun profile: unknown option '%s' (corun profile --help lists them)\n",
                     argv[a]);
-            return CORUN_EXIT_USAGE;
+            return -1;
         }
         a++;
     }
-    if ((app != NULL) && scenario == NULL) {
+    if (o->app != NULL && o->scenario == NULL) {
         fprintf(stderr, "corun profile: --app needs --train-scenario\n");
-        return CORUN_EXIT_USAGE;
+        return -1;
     }
-    if (store_path(cli, path, sizeof(path)) != 0) {
-        return CORUN_EXIT_USAGE;
+    return 0;
+}
+
+/* --train-scenario: trains the chosen applications' kernels into the store
+ * at path. Returns an exit code, after printing why on failure. */
+static int train_scenario(corun__cli *cli, const profile_opts *o, const char *path)
+{
+    corun__scenario *sc = malloc(sizeof(*sc));
+    int apps[CORUN_SCENARIO_MAX_APPS];
+    size_t i, n = 0;
+    int rc;
+
+    if (sc == NULL) {
+        return CORUN_EXIT_FAIL;
     }
-    if (scenario != NULL) {
-        corun__scenario *sc = malloc(sizeof(*sc));
-        int apps[CORUN_SCENARIO_MAX_APPS];
-        size_t n = 0;
-        char why[512];
-        int rc;
-        if (sc == NULL) {
-            return CORUN_EXIT_FAIL;
-        }
-        if (corun__scenario_load(scenario, sc, why, sizeof(why)) != CORUN_OK) {
-            fprintf(stderr, "corun profile: %s\n", why);
-            free(sc);
-            return CORUN_EXIT_USAGE;
-        }
-        for (i = 0; i < sc->napps; i++) {
-            if (app == NULL || strcmp(sc->apps[i].name, app) == 0) {
-                apps[n++] = (int)i;
-            }
-        }
-        if (n == 0) {
-            fprintf(stderr, "corun profile: no application '%s' in %s\n", app, scenario);
-            free(sc);
-            return CORUN_EXIT_USAGE;
-        }
-        rc = train(cli, sc, backend, path, apps, n, (uint32_t)runs, 3, json);
+    if (corun__cli_scenario_load(cli, "corun profile", o->scenario, sc) != 0) {
         free(sc);
-        if (rc != 0) {
-            return CORUN_EXIT_FAIL;
+        return CORUN_EXIT_USAGE;
+    }
+    for (i = 0; i < sc->napps; i++) {
+        if (o->app == NULL || strcmp(sc->apps[i].name, o->app) == 0) {
+            apps[n++] = (int)i;
         }
     }
+    if (n == 0) {
+        fprintf(stderr, "corun profile: no application '%s' in %s\n", o->app, o->scenario);
+        free(sc);
+        return CORUN_EXIT_USAGE;
+    }
+    rc = train(cli, sc, o->backend, path, apps, n, (uint32_t)o->runs, 3, o->json);
+    free(sc);
+    return rc == 0 ? CORUN_EXIT_OK : CORUN_EXIT_FAIL;
+}
+
+/* What the store holds for one (backend, kernel) pair. */
+typedef struct kernel_row {
+    const char *backend, *kernel;
+    size_t nruns;
+    int have_ev;              /* the duration model could be fitted and tested */
+    corun__dm_eval ev;
+    const corun__pprof *prof; /* intensity profile, or NULL */
+} kernel_row;
+
+static int kernel_row_of(const corun__cli *cli, const corun__pstore *ps, const store_key *key,
+                         kernel_row *row)
+{
+    const corun__prun **runs_of;
+
+    memset(row, 0, sizeof(*row));
+    row->backend = key->backend;
+    row->kernel = key->kernel;
+    if (corun__dm_runs_of(ps, key->backend, key->kernel, &runs_of, &row->nruns) != CORUN_OK) {
+        return -1;
+    }
+    row->have_ev = row->nruns > 0 &&
+                   corun__dm_evaluate(runs_of, row->nruns, cli->settings.profile_holdout,
+                                      cli->settings.ridge_lambda, &row->ev) == CORUN_OK;
+    free(runs_of);
+    row->prof = corun__pstore_find_prof(ps, key->backend, key->kernel);
+    return 0;
+}
+
+static json_t *kernel_row_json(const corun__cli *cli, const kernel_row *row)
+{
+    json_t *o = json_pack("{s:s, s:s, s:I}", "backend", row->backend, "kernel", row->kernel,
+                          "runs", (json_int_t)row->nruns);
+    const corun__pprof *prof = row->prof;
+
+    if (row->have_ev) {
+        json_object_set_new(o, "train", json_integer((json_int_t)row->ev.ntrain));
+        json_object_set_new(o, "test", json_integer((json_int_t)row->ev.ntest));
+        json_object_set_new(o, "mape", json_real(row->ev.mape));
+        json_object_set_new(o, "max_ape", json_real(row->ev.max_ape));
+    }
+    if (prof != NULL) {
+        json_object_set_new(o, "flop_frac", json_real(prof->flop_frac));
+        json_object_set_new(o, "bw_frac", json_real(prof->bw_frac));
+        json_object_set_new(o, "class", json_string(corun__kclass_name(corun__kclass_of(
+                                            prof->flop_frac, prof->bw_frac, &cli->settings))));
+    }
+    return o;
+}
+
+static void kernel_row_print(const corun__cli *cli, const kernel_row *row)
+{
+    char mape[16] = "-", worst[16] = "-", fl[16] = "-", bw[16] = "-";
+    const corun__pprof *prof = row->prof;
+
+    if (row->have_ev) {
+        snprintf(mape, sizeof(mape), "%.2f", row->ev.mape * 100);
+        snprintf(worst, sizeof(worst), "%.2f", row->ev.max_ape * 100);
+    }
+    if (prof != NULL) {
+        snprintf(fl, sizeof(fl), "%.4f", prof->flop_frac);
+        snprintf(bw, sizeof(bw), "%.4f", prof->bw_frac);
+    }
+    printf("%-7s %-24s %6zu %8s %8s %10s %10s %-6s\n", row->backend, row->kernel, row->nruns,
+           mape, worst, fl, bw,
+           prof != NULL ? corun__kclass_name(
+                              corun__kclass_of(prof->flop_frac, prof->bw_frac, &cli->settings))
+                        : "-");
+}
+
+/* Lists the store at path: one line (or JSON object) per kernel and
+ * backend, with runs or a profile or both, in the order they first appear,
+ * and the mean held-out error of the duration models. Returns an exit code. */
+static int list_store(const corun__cli *cli, const char *path, int json)
+{
+    corun__pstore ps;
+    store_key *keys = NULL;
+    json_t *kernels = NULL;
+    double mape_sum = 0;
+    size_t i, nmape = 0, nkeys = 0;
+    int rc = CORUN_EXIT_FAIL;
+
     if (load_store(path, &ps) != 0) {
         return CORUN_EXIT_FAIL;
     }
@@ -289,83 +360,59 @@ int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
         printf("%-7s %-24s %6s %8s %8s %10s %10s %-6s\n", "backend", "kernel", "runs", "mape%",
                "worst%", "flop/peak", "bw/peak", "class");
     }
-    /* One line per kernel and backend, with runs or a profile or both, in
-     * the order they first appear. */
     if (distinct_keys(&ps, &keys, &nkeys) != 0) {
-        corun__pstore_free(&ps);
-        return CORUN_EXIT_FAIL;
+        goto out_free_store;
     }
     for (i = 0; i < nkeys; i++) {
-        const char *be = keys[i].backend, *kn = keys[i].kernel;
-        const corun__prun **runs_of;
-        const corun__pprof *prof;
-        corun__dm_eval ev;
-        size_t nr;
-        int have_ev;
-
-        if (corun__dm_runs_of(&ps, be, kn, &runs_of, &nr) != CORUN_OK) {
-            free(keys);
-            corun__pstore_free(&ps);
-            return CORUN_EXIT_FAIL;
+        kernel_row row;
+        if (kernel_row_of(cli, &ps, &keys[i], &row) != 0) {
+            goto out_free_keys;
         }
-        have_ev = nr > 0 && corun__dm_evaluate(runs_of, nr, cli->settings.profile_holdout,
-                                                cli->settings.ridge_lambda, &ev) == CORUN_OK;
-        free(runs_of);
-        prof = corun__pstore_find_prof(&ps, be, kn);
-        if (have_ev) {
-            mape_sum += ev.mape;
+        if (row.have_ev) {
+            mape_sum += row.ev.mape;
             nmape++;
         }
         if (json) {
-            json_t *o = json_pack("{s:s, s:s, s:I}", "backend", be, "kernel", kn, "runs",
-                                  (json_int_t)nr);
-            if (have_ev) {
-                json_object_set_new(o, "train", json_integer((json_int_t)ev.ntrain));
-                json_object_set_new(o, "test", json_integer((json_int_t)ev.ntest));
-                json_object_set_new(o, "mape", json_real(ev.mape));
-                json_object_set_new(o, "max_ape", json_real(ev.max_ape));
-            }
-            if (prof != NULL) {
-                json_object_set_new(o, "flop_frac", json_real(prof->flop_frac));
-                json_object_set_new(o, "bw_frac", json_real(prof->bw_frac));
-                json_object_set_new(o, "class",
-                                    json_string(corun__kclass_name(corun__kclass_of(
-                                        prof->flop_frac, prof->bw_frac, &cli->settings))));
-            }
-            json_array_append_new(kernels, o);
+            json_array_append_new(kernels, kernel_row_json(cli, &row));
         } else {
-            char mape[16] = "-", worst[16] = "-", fl[16] = "-", bw[16] = "-";
-            if (have_ev) {
-                snprintf(mape, sizeof(mape), "%.2f", ev.mape * 100);
-                snprintf(worst, sizeof(worst), "%.2f", ev.max_ape * 100);
-            }
-            if (prof != NULL) {
-                snprintf(fl, sizeof(fl), "%.4f", prof->flop_frac);
-                snprintf(bw, sizeof(bw), "%.4f", prof->bw_frac);
-            }
-            printf("%-7s %-24s %6zu %8s %8s %10s %10s %-6s\n", be, kn, nr, mape, worst, fl, bw,
-                   prof != NULL ? corun__kclass_name(corun__kclass_of(prof->flop_frac,
-                                                                      prof->bw_frac,
-                                                                      &cli->settings))
-                                : "-");
+            kernel_row_print(cli, &row);
         }
     }
     if (json) {
         json_t *root = json_object();
-        char *text;
         json_object_set_new(root, "store", json_string(path));
         json_object_set_new(root, "holdout", json_real(cli->settings.profile_holdout));
         json_object_set_new(root, "kernels", kernels);
         json_object_set_new(root, "mean_mape", nmape ? json_real(mape_sum / nmape) : json_null());
-        text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-        printf("%s\n", text);
-        free(text);
-        json_decref(root);
+        corun__cli_print_json(root);
+        kernels = NULL;
     } else if (nmape > 0) {
         printf("duration model: mean held-out error %.2f%% over %zu kernels (FLEP reports 6.9%%)\n",
                mape_sum / nmape * 100, nmape);
     }
+    rc = CORUN_EXIT_OK;
+out_free_keys:
     free(keys);
+out_free_store:
+    json_decref(kernels);
     corun__pstore_free(&ps);
-    return CORUN_EXIT_OK;
+    return rc;
+}
+
+int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
+{
+    profile_opts o;
+    char path[4096];
+    int rc;
+
+    if (parse_profile_opts(cli, argc, argv, &o) != 0) {
+        return CORUN_EXIT_USAGE;
+    }
+    if (store_path(cli, path, sizeof(path)) != 0) {
+        return CORUN_EXIT_USAGE;
+    }
+    if (o.scenario != NULL && (rc = train_scenario(cli, &o, path)) != CORUN_EXIT_OK) {
+        return rc;
+    }
+    return list_store(cli, path, o.json);
 }

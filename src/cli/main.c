@@ -2,7 +2,6 @@
  * main.c — `corun`, the command line: subcommands, global options, and the
  * settings read once from the environment.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,45 +52,6 @@ static void usage(FILE *out)
             "  -h, --help         this help; `corun COMMAND --help` for a command's\n");
 }
 
-int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *out)
-{
-    char *end = NULL;
-    unsigned long long v;
-
-    if (s == NULL || *s == '\0' || *s == '-') {
-        return -1;
-    }
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v > max) {
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int corun__cli_set(corun__cli *cli, const char *assignment)
-{
-    char name[128], why[256];
-    const char *eq = strchr(assignment, '=');
-    size_t n;
-
-    if (eq == NULL || eq == assignment || (n = (size_t)(eq - assignment)) >= sizeof(name)) {
-        fprintf(stderr, "corun: --set needs NAME=VALUE, got '%s'\n", assignment);
-        return -1;
-    }
-    memcpy(name, assignment, n);
-    name[n] = '\0';
-    if (corun__settings_set(&cli->settings, name, eq + 1, why, sizeof(why)) != CORUN_OK) {
-        fprintf(stderr, "corun: %s\n", why);
-        return -1;
-    }
-    if (strcmp(name, "reserve_capsm") == 0 || strcmp(name, "CORUN_RESERVE_CAPSM") == 0) {
-        cli->reserve_set = 1;
-    }
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     corun__cli cli;
@@ -105,7 +65,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "corun: %s\n", why);
         return CORUN_EXIT_USAGE;
     }
-    cli.reserve_set = getenv("CORUN_RESERVE_CAPSM") != NULL;
 
     for (i = 1; i < argc && argv[i][0] == '-'; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {

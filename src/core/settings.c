@@ -18,6 +18,8 @@ static const corun__setting_info table[] = {
 
 #define NSETTINGS (sizeof(table) / sizeof(table[0]))
 
+_Static_assert(NSETTINGS <= 64, "corun__settings.given has a bit per setting");
+
 size_t corun__settings_count(void)
 {
     return NSETTINGS;
@@ -128,24 +130,76 @@ int corun__settings_load_env(corun__settings *s, char *why, size_t why_len)
             if (rc != CORUN_OK) {
                 return rc;
             }
+            tmp.given |= UINT64_C(1) << i;
         }
     }
     *s = tmp;
     return CORUN_OK;
 }
 
-int corun__settings_set(corun__settings *s, const char *name, const char *value, char *why,
-                        size_t why_len)
+/* The index of the setting named by field or variable, or NSETTINGS. */
+static size_t find(const char *name)
 {
     size_t i;
 
     for (i = 0; i < NSETTINGS; i++) {
         if (strcasecmp(name, table[i].name) == 0 || strcasecmp(name, table[i].env) == 0) {
-            return parse_one(s, &table[i], value, why, why_len);
+            break;
         }
     }
-    snprintf(why, why_len, "unknown setting '%s' (corun config lists them)", name);
-    return CORUN_ENOENT;
+    return i;
+}
+
+int corun__settings_set(corun__settings *s, const char *name, const char *value, char *why,
+                        size_t why_len)
+{
+    size_t i = find(name);
+    int rc;
+
+    if (i == NSETTINGS) {
+        snprintf(why, why_len, "unknown setting '%s' (corun config lists them)", name);
+        return CORUN_ENOENT;
+    }
+    rc = parse_one(s, &table[i], value, why, why_len);
+    if (rc == CORUN_OK) {
+        s->given |= UINT64_C(1) << i;
+    }
+    return rc;
+}
+
+int corun__settings_given(const corun__settings *s, const char *name)
+{
+    size_t i = find(name);
+
+    return i < NSETTINGS && (s->given >> i & 1) != 0;
+}
+
+int corun__settings_read_one(const char *name, char *buf, size_t len, char *why, size_t why_len)
+{
+    corun__settings one;
+    char text[CORUN_SETTING_STR_MAX];
+    const char *v;
+    size_t i = find(name);
+    int rc;
+
+    if (i == NSETTINGS) {
+        snprintf(why, why_len, "unknown setting '%s' (corun config lists them)", name);
+        return CORUN_ENOENT;
+    }
+    memset(&one, 0, sizeof(one));
+    v = getenv(table[i].env);
+    rc = parse_one(&one, &table[i], v != NULL ? v : table[i].def, why, why_len);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    corun__settings_format(&one, i, text, sizeof(text));
+    if (strlen(text) >= len) {
+        snprintf(why, why_len, "%s: value longer than %zu characters", table[i].env,
+                 len > 0 ? len - 1 : 0);
+        return CORUN_ERANGE;
+    }
+    memcpy(buf, text, strlen(text) + 1);
+    return CORUN_OK;
 }
 
 void corun__settings_format(const corun__settings *s, size_t i, char *buf, size_t len)

@@ -6,8 +6,11 @@
  *           --set field=value
  *   TYPE    STR (allowed: comma-separated values, or "" for any), UINT, DBL
  * Settings are read once (corun__settings_load_env) into a corun__settings
- * value that is passed down; nothing else calls getenv. STR values hold up to
- * CORUN_SETTING_STR_MAX - 1 characters (paths need more than names).
+ * value that is passed down; nothing else calls getenv for a CORUN_*
+ * variable. Code that needs one setting and no context (corun-cc, the
+ * launch shim through corun_setting_get) reads it with
+ * corun__settings_read_one. STR values hold up to CORUN_SETTING_STR_MAX - 1
+ * characters (paths need more than names).
  */
 #ifndef CORUN_CORE_SETTINGS_H
 #define CORUN_CORE_SETTINGS_H
@@ -83,7 +86,16 @@
     X(SLATE_MEM_MED, slate_mem_med, DBL, "0.30", 0, 2, "",                                       \
       "slate: achieved DRAM bandwidth over peak from which memory intensity is Medium")          \
     X(SLATE_MEM_HIGH, slate_mem_high, DBL, "0.90", 0, 2, "",                                     \
-      "slate: achieved DRAM bandwidth over peak from which memory intensity is High")
+      "slate: achieved DRAM bandwidth over peak from which memory intensity is High")            \
+    X(SCENARIOS, scenarios, STR, "", 0, 0, "",                                                   \
+      "folder searched for a scenario (--scenario NAME) after the path as given and before "     \
+      "the installed ones; empty = none")                                                        \
+    X(CACHE, cache, STR, "", 0, 0, "",                                                           \
+      "corun-nvcc and corun-cc: folder of transformed files and precompiled CUDA headers; "     \
+      "empty = ${XDG_CACHE_HOME:-~/.cache}/corun")                                               \
+    X(LAUNCH_STATS, launch_stats, STR, "", 0, 0, "",                                             \
+      "transformed programs: file each appends one JSON line to at exit (launches through "     \
+      "corun, plain ones, the first plain one's reason); empty = none")
 
 typedef struct corun__settings {
 #define CORUN__SET_FIELD_STR(f) char f[CORUN_SETTING_STR_MAX];
@@ -92,6 +104,7 @@ typedef struct corun__settings {
 #define CORUN__SET_FIELD(N, f, T, d, lo, hi, allowed, help) CORUN__SET_FIELD_##T(f)
     CORUN_SETTINGS(CORUN__SET_FIELD)
 #undef CORUN__SET_FIELD
+    uint64_t given; /* bit i: setting i came from its variable or --set, not its default */
 } corun__settings;
 
 typedef enum corun__setting_type {
@@ -129,5 +142,14 @@ size_t corun__settings_count(void);
 const corun__setting_info *corun__settings_info(size_t i);
 /* The current value of setting i as text. */
 void corun__settings_format(const corun__settings *s, size_t i, char *buf, size_t len);
+/* 1 if the setting named ("reserve_capsm" or "CORUN_RESERVE_CAPSM") was
+ * given, by its variable or corun__settings_set, rather than defaulted. */
+int corun__settings_given(const corun__settings *s, const char *name);
+/* One setting as a program that needs no other sees it: its variable if
+ * set, checked like corun__settings_load_env does, else its default,
+ * written to buf as text. Returns CORUN_ENOENT for an unknown name,
+ * CORUN_EINVAL for a bad value (why says which), CORUN_ERANGE if buf is too
+ * short; buf is written only on success. */
+int corun__settings_read_one(const char *name, char *buf, size_t len, char *why, size_t why_len);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * experiments.c — the FLEP and Slate evaluations over bench/scenarios/
+ * experiments.c — the FLEP and Slate evaluations over scenarios/
  * (experiments.h).
  */
 #include <math.h>

@@ -1,6 +1,6 @@
 /*
  * experiments.h — the FLEP and Slate evaluations (FLEP §6, Slate §V-E) as
- * functions over the scenario files in bench/scenarios/, so that the tests,
+ * functions over the scenario files in scenarios/, so that the tests,
  * `corun experiment` and the GPU check run the same code on either backend.
  *
  *   hpf      FLEP 6.3.1: low-priority kernel on its large input, high-priority

@@ -257,6 +257,135 @@ static void summarize(corun__app_result *r, const app_state *a)
     free(tmp);
 }
 
+/* Each application's state and first arrival; only_app >= 0 keeps the
+ * others from arriving at all. */
+static void init_apps(run_ctx *rc, const corun__scenario *sc, int only_app, uint64_t seed,
+                      corun__run_result *out)
+{
+    size_t i;
+
+    out->napps = sc->napps;
+    for (i = 0; i < sc->napps; i++) {
+        app_state *a = &rc->apps[i];
+        const corun__arrival *ar = &sc->apps[i].arrival;
+        a->app = &sc->apps[i];
+        a->res = &out->apps[i];
+        a->run = rc;
+        snprintf(a->res->name, sizeof(a->res->name), "%s", a->app->name);
+        a->res->cls = a->app->attr.cls;
+        corun__rng_seed(&a->rng, seed * 1000003u + i);
+        if (only_app >= 0 && (int)i != only_app) {
+            a->next_arrival = NEVER;
+        } else if (ar->kind == CORUN_ARRIVAL_AT) {
+            a->next_arrival = next_after(a, rc->t0);
+        } else {
+            a->next_arrival = rc->t0 + (uint64_t)ar->start_ns;
+        }
+    }
+    rc->napps = sc->napps;
+}
+
+/* Submits every launch due by now. The earliest arrival still to come goes
+ * to *deadline and the kernels in flight to *inflight. Returns the run's
+ * status (a failed submission sets it). */
+static int submit_due(run_ctx *rc, uint64_t now, uint64_t *deadline, uint32_t *inflight,
+                      char *why, size_t why_len)
+{
+    size_t i;
+    int st;
+
+    for (i = 0; i < rc->napps; i++) {
+        app_state *a = &rc->apps[i];
+        while (a->next_arrival <= now && rc->status == CORUN_OK) {
+            st = submit(rc, a, why, why_len);
+            if (st != CORUN_OK) {
+                rc->status = st;
+                return st;
+            }
+        }
+        if (a->next_arrival < *deadline) {
+            *deadline = a->next_arrival;
+        }
+        *inflight += a->inflight;
+    }
+    return rc->status;
+}
+
+/* Submits kernels as they arrive and steps the scheduler until every
+ * application is done, the run fails (rc->status, why) or kernels outlive
+ * the drain period. Kernels still in flight after the arrivals stop get a
+ * long grace period to finish; past it the run is reported as timed out. */
+static void drive(run_ctx *rc, const corun__scenario *sc, const corun__run_env *env,
+                  corun__run_result *out, char *why, size_t why_len)
+{
+    uint64_t drain_until = rc->stop_arrivals + (uint64_t)fmax(10 * sc->duration_ns, 10e9);
+    uint64_t report_step = (uint64_t)(sc->duration_ns / 20) + 1;
+    uint64_t next_report = rc->t0 + report_step;
+    int st;
+
+    for (;;) {
+        uint64_t now = corun__sched_now(rc->s), deadline = NEVER;
+        uint32_t inflight = 0;
+
+        if (submit_due(rc, now, &deadline, &inflight, why, why_len) != CORUN_OK) {
+            return;
+        }
+        if (deadline == NEVER && inflight == 0) {
+            return;
+        }
+        if (now >= drain_until) {
+            snprintf(why, why_len, "kernels still running %.1f s after the last arrival",
+                     (double)(now - rc->stop_arrivals) * 1e-9);
+            rc->status = CORUN_ETIMEDOUT;
+            return;
+        }
+        if (!rc->window_closed && now >= rc->stop_arrivals) {
+            close_window(rc, out);
+        }
+        if (!rc->window_closed && deadline > rc->stop_arrivals) {
+            deadline = rc->stop_arrivals;
+        }
+        if (deadline > drain_until) {
+            deadline = drain_until;
+        }
+        st = corun__sched_step(rc->s, deadline);
+        if (st != CORUN_OK) {
+            snprintf(why, why_len, "backend '%s' failed: %s", out->backend, corun_strerror(st));
+            rc->status = st;
+            return;
+        }
+        if (env->progress != NULL && now >= next_report) {
+            next_report = now + report_step;
+            env->progress(env->progress_ctx, fmin(1.0, (double)(now - rc->t0) / sc->duration_ns));
+        }
+    }
+}
+
+/* The run is over: per-application summaries, its span (first arrival to
+ * last completion) and, if it ended inside the arrival window, the window. */
+static void finish(run_ctx *rc, corun__run_result *out)
+{
+    uint64_t first = NEVER, last = 0;
+    size_t i;
+
+    out->clock_ns = (double)(corun__sched_now(rc->s) - rc->t0);
+    for (i = 0; i < rc->napps; i++) {
+        summarize(&out->apps[i], &rc->apps[i]);
+        if (rc->apps[i].launched > 0 && rc->apps[i].first_arrival < first) {
+            first = rc->apps[i].first_arrival;
+        }
+        if (rc->apps[i].last_completion > last) {
+            last = rc->apps[i].last_completion;
+        }
+    }
+    out->span_ns = first != NEVER && last > first ? (double)(last - first) : 0;
+    if (!rc->window_closed) {
+        /* Everything ended inside the window: it is the whole run. */
+        out->window_ns = out->clock_ns;
+    }
+    out->status = rc->status;
+}
+
 int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, const char *policy,
                         int only_app, uint32_t max_launches, corun__run_result *out, char *why,
                         size_t why_len)
@@ -265,8 +394,7 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     corun__sched_opts so;
     corun__backend *be = NULL;
     run_ctx *rc;
-    uint64_t seed, drain_until, report_step, next_report;
-    size_t i;
+    uint64_t seed;
     int st;
 
     memset(out, 0, sizeof(*out));
@@ -304,101 +432,9 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     out->sm_count = rc->sm_count;
     rc->stop_arrivals = rc->t0 + (uint64_t)sc->duration_ns;
     rc->max_launches = max_launches;
-    out->napps = sc->napps;
-    for (i = 0; i < sc->napps; i++) {
-        app_state *a = &rc->apps[i];
-        const corun__arrival *ar = &sc->apps[i].arrival;
-        a->app = &sc->apps[i];
-        a->res = &out->apps[i];
-        a->run = rc;
-        snprintf(a->res->name, sizeof(a->res->name), "%s", a->app->name);
-        a->res->cls = a->app->attr.cls;
-        corun__rng_seed(&a->rng, seed * 1000003u + i);
-        if (only_app >= 0 && (int)i != only_app) {
-            a->next_arrival = NEVER;
-        } else if (ar->kind == CORUN_ARRIVAL_AT) {
-            a->next_arrival = next_after(a, rc->t0);
-        } else {
-            a->next_arrival = rc->t0 + (uint64_t)ar->start_ns;
-        }
-    }
-    rc->napps = sc->napps;
-
-    /* Kernels still in flight after the arrivals stop get a long grace
-     * period to finish; past it the run is reported as timed out. */
-    drain_until = rc->stop_arrivals + (uint64_t)fmax(10 * sc->duration_ns, 10e9);
-    report_step = (uint64_t)(sc->duration_ns / 20) + 1;
-    next_report = rc->t0 + report_step;
-    for (;;) {
-        uint64_t now = corun__sched_now(rc->s), deadline = NEVER;
-        uint32_t inflight = 0;
-
-        for (i = 0; i < rc->napps; i++) {
-            app_state *a = &rc->apps[i];
-            while (a->next_arrival <= now && rc->status == CORUN_OK) {
-                st = submit(rc, a, why, why_len);
-                if (st != CORUN_OK) {
-                    rc->status = st;
-                    goto out_stop;
-                }
-            }
-            if (a->next_arrival < deadline) {
-                deadline = a->next_arrival;
-            }
-            inflight += a->inflight;
-        }
-        if (rc->status != CORUN_OK) {
-            break;
-        }
-        if (deadline == NEVER && inflight == 0) {
-            break;
-        }
-        if (now >= drain_until) {
-            snprintf(why, why_len, "kernels still running %.1f s after the last arrival",
-                     (double)(now - rc->stop_arrivals) * 1e-9);
-            rc->status = CORUN_ETIMEDOUT;
-            break;
-        }
-        if (!rc->window_closed && now >= rc->stop_arrivals) {
-            close_window(rc, out);
-        }
-        if (!rc->window_closed && deadline > rc->stop_arrivals) {
-            deadline = rc->stop_arrivals;
-        }
-        if (deadline > drain_until) {
-            deadline = drain_until;
-        }
-        st = corun__sched_step(rc->s, deadline);
-        if (st != CORUN_OK) {
-            snprintf(why, why_len, "backend '%s' failed: %s", be->ops->name, corun_strerror(st));
-            rc->status = st;
-            break;
-        }
-        if (env->progress != NULL && now >= next_report) {
-            next_report = now + report_step;
-            env->progress(env->progress_ctx, fmin(1.0, (double)(now - rc->t0) / sc->duration_ns));
-        }
-    }
-out_stop:
-    out->clock_ns = (double)(corun__sched_now(rc->s) - rc->t0);
-    {
-        uint64_t first = NEVER, last = 0;
-        for (i = 0; i < rc->napps; i++) {
-            summarize(&out->apps[i], &rc->apps[i]);
-            if (rc->apps[i].launched > 0 && rc->apps[i].first_arrival < first) {
-                first = rc->apps[i].first_arrival;
-            }
-            if (rc->apps[i].last_completion > last) {
-                last = rc->apps[i].last_completion;
-            }
-        }
-        out->span_ns = first != NEVER && last > first ? (double)(last - first) : 0;
-        if (!rc->window_closed) {
-            /* Everything ended inside the window: it is the whole run. */
-            out->window_ns = out->clock_ns;
-        }
-    }
-    out->status = rc->status;
+    init_apps(rc, sc, only_app, seed, out);
+    drive(rc, sc, env, out, why, why_len);
+    finish(rc, out);
     st = rc->status;
     if (st != CORUN_OK && why[0] == '\0') {
         snprintf(why, why_len, "run failed: %s", corun_strerror(st));

@@ -1,0 +1,178 @@
+/*
+ * cmd_demo.c — `corun demo`: an LS+batch scenario (default: SMGuard §6.2)
+ * under several policies, each application alone for reference, and one
+ * row of normalised latency, throughput, ANTT and STP per policy.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "scenario/scenario.h"
+
+/* Progress on a terminal: one line rewritten in place. */
+static void progress(void *ctx, double f)
+{
+    const char *label = ctx;
+    fprintf(stderr, "\r  %-10s %3.0f%%", label, f * 100);
+    fflush(stderr);
+}
+
+/* Progress elsewhere (a log): one line per run. */
+static void progress_log(const char *label)
+{
+    fprintf(stderr, "  running %s\n", label);
+}
+
+void corun__usage_demo(FILE *out)
+{
+    fprintf(out,
+            "usage: corun demo [--scenario FILE] [--systems LIST] [--reserve N] [--backend B]\n"
+            "                  [--seed N] [--duration-ms MS] [--json] [--quiet]\n"
+            "\n"
+            "Runs an LS+batch scenario (default: SMGuard 6.2 — a batch kernel with long\n"
+            "block-tasks in a loop, an LS kernel arriving at random intervals) once per\n"
+            "system, plus each application alone, and prints LS latency p50/p99 and\n"
+            "batch throughput normalised to solo, ANTT and STP.\n"
+            "\n"
+            "  --scenario FILE   scenario file (docs/scenarios.md) or name (ls-batch:\n"
+            "                    looked up in CORUN_SCENARIOS, the installed scenarios,\n"
+            "                    the source tree's); default: built-in ls-batch\n"
+            "  --apps LIST       run only these applications of the scenario\n"
+            "  --systems LIST    comma-separated policies (default mps,priority,smguard)\n"
+            "  --reserve N       smguard: CapSMs reserved for LS kernels (default: the\n"
+            "                    scenario's, else CORUN_RESERVE_CAPSM = 8); batch\n"
+            "                    kernels run on the other SMs (CORUN_SMGUARD_BIND=1)\n"
+            "  --backend B       auto (GPU if usable, else simulator), cuda or sim\n"
+            "  --seed N          random seed (default: the scenario's, else CORUN_SEED)\n"
+            "  --duration-ms MS  how long applications keep submitting kernels\n"
+            "  --json            print an array of objects with keys system, ls_p50_norm,\n"
+            "                    ls_p99_norm, batch_norm, antt, stp (and fairness,\n"
+            "                    ls_count, batch_count)\n"
+            "  --no-train        do not record the kernel profiles a FLEP or Slate policy\n"
+            "                    lacks (see corun profile) before the runs\n"
+            "  --quiet           no progress on stderr\n");
+}
+
+/* Each application alone, then one run per system, each turned into a row.
+ * Returns an exit code; prints why on failure. */
+static int run_systems(const corun__scenario *sc, corun__run_env *env, const corun__run_opts *o,
+                       int tty, corun__demo_row *rows)
+{
+    corun__solo solo;
+    char why[512] = "";
+    size_t i;
+
+    env->progress_ctx = (void *)"solo";
+    if (corun__scenario_solo(sc, env, &solo, why, sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "%scorun demo: %s\n", o->quiet ? "" : "\n", why);
+        return strstr(why, "threads") || strstr(why, "registers") || strstr(why, "shared")
+                   ? CORUN_EXIT_USAGE
+                   : CORUN_EXIT_FAIL;
+    }
+    for (i = 0; i < o->nsystems; i++) {
+        corun__run_result r;
+        env->progress_ctx = (void *)o->systems[i];
+        if (!o->quiet && !tty) {
+            progress_log(o->systems[i]);
+        }
+        if (corun__scenario_run(sc, env, o->systems[i], -1, 0, &r, why, sizeof(why)) !=
+            CORUN_OK) {
+            fprintf(stderr, "%scorun demo: %s: %s\n", o->quiet ? "" : "\n", o->systems[i], why);
+            return CORUN_EXIT_FAIL;
+        }
+        if (corun__demo_row_calc(sc, &solo, &r, &rows[i]) != CORUN_OK) {
+            fprintf(stderr, "corun demo: %s: an application completed no kernel\n", o->systems[i]);
+            corun__run_result_free(&r);
+            return CORUN_EXIT_FAIL;
+        }
+        corun__run_result_free(&r);
+    }
+    return CORUN_EXIT_OK;
+}
+
+static void print_rows_json(const corun__demo_row *rows, size_t n)
+{
+    json_t *arr = json_array();
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        const corun__demo_row *r = &rows[i];
+        json_array_append_new(
+            arr, json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "system", r->system,
+                           "ls_p50_norm", r->ls_p50_norm, "ls_p99_norm", r->ls_p99_norm,
+                           "batch_norm", r->batch_norm, "antt", r->antt, "stp", r->stp,
+                           "fairness", r->fairness, "ls_count", (json_int_t)r->ls_count,
+                           "batch_count", (json_int_t)r->batch_count));
+    }
+    corun__cli_print_json(arr);
+}
+
+static void print_rows_table(const corun__cli *cli, const corun__scenario *sc,
+                             const char *backend, const corun__demo_row *rows, size_t n)
+{
+    size_t i;
+
+    printf("scenario %s, backend %s, reserve %u CapSMs (smguard)\n", sc->name, backend,
+           sc->has_reserve ? sc->reserve_capsm : (unsigned)cli->settings.reserve_capsm);
+    printf("%-10s %12s %12s %11s %7s %7s %6s %6s\n", "system", "ls_p50_norm", "ls_p99_norm",
+           "batch_norm", "antt", "stp", "ls_n", "bat_n");
+    for (i = 0; i < n; i++) {
+        printf("%-10s %12.2f %12.2f %11.3f %7.2f %7.3f %6zu %6zu\n", rows[i].system,
+               rows[i].ls_p50_norm, rows[i].ls_p99_norm, rows[i].batch_norm, rows[i].antt,
+               rows[i].stp, rows[i].ls_count, rows[i].batch_count);
+    }
+    printf("(LS latency normalised to the LS kernel alone; batch throughput to the batch\n"
+           " loop alone; ANTT lower is better, STP higher is better)\n");
+}
+
+int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
+{
+    corun__run_opts o;
+    corun__scenario *sc;
+    corun__run_env env;
+    corun__demo_row rows[CORUN_CLI_MAX_SYSTEMS];
+    corun__cli_maker mk;
+    char backend[16];
+    int rc, tty = isatty(STDERR_FILENO);
+    double t;
+
+    memset(&o, 0, sizeof(o));
+    snprintf(o.systems[0], sizeof(o.systems[0]), "mps");
+    snprintf(o.systems[1], sizeof(o.systems[1]), "priority");
+    snprintf(o.systems[2], sizeof(o.systems[2]), "smguard");
+    o.nsystems = 3;
+    if (corun__cli_parse_run_opts(cli, "demo", argc, argv, &o, 1) != 0) {
+        return CORUN_EXIT_USAGE;
+    }
+    rc = corun__cli_prepare_run(cli, &o, &sc, backend, sizeof(backend), &mk, &env);
+    if (rc != CORUN_EXIT_OK) {
+        return rc;
+    }
+    if (!o.quiet) {
+        fprintf(stderr, "corun demo: scenario '%s' on %s, %.0f ms per run\n", sc->name, backend,
+                sc->duration_ns * 1e-6);
+        if (tty) {
+            env.progress = progress;
+        } else {
+            progress_log("each application alone");
+        }
+    }
+    t = corun__cli_now_s();
+    rc = run_systems(sc, &env, &o, tty, rows);
+    if (rc != CORUN_EXIT_OK) {
+        goto out_free_sc;
+    }
+    if (!o.quiet) {
+        fprintf(stderr, "%s  done in %.1f s%20s\n", tty ? "\r" : "", corun__cli_now_s() - t, "");
+    }
+    if (o.json) {
+        print_rows_json(rows, o.nsystems);
+    } else {
+        print_rows_table(cli, sc, backend, rows, o.nsystems);
+    }
+out_free_sc:
+    free(sc);
+    return rc;
+}
