@@ -36,12 +36,9 @@ build-asan: setup $(BUILD_SAN)/CMakeCache.txt
 test-fast: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# use_sigaltstack=0: libclang's threads install their own alternate signal
-# stack, which ASan then fails to unmap at thread exit ("unable to unmap":
-# the ASan corun-cc crashed in about 1 of 6 header precompilations).
 test: build build-asan
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
-	ASAN_OPTIONS=detect_leaks=1:use_sigaltstack=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --test-dir $(BUILD_SAN) --output-on-failure -j $(JOBS)
 
 demo: build
