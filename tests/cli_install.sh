@@ -40,7 +40,7 @@ if ! cmake --install "$build" --prefix "$prefix" > "$tmp/install.log" 2>&1; then
   echo "FAIL: cmake --install"
   exit 1
 fi
-for f in bin/corun lib/libcorun.so include/corun/corun.h include/corun/corun_settings.h \
+for f in bin/corun lib/libcorun.so include/corun/corun.h include/corun/corun_sim.h \
          include/corun/corun_device.cuh lib/pkgconfig/corun.pc lib/cmake/corun/corunConfig.cmake \
          share/corun/scenarios/ls-batch.json; do
   check test -e "$prefix/$f"
@@ -59,7 +59,7 @@ cat > "$tmp/use.c" <<'C'
 #include <stdio.h>
 #include <string.h>
 #include "corun/corun.h"
-#include "corun/corun_settings.h"
+#include "corun/corun.h"
 
 int main(void)
 {

@@ -9,7 +9,7 @@
 #include "backends/sim/sim.h"
 #include "core/settings.h"
 #include "corun/corun.h"
-#include "corun/corun_settings.h"
+#include "corun/corun.h"
 
 /* A default the table cannot parse would be silently zero. */
 static void defaults_parse(void **state)

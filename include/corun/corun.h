@@ -250,6 +250,16 @@ CORUN_API uint64_t corun_ctx_plain_launches(corun_ctx *ctx);
  * diagnostics. Safe from any thread; never waits for the scheduler. */
 CORUN_API void corun_ctx_describe(corun_ctx *ctx, char *buf, size_t len);
 
+/* Setting `name` ("launch_stats" or "CORUN_LAUNCH_STATS"; `corun config`
+ * lists them all) as libcorun reads it, into buf as text: its CORUN_*
+ * variable if set, checked against the table, else its default (numbers as
+ * %llu or %g). Reads the environment at every call; for code compiled into
+ * other programs (corun_launch.cuh) that cannot see the table. Returns
+ * CORUN_ENOENT for an unknown name, CORUN_EINVAL for a bad value,
+ * CORUN_ERANGE if buf cannot hold the value and its NUL; buf is written
+ * only on success. */
+CORUN_API int corun_setting_get(const char *name, char *buf, size_t len);
+
 /* The process-wide context used by transformed programs: created on first
  * use from the CORUN_* settings (backend CORUN_BACKEND, policy
  * CORUN_POLICY), destroyed at exit. NULL, with corun_last_error(), if it

@@ -207,16 +207,16 @@ __device__ __forceinline__ void corun__report(const corun_worker_arg &wa, uint32
 
 /* The primary grid's last worker while tasks remain (corun_ctl.h, direct
  * kernels): holds the stream until they are done or the host releases it,
- * reporting HELD whenever the tasks done or the workers running change.
- * Returns the final state. Not inlined: its loop adds nothing to the
- * registers held across a task body. */
+ * reporting HELD at once, whenever the workers running change, and about
+ * every 100 us while the tasks done change. Returns the final state. Not
+ * inlined: its loop adds nothing to the registers held across a task body. */
 static __device__ __noinline__ uint32_t corun__anchor(const corun_worker_arg wa, uint32_t done,
-                                               uint32_t task_ns)
+                                                      uint32_t task_ns)
 {
     corun_ctl *const ctl = wa.ctl;
-    uint32_t count = 0, last_done = ~0u, last_live = ~0u;
+    uint32_t count = 0, last_done = ~0u, last_live = ~0u, polls = 0;
 
-    for (;;) {
+    for (;; ++polls) {
         /* done (low, high), release, started; then exited */
         const uint4 p = corun_ld_volatile128(&ctl->done);
         const uint32_t exited = corun_ld_volatile32(&ctl->exited);
@@ -228,11 +228,12 @@ static __device__ __noinline__ uint32_t corun__anchor(const corun_worker_arg wa,
         if (p.z != 0) {
             return CORUN_REPORT_RELEASED;
         }
-        if (done != last_done || live != last_live) {
+        if (live != last_live || (done != last_done && polls >= 50)) {
             count += 2;
             corun__report(wa, CORUN_REPORT_HELD, count, done, live, task_ns);
             last_done = done;
             last_live = live;
+            polls = 0;
         }
         __nanosleep(2000);
     }

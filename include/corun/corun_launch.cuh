@@ -85,8 +85,10 @@ inline corun_ctx *gpu_ctx();
 
 inline void write_stats()
 {
-    const char *path = std::getenv("CORUN_LAUNCH_STATS");
-    FILE *f = path != nullptr ? std::fopen(path, "a") : nullptr;
+    char path[256];
+    FILE *f = corun_setting_get("launch_stats", path, sizeof(path)) == CORUN_OK && path[0] != '\0'
+                  ? std::fopen(path, "a")
+                  : nullptr;
     if (f == nullptr) {
         return;
     }
@@ -103,7 +105,8 @@ inline void write_stats()
 inline void count(bool through_corun, const char *why)
 {
     static const bool registered = [] {
-        if (std::getenv("CORUN_LAUNCH_STATS") != nullptr) {
+        char path[256];
+        if (corun_setting_get("launch_stats", path, sizeof(path)) == CORUN_OK && path[0] != '\0') {
             std::atexit(write_stats);
         }
         return true;

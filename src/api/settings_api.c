@@ -1,6 +1,6 @@
 /* settings_api.c — corun_setting_get: one setting, for code outside libcorun. */
 #include "core/settings.h"
-#include "corun/corun_settings.h"
+#include "corun/corun.h"
 
 int corun_setting_get(const char *name, char *buf, size_t len)
 {

@@ -22,19 +22,12 @@ static int make_sim(const corun__settings *set, const corun_gpu_desc *gpu, uint6
 {
     corun__sim_opts o;
 
-    corun__sim_opts_default(&o);
+    corun__sim_opts_from(&o, set);
     if (gpu != NULL) {
         o.desc = *gpu;
     }
     o.seed = seed;
     o.dispatch = CORUN_SIM_DISPATCH_PRIORITY;
-    o.signal_ns = set->sim_signal_us * 1e3;
-    o.launch_ns = set->sim_launch_us * 1e3;
-    o.notify_ns = set->sim_notify_us * 1e3;
-    o.claim_ns = set->sim_claim_ns;
-    o.stream_gap_ns = set->sim_stream_gap_us * 1e3;
-    o.budget_ns = corun__budget_ns(set);
-    o.chunk_max = (uint32_t)set->chunk_max;
     return corun__sim_create(&o, out);
 }
 

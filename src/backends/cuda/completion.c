@@ -159,17 +159,17 @@ static void scan_direct(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *
     for (k = b->direct_head; k != NULL && *n < cap; k = next) {
         corun__report_view v;
         uint64_t cookie = atomic_load_explicit(&k->cookie, memory_order_acquire);
-        uint32_t tag;
         next = k->dnext;
         if (cookie == 0 || k->over || !corun__ctl_report_read(&b->reports[k->slot], &v) ||
             v.seq != (k->seq & 0xffffffu) || v.state == CORUN_REPORT_NONE) {
             continue;
         }
-        tag = CORUN_REPORT_TAG(v.seq, v.count, v.state);
-        if (tag == k->last_tag) {
+        /* by what it says: a report's count wraps, and the one read last
+         * may be the 32nd after the one before */
+        if (v.state == k->last.state && v.done == k->last.done && v.live == k->last.live) {
             continue;
         }
-        k->last_tag = tag;
+        k->last = v;
         memset(&ev[*n], 0, sizeof(ev[*n]));
         ev[*n].cookie = cookie;
         ev[*n].time_ns = corun__mono_ns();

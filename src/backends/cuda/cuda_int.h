@@ -202,7 +202,7 @@ struct corun__bkernel {
     uint32_t seq;                       /* this use of the slot, in its reports */
     _Atomic uint64_t cookie;            /* bind's; 0 = not bound yet (no events) */
     bool listed;                        /* in b->direct_head (else still in direct_new) */
-    uint32_t last_tag;                  /* the last report turned into an event */
+    corun__report_view last;            /* the last report turned into an event */
     bool over;                          /* FINISHED or RELEASED seen */
     struct corun__bkernel *dprev, *dnext; /* b->direct_head */
     /* last, so a new record zeroes everything before them */

@@ -38,19 +38,27 @@ static int say(char *why, size_t why_len, int status, const char *msg)
     return status;
 }
 
-void corun__sim_opts_default(corun__sim_opts *o)
+void corun__sim_opts_from(corun__sim_opts *o, const corun__settings *set)
 {
     memset(o, 0, sizeof(*o));
     corun_gpu_desc_h100(&o->desc);
-    o->seed = 1;
+    o->seed = set->seed;
     o->dispatch = CORUN_SIM_DISPATCH_FIFO;
-    o->signal_ns = 8000;
-    o->launch_ns = 5000;
-    o->notify_ns = 10000;
-    o->claim_ns = 800;
-    o->stream_gap_ns = 2300;
-    o->budget_ns = 10000;
-    o->chunk_max = 1024;
+    o->signal_ns = set->sim_signal_us * 1e3;
+    o->launch_ns = set->sim_launch_us * 1e3;
+    o->notify_ns = set->sim_notify_us * 1e3;
+    o->claim_ns = set->sim_claim_ns;
+    o->stream_gap_ns = set->sim_stream_gap_us * 1e3;
+    o->budget_ns = corun__budget_ns(set);
+    o->chunk_max = (uint32_t)set->chunk_max;
+}
+
+void corun__sim_opts_default(corun__sim_opts *o)
+{
+    corun__settings set;
+
+    corun__settings_default(&set);
+    corun__sim_opts_from(o, &set);
 }
 
 /* --- events -------------------------------------------------------------- */

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "core/backend.h"
+#include "core/settings.h"
 
 typedef enum corun__sim_dispatch {
     CORUN_SIM_DISPATCH_FIFO,     /* MPS-like leftover policy */
@@ -63,7 +64,9 @@ typedef struct corun__sim_opts {
     corun__sim_faults faults;
 } corun__sim_opts;
 
-/* Defaults measured on or fitted to the H100 (docs/performance.md). */
+/* Options from the settings table (sim_* settings, the chunk budget, the
+ * seed), on an H100; _default takes the table's defaults. */
+void corun__sim_opts_from(corun__sim_opts *o, const corun__settings *set);
 void corun__sim_opts_default(corun__sim_opts *o);
 
 /* Creates a sim backend; *out is destroyed with (*out)->ops->destroy. */
