@@ -15,6 +15,7 @@
  *             right
  */
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cstring>
 #include <string>
@@ -91,6 +92,37 @@ CORUN_BODY(tick, (unsigned long long ns, unsigned *out))
     }
 }
 CORUN_KERNELS(tick, (unsigned long long ns, unsigned *out), (ns, out), CORUN_PLAIN)
+
+/* While alive, prints what the contexts are doing every 10 s: a mode that
+ * hangs leaves in its log where it stood. */
+struct Watch {
+    std::vector<corun_ctx *> ctxs;
+    std::atomic<bool> stop{false};
+    std::thread th;
+    explicit Watch(std::vector<corun_ctx *> c) : ctxs(std::move(c))
+    {
+        th = std::thread([this] {
+            for (int t = 1; !stop.load(); t++) {
+                for (int i = 0; i < 100 && !stop.load(); i++) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+                }
+                if (stop.load()) {
+                    break;
+                }
+                for (corun_ctx *c : ctxs) {
+                    char line[512];
+                    corun_ctx_describe(c, line, sizeof(line));
+                    printf("[still running after %d s] %s\n", 10 * t, line);
+                }
+            }
+        });
+    }
+    ~Watch()
+    {
+        stop = true;
+        th.join();
+    }
+};
 
 /* A context with the CORUN_* settings, plain_below_us overridden when >= 0. */
 static corun_ctx *make_ctx(const char *policy, double plain_below_us)
@@ -169,28 +201,35 @@ int mode_chain(int launches, int rounds)
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     printf("%d dependent launches per run, %u blocks of 256 (one wave), medians of %d runs\n",
            launches, grid, rounds);
-    printf("%-8s %10s %10s %10s %10s %10s %8s\n", "task_us", "native", "corun", "+us",
-           "workers", "+us", "plain");
+    printf("%-8s %10s %10s %10s %10s %10s %8s %8s\n", "task_us", "native", "corun", "+us",
+           "workers", "+us", "plain", "w-plain");
+    Watch watch({dflt, workers});
     for (double us : sizes) {
         std::vector<double> t[3];
         uint64_t plain0 = corun_ctx_plain_launches(dflt);
+        uint64_t wplain0 = corun_ctx_plain_launches(workers);
         for (int r = 0; r <= rounds; r++) {
             for (int v = 0; v < 3; v++) {
                 double x = chain_once(v, v == 1 ? dflt : workers, v == 1 ? kd : kw, launches,
                                       (unsigned long long)(us * 1e3), out, grid, s);
+                fprintf(stderr, "chain %g us round %d variant %d: %.2f us per launch\n", us, r, v,
+                        x);
                 if (r > 0) { /* the first round warms up (and teaches corun the task time) */
                     t[v].push_back(x);
                 }
             }
         }
         uint64_t plain = corun_ctx_plain_launches(dflt) - plain0;
+        uint64_t wplain = corun_ctx_plain_launches(workers) - wplain0;
         double n0 = median(t[0]), n1 = median(t[1]), n2 = median(t[2]);
-        printf("%-8.0f %10.2f %10.2f %+10.2f %10.2f %+10.2f %8llu\n", us, n0, n1, n1 - n0, n2,
-               n2 - n0, (unsigned long long)plain);
+        printf("%-8.0f %10.2f %10.2f %+10.2f %10.2f %+10.2f %8llu %8llu\n", us, n0, n1, n1 - n0,
+               n2, n2 - n0, (unsigned long long)plain, (unsigned long long)wplain);
         jrec("{\"mode\":\"chain\",\"task_us\":%.0f,\"launches\":%d,\"runs\":%d,"
              "\"native_us\":%.3f,\"corun_us\":%.3f,\"corun_added_us\":%.3f,"
-             "\"workers_us\":%.3f,\"workers_added_us\":%.3f,\"corun_plain_launches\":%llu}",
-             us, launches, rounds, n0, n1, n1 - n0, n2, n2 - n0, (unsigned long long)plain);
+             "\"workers_us\":%.3f,\"workers_added_us\":%.3f,\"corun_plain_launches\":%llu,"
+             "\"workers_plain_launches\":%llu}",
+             us, launches, rounds, n0, n1, n1 - n0, n2, n2 - n0, (unsigned long long)plain,
+             (unsigned long long)wplain);
     }
     /* every launch ran every block once */
     std::vector<unsigned> h(grid);
@@ -350,6 +389,7 @@ int mode_queued(int reps)
     CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
     printf("%-4s %8s %8s %10s %12s %s\n", "rep", "capsm", "halts", "done@halt", "behind_ran",
            "result");
+    Watch watch({ctx});
     for (int r = 0; r < reps; r++) {
         corun_launch_attr a;
         corun_job *j;

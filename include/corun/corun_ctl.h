@@ -140,11 +140,12 @@ typedef struct corun_ctl {
 
 /* What the device side of a direct kernel tells the host, in host memory
  * (one per control block; written by one block at a time: the primary grid's
- * last worker). The writer stores done, live and task_ns, then, after a
- * system-wide fence, tag with an even count; one that overwrites an earlier
- * report first stores tag with the odd count before it. The host reads tag,
- * the rest, and tag again, and keeps what it read only if both tags are
- * equal and the count even. */
+ * last worker). A HELD report stores tag with an odd count, then (fenced)
+ * done, live and task_ns, then (fenced) tag with the next, even count; the
+ * host reads tag, the rest, and tag again, and keeps what it read only if
+ * both tags are equal and the count even. FINISHED and RELEASED, the last
+ * report of a launch, store the numbers and the tag unfenced: their state
+ * is what counts, their numbers are hints. */
 typedef struct corun_report {
     uint32_t done;              /* tasks completed when written */
     uint32_t live;              /* workers running when written (HELD) */

@@ -136,6 +136,12 @@ __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_w
         st->mean_ns = corun_ld_volatile32(&ctl->task_ns_seed);
     }
 
+    /* Past every task already (its last claim went beyond them, or all were
+     * preset: a kernel of one wave): nothing to claim, no round trip. */
+    if (st->next_hint >= wa.tasks) {
+        st->count[s] = 0;
+        return;
+    }
     /* The signals and the limit in two loads that travel together, so the
      * claim costs two round trips to L2 (these, then the atomic), not three:
      * halt_gen, evict_below, sm_lo, sm_hi_inv; task_cut, nworkers. */
@@ -185,23 +191,29 @@ __device__ __forceinline__ void corun__first_chunk(const corun_worker_arg &wa,
     }
 }
 
-/* Host memory: the report's data, then (after a system-wide fence) its tag.
- * count is even; a HELD report, which may overwrite an earlier one, first
- * writes its tag with count - 1 (odd: being written), so the host never
- * keeps data from two reports (corun__ctl_report_read). */
+/* Host memory: the report's data, then its tag. A HELD report, which may
+ * overwrite an earlier one, first writes its tag with count - 1 (odd:
+ * being written) and fences around its data, so the host never keeps data
+ * from two reports (corun__ctl_report_read). FINISHED and RELEASED, the
+ * last report of a launch, need no fence: the host takes their state from
+ * the tag and their numbers as hints, and a fence here would make every
+ * kernel's end wait for a round trip to host memory. count is even. */
 __device__ __forceinline__ void corun__report(const corun_worker_arg &wa, uint32_t state,
                                               uint32_t count, uint32_t done, uint32_t live,
                                               uint32_t task_ns)
 {
     volatile corun_report *r = wa.report;
-    if (state == CORUN_REPORT_HELD) {
+    const bool held = state == CORUN_REPORT_HELD;
+    if (held) {
         r->tag = CORUN_REPORT_TAG(wa.seq, count - 1, state);
         __threadfence_system();
     }
     r->done = done;
     r->live = live;
     r->task_ns = task_ns;
-    __threadfence_system();
+    if (held) {
+        __threadfence_system();
+    }
     r->tag = CORUN_REPORT_TAG(wa.seq, count, state);
 }
 

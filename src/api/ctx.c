@@ -68,6 +68,7 @@ struct corun_kernel {
     corun__entry_memo memo;
     uint64_t last_tasks;
     uint32_t last_task_ns, last_workers;
+    uint32_t plain_run;   /* launches run plain since the last measured one */
     struct corun_kernel *next;
 };
 
@@ -511,8 +512,9 @@ static int launch_spec(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, corun_
     return CORUN_OK;
 }
 
-/* Whether a launch of `tasks` should run plain: its last run, scaled to
- * these tasks, ends within CORUN_PLAIN_BELOW_US (corun.h). */
+/* Whether a launch of `tasks` should run plain: its last measured run,
+ * scaled to these tasks, ended within CORUN_PLAIN_BELOW_US (corun.h). */
+#define PLAIN_REMEASURE 32
 static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks)
 {
     double below = c->set.plain_below_us * 1e3, ns;
@@ -521,11 +523,20 @@ static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks)
     if (!(below > 0)) {
         return false;
     }
+    bool plain;
+
     pthread_mutex_lock(&kern->mu);
     waves = kern->last_workers ? (tasks + kern->last_workers - 1) / kern->last_workers : 0;
     ns = (double)waves * kern->last_task_ns;
+    plain = waves > 0 && ns < below;
+    /* every PLAIN_REMEASURE-th launch still runs as workers and measures:
+     * a plain launch measures nothing, and the kernel's work may grow */
+    if (plain && ++kern->plain_run >= PLAIN_REMEASURE) {
+        kern->plain_run = 0;
+        plain = false;
+    }
     pthread_mutex_unlock(&kern->mu);
-    return waves > 0 && ns < below;
+    return plain;
 }
 
 /* corun_launch: the scheduler's policy decides when and where. */

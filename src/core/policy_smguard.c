@@ -50,7 +50,9 @@
  *    (docs/decisions/0012-physical-reservation.md).
  *  - Stream-ordered launches (corun_launch_stream) start at once in the
  *    program's thread on the allotment this policy publishes (allot): an LS
- *    launch on its reservation, unbound; a batch launch on its quota, bound
+ *    launch on every SM (its reservation is a floor kept free for it, not a
+ *    cap; a launch that names CapSMs gets those); a batch launch on its
+ *    quota, bound
  *    outside the reservation -- but only while the context has LS work (an
  *    LS kernel arrived within LS_WINDOW_NS). SMGuard keeps the reservation
  *    free at all times; a process with no LS work would then leave those
@@ -340,8 +342,7 @@ static void smguard_allot(corun__sched *s, void *state, corun_class cls, corun__
     uint64_t now = corun__sched_now(s);
 
     if (cls == CORUN_CLASS_LS) {
-        out->capsm = reserve > 0 ? reserve : 1;
-        return;
+        return; /* what it needs: the reservation is a floor kept free for it */
     }
     if (st == NULL || st->last_ls == 0 || now - st->last_ls > LS_WINDOW_NS || reserve == 0 ||
         reserve == total) {
