@@ -176,7 +176,7 @@ has hostfunc && run_step hostfunc 60 "$GC" hostfunc --trials 10 --json "$OUT/hos
 has stream && run_step stream 60 "$GC" stream --json "$OUT/stream.json"
 has correctstream && run_step correctstream 420 "$GCH" correctness --stream \
     --events "${GPU_CHECK_EVENTS:-1000}" --json "$OUT/correctstream.json"
-has chain && run_step chain 240 "$GC" chain --json "$OUT/chain.json"
+has chain && run_step chain 300 "$GC" chain --json "$OUT/chain.json"
 has hostcost && run_step hostcost 60 "$GC" hostcost --json "$OUT/hostcost.json"
 has lsalone && run_step lsalone 60 "$GC" lsalone --json "$OUT/lsalone.json"
 has queued && run_step queued 120 "$GC" queued --json "$OUT/queued.json"

@@ -181,7 +181,7 @@ static void a_stream_runs_its_kernels_in_order_released_by_the_device(void **sta
 static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
 {
     corun__backend *be = new_sim(NULL);
-    corun__kspec sa = spec_of("a", 20000, 20), sb = spec_of("b", 1000, 5);
+    corun__kspec sa = spec_of("a", 20000, 20), sb = spec_of("b", 3000, 5);
     first_claims fc;
     corun__launch_req gated;
     corun__bevent held;
@@ -234,7 +234,7 @@ static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
     assert_int_equal(st1.launches, st0.launches); /* the resume launched nothing */
     assert_true(fc.t[1] > t + 5000 * US);
     assert_all_once(be, a, 20000);
-    assert_all_once(be, b, 1000);
+    assert_all_once(be, b, 3000);
     (void)until_event(be, 7, CORUN_BEV_LAUNCH, NULL); /* the resume grid ended too */
     be->ops->kernel_close(be, a);
     be->ops->kernel_close(be, b);

@@ -124,6 +124,21 @@ struct Watch {
     }
 };
 
+/* Work that takes a known time without the clock: a dependent FMA chain of
+ * `iters` per thread (polling %globaltimer from every warp of the GPU slows
+ * the reads themselves, which a spin then turns into longer tasks). */
+CORUN_BODY(burn, (unsigned iters, float *out))
+{
+    float x = (float)threadIdx.x * 1e-3f, y = 1.0000001f;
+    for (unsigned i = 0; i < iters; i++) {
+        x = fmaf(x, y, 1e-7f);
+    }
+    if (x == 12345.0f) {
+        out[blockIdx.x] = x;
+    }
+}
+CORUN_KERNELS(burn, (unsigned iters, float *out), (iters, out), CORUN_PLAIN)
+
 /* A context with the CORUN_* settings, plain_below_us overridden when >= 0. */
 static corun_ctx *make_ctx(const char *policy, double plain_below_us)
 {
@@ -167,15 +182,14 @@ static corun_kernel *get_kernel(corun_ctx *ctx, const char *name, const void *pl
 
 /* us per launch of n dependent launches on s: variant 0 native, else through
  * ctx (fire and forget, as a transformed program launches). */
-static double chain_once(int variant, corun_ctx *ctx, corun_kernel *k, int n, unsigned long long ns,
-                         unsigned *out, unsigned grid, cudaStream_t s)
+static double chain_once(int variant, corun_ctx *ctx, corun_kernel *k, const void *plain, int n,
+                         void **args, unsigned grid, cudaStream_t s)
 {
-    void *args[] = {&ns, &out};
     double t0 = now_us();
 
     for (int i = 0; i < n; i++) {
         if (variant == 0) {
-            CK(cudaLaunchKernel((const void *)tick, dim3(grid), dim3(256), args, 0, s));
+            CK(cudaLaunchKernel(plain, dim3(grid), dim3(256), args, 0, s));
         } else {
             CR(corun_launch_stream(ctx, k, {grid, 1, 1}, {256, 1, 1}, 0, args, nullptr,
                                    (void *)s, nullptr));
@@ -185,35 +199,55 @@ static double chain_once(int variant, corun_ctx *ctx, corun_kernel *k, int n, un
     return (now_us() - t0) / n;
 }
 
-int mode_chain(int launches, int rounds)
+/* us of one native launch of burn with iters, on grid blocks (best of 5). */
+static double burn_us(unsigned iters, float *out, unsigned grid, cudaStream_t s)
 {
-    const unsigned grid = (unsigned)(sm_count() * per_sm_of((const void *)tick, 256, 0));
-    corun_ctx *dflt = make_ctx("smguard", -1), *workers = make_ctx("smguard", 0);
-    corun_kernel *kd = get_kernel(dflt, "tick", (const void *)tick, (const void *)tick__corun);
-    corun_kernel *kw = get_kernel(workers, "tick", (const void *)tick, (const void *)tick__corun);
-    const double sizes[] = {2, 5, 20, 100};
-    unsigned *out;
-    cudaStream_t s;
-    int failures = 0;
+    cudaEvent_t e0, e1;
+    float best = 1e30f;
+    void *args[] = {&iters, &out};
 
-    CK(cudaMalloc(&out, grid * sizeof(unsigned)));
-    CK(cudaMemset(out, 0, grid * sizeof(unsigned)));
-    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    printf("%d dependent launches per run, %u blocks of 256 (one wave), medians of %d runs\n",
-           launches, grid, rounds);
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int r = 0; r < 6; r++) {
+        float ms;
+        CK(cudaEventRecord(e0, s));
+        CK(cudaLaunchKernel((const void *)burn, dim3(grid), dim3(256), args, 0, s));
+        CK(cudaEventRecord(e1, s));
+        CK(cudaEventSynchronize(e1));
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        if (r > 0 && ms < best) {
+            best = ms;
+        }
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    return best * 1e3;
+}
+
+/* One table of the chain for kernel (plain, k in dflt / kw in workers):
+ * args_for(us) gives the launch's arguments for a task of us. */
+template <typename Args>
+static int chain_table(const char *kernel, const void *plain, corun_ctx *dflt, corun_kernel *kd,
+                       corun_ctx *workers, corun_kernel *kw, unsigned grid, int launches,
+                       int rounds, cudaStream_t s, Args args_for)
+{
+    const double sizes[] = {2, 5, 20, 100};
+
+    printf("%s: %d dependent launches per run, %u blocks of 256 (one wave), medians of %d runs\n",
+           kernel, launches, grid, rounds);
     printf("%-8s %10s %10s %10s %10s %10s %8s %8s\n", "task_us", "native", "corun", "+us",
            "workers", "+us", "plain", "w-plain");
-    Watch watch({dflt, workers});
     for (double us : sizes) {
         std::vector<double> t[3];
+        void **args = args_for(us);
         uint64_t plain0 = corun_ctx_plain_launches(dflt);
         uint64_t wplain0 = corun_ctx_plain_launches(workers);
         for (int r = 0; r <= rounds; r++) {
             for (int v = 0; v < 3; v++) {
-                double x = chain_once(v, v == 1 ? dflt : workers, v == 1 ? kd : kw, launches,
-                                      (unsigned long long)(us * 1e3), out, grid, s);
-                fprintf(stderr, "chain %g us round %d variant %d: %.2f us per launch\n", us, r, v,
-                        x);
+                double x = chain_once(v, v == 1 ? dflt : workers, v == 1 ? kd : kw, plain,
+                                      launches, args, grid, s);
+                fprintf(stderr, "chain %s %g us round %d variant %d: %.2f us per launch\n", kernel,
+                        us, r, v, x);
                 if (r > 0) { /* the first round warms up (and teaches corun the task time) */
                     t[v].push_back(x);
                 }
@@ -224,23 +258,67 @@ int mode_chain(int launches, int rounds)
         double n0 = median(t[0]), n1 = median(t[1]), n2 = median(t[2]);
         printf("%-8.0f %10.2f %10.2f %+10.2f %10.2f %+10.2f %8llu %8llu\n", us, n0, n1, n1 - n0,
                n2, n2 - n0, (unsigned long long)plain, (unsigned long long)wplain);
-        jrec("{\"mode\":\"chain\",\"task_us\":%.0f,\"launches\":%d,\"runs\":%d,"
-             "\"native_us\":%.3f,\"corun_us\":%.3f,\"corun_added_us\":%.3f,"
+        jrec("{\"mode\":\"chain\",\"kernel\":\"%s\",\"task_us\":%.0f,\"launches\":%d,"
+             "\"runs\":%d,\"native_us\":%.3f,\"corun_us\":%.3f,\"corun_added_us\":%.3f,"
              "\"workers_us\":%.3f,\"workers_added_us\":%.3f,\"corun_plain_launches\":%llu,"
              "\"workers_plain_launches\":%llu}",
-             us, launches, rounds, n0, n1, n1 - n0, n2, n2 - n0, (unsigned long long)plain,
-             (unsigned long long)wplain);
+             kernel, us, launches, rounds, n0, n1, n1 - n0, n2, n2 - n0,
+             (unsigned long long)plain, (unsigned long long)wplain);
     }
-    /* every launch ran every block once */
+    return 0;
+}
+
+int mode_chain(int launches, int rounds)
+{
+    const unsigned grid = (unsigned)(sm_count() * per_sm_of((const void *)tick, 256, 0));
+    corun_ctx *dflt = make_ctx("smguard", -1), *workers = make_ctx("smguard", 0);
+    corun_kernel *kd = get_kernel(dflt, "burn", (const void *)burn, (const void *)burn__corun);
+    corun_kernel *kw = get_kernel(workers, "burn", (const void *)burn, (const void *)burn__corun);
+    corun_kernel *td = get_kernel(dflt, "tick", (const void *)tick, (const void *)tick__corun);
+    corun_kernel *tw = get_kernel(workers, "tick", (const void *)tick, (const void *)tick__corun);
+    unsigned *out;
+    float *fout;
+    cudaStream_t s;
+    int failures = 0;
+
+    CK(cudaMalloc(&out, grid * sizeof(unsigned)));
+    CK(cudaMalloc(&fout, grid * sizeof(float)));
+    CK(cudaMemset(out, 0, grid * sizeof(unsigned)));
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    Watch watch({dflt, workers});
+    /* burn's iterations per us: two native timings, their slope */
+    const double t1 = burn_us(20000, fout, grid, s), t2 = burn_us(220000, fout, grid, s);
+    const double per_us = 200000.0 / (t2 - t1), base_us = t1 - 20000.0 / per_us;
+    printf("burn: %.1f iterations per us, %.2f us with none\n", per_us, base_us);
+    static unsigned iters;
+    static float *fo;
+    fo = fout;
+    static void *bargs[] = {&iters, &fo};
+    failures += chain_table("burn", (const void *)burn, dflt, kd, workers, kw, grid, launches,
+                            rounds, s, [&](double us) {
+                                iters = (unsigned)(us * per_us);
+                                return bargs;
+                            });
+    static unsigned long long ns;
+    static unsigned *o;
+    o = out;
+    static void *targs[] = {&ns, &o};
+    failures += chain_table("spin", (const void *)tick, dflt, td, workers, tw, grid, launches,
+                            rounds, s, [&](double us) {
+                                ns = (unsigned long long)(us * 1e3);
+                                return targs;
+                            });
+    /* every spin launch ran every block once */
     std::vector<unsigned> h(grid);
     CK(cudaMemcpy(h.data(), out, grid * sizeof(unsigned), cudaMemcpyDeviceToHost));
     const unsigned want = (unsigned)(4 * (rounds + 1) * 3 * launches);
     for (unsigned i = 0; i < grid; i++) {
         failures += h[i] != want;
     }
-    printf("chain: %s (every block-task of every launch ran once: %u each)\n",
+    printf("chain: %s (every block-task of every spin launch ran once: %u each)\n",
            failures ? "FAIL" : "ok", want);
     CK(cudaFree(out));
+    CK(cudaFree(fout));
     corun_ctx_destroy(dflt);
     corun_ctx_destroy(workers);
     return failures;

@@ -47,6 +47,7 @@ struct corun_ctx {
     pthread_t thread;
     struct corun_kernel *kernels; /* registered, freed with the context */
     packed_allot allot[2];      /* per class, published by the scheduler's side */
+    _Atomic uint64_t plain;     /* direct launches run plain */
     pthread_mutex_t q_mu;       /* direct launches not yet adopted */
     struct corun_job *q_head, *q_tail;
 };
@@ -333,13 +334,7 @@ CORUN_API int corun_ctx_runs_cuda(const corun_ctx *c)
 
 CORUN_API uint64_t corun_ctx_plain_launches(corun_ctx *c)
 {
-    uint64_t n;
-
-    pthread_mutex_lock(&c->mu);
-    adopt_pending(c);
-    n = corun__sched_direct_plain(c->s);
-    pthread_mutex_unlock(&c->mu);
-    return n;
+    return atomic_load_explicit(&c->plain, memory_order_relaxed);
 }
 
 CORUN_API void corun_ctx_describe(corun_ctx *c, char *buf, size_t len)
@@ -367,7 +362,7 @@ CORUN_API void corun_ctx_describe(corun_ctx *c, char *buf, size_t len)
              "released); %u launches not yet taken in; plain so far %llu; %s",
              n[CORUN_KS_WAITING], n[CORUN_KS_RUNNING], n[CORUN_KS_STOPPING], n[CORUN_KS_PAUSED],
              n[CORUN_KS_DONE] + n[CORUN_KS_FAILED], queued,
-             (unsigned long long)corun__sched_direct_plain(c->s), be);
+             (unsigned long long)atomic_load_explicit(&c->plain, memory_order_relaxed), be);
 }
 
 /* ---- kernels -------------------------------------------------------------- */
@@ -628,6 +623,9 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
         }
         free(j);
         return fail(rc, "%s", why[0] ? why : corun_strerror(rc));
+    }
+    if (j->bk == NULL) {
+        atomic_fetch_add_explicit(&c->plain, 1, memory_order_relaxed);
     }
     j->spec = *spec;
     j->spec.args = NULL;

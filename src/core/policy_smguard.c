@@ -197,6 +197,9 @@ static void redistribute(corun__sched *s)
     corun__kernel *k;
     int pass;
 
+    if (corun__sched_free_capsm(s) == 0) {
+        return; /* O(1) when nothing is free: thousands of direct kernels may be live */
+    }
     for (pass = 0; pass < 2; pass++) {
         corun_class want = pass == 0 ? CORUN_CLASS_LS : CORUN_CLASS_BATCH;
         for (k = corun__sched_first(s); k != NULL; k = k->next) {
@@ -279,6 +282,9 @@ static void smguard_complete(corun__sched *s, void *state, corun__kernel *k)
 {
     smguard_kernel *g = pk(k);
 
+    if (g == NULL && k->plain) {
+        return; /* a plain kernel held no CapSMs: nothing to give out */
+    }
     if (g != NULL) {
         /* Give back what this LS kernel took, to the kernels it took from. */
         loan *l;

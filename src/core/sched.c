@@ -287,12 +287,14 @@ static void finish(corun__sched *s, corun__kernel *k, corun__kstate state, int s
 
 static void announce_deferred(corun__sched *s)
 {
-    /* Announcements may finish more kernels (a policy's action fails), so
-     * take them one at a time from the front. */
-    while (s->ndeferred > 0) {
-        corun__kernel *k = s->deferred[0];
-        memmove(s->deferred, s->deferred + 1, (s->ndeferred - 1) * sizeof(*s->deferred));
-        s->ndeferred--;
+    /* Announcements may finish more kernels (a policy's action fails),
+     * which join the end of the queue: take them in order by index, and
+     * empty the queue once all are taken (a memmove per announcement made
+     * thousands of direct kernels finishing at once quadratic). */
+    size_t i;
+
+    for (i = 0; i < s->ndeferred; i++) {
+        corun__kernel *k = s->deferred[i];
         if (ext(k)->announced) {
             continue;
         }
@@ -304,6 +306,7 @@ static void announce_deferred(corun__sched *s)
             k->on_done(s, k, k->user);
         }
     }
+    s->ndeferred = 0;
 }
 
 /* A zeroed record, reused or new; NULL when out of memory. */

@@ -376,6 +376,16 @@ static void worker_boundary(corun__sim *s, uint32_t b)
     uint64_t limit, first;
     uint32_t remaining, c;
 
+    if (blk->next_hint >= blk->l->wa.tasks) {
+        /* past every task already: no claim (corun__claim); the chunk is
+         * counted and timed as after any claim */
+        if (blk->count > 0) {
+            count_done(s, k, blk->count);
+            blk->mean_ns = corun_chunk_ewma(blk->mean_ns, (s->now - blk->t_chunk) / blk->count);
+        }
+        worker_leave(s, b);
+        return;
+    }
     if (!signals_allow(blk)) {
         if (blk->count > 0) {
             count_done(s, k, blk->count);
@@ -385,6 +395,15 @@ static void worker_boundary(corun__sim *s, uint32_t b)
         return;
     }
     limit = limit_of(blk);
+    if (blk->l->wa.preset + ctl->next >= limit) {
+        /* the counter read with the signals is past the limit: no atomic,
+         * the worker leaves after the loads' round trip */
+        blk->claim_first = blk->l->wa.preset + ctl->next;
+        blk->claim_count = 0;
+        report_claim(s, k, blk->worker, 0, blk->claim_first, 0);
+        corun__sim_push(s, s->now + s->claim_ns, CORUN_SIM_EV_CLAIM, b, 0, NULL);
+        return;
+    }
     remaining = limit > blk->next_hint
                     ? (limit - blk->next_hint > UINT32_MAX ? UINT32_MAX
                                                            : (uint32_t)(limit - blk->next_hint))
