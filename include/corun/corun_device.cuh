@@ -142,18 +142,16 @@ __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_w
         st->count[s] = 0;
         return;
     }
-    /* The signals, the limit and the counter in three loads that travel
-     * together, so the claim costs two round trips to L2 (these, then the
-     * atomic), not three: halt_gen, evict_below, sm_lo, sm_hi_inv;
-     * task_cut, nworkers; next. A counter already past the limit means no
-     * claim can get a task (it only grows while workers run): the worker
-     * leaves after one round trip, which is every worker's last claim. */
+    /* The signals and the limit in two loads that travel together, so the
+     * claim costs two round trips to L2 (these, then the atomic), not three:
+     * halt_gen, evict_below, sm_lo, sm_hi_inv; task_cut, nworkers. (Loading
+     * next with them, to skip a claim that must fail, cost the kernels of
+     * short tasks far more than it saved: that line is what every claim's
+     * atomic hammers.) */
     const uint4 sig = corun_ld_volatile128(&ctl->halt_gen);
     const uint4 lim = corun_ld_volatile128(&ctl->task_cut);
-    const unsigned long long seen = *(const volatile unsigned long long *)&ctl->next;
 
-    if (wa.gen >= sig.x && st->capsm >= sig.y && st->smid >= sig.z && st->smid_inv >= sig.w &&
-        wa.preset + seen < (unsigned long long)(wa.tasks - lim.x)) {
+    if (wa.gen >= sig.x && st->capsm >= sig.y && st->smid >= sig.z && st->smid_inv >= sig.w) {
         /* limit <= tasks < 2^32 (the backend refuses larger grids), so
          * everything below that is divided fits in 32 bits. */
         const unsigned long long limit = wa.tasks - lim.x;

@@ -395,15 +395,6 @@ static void worker_boundary(corun__sim *s, uint32_t b)
         return;
     }
     limit = limit_of(blk);
-    if (blk->l->wa.preset + ctl->next >= limit) {
-        /* the counter read with the signals is past the limit: no atomic,
-         * the worker leaves after the loads' round trip */
-        blk->claim_first = blk->l->wa.preset + ctl->next;
-        blk->claim_count = 0;
-        report_claim(s, k, blk->worker, 0, blk->claim_first, 0);
-        corun__sim_push(s, s->now + s->claim_ns, CORUN_SIM_EV_CLAIM, b, 0, NULL);
-        return;
-    }
     remaining = limit > blk->next_hint
                     ? (limit - blk->next_hint > UINT32_MAX ? UINT32_MAX
                                                            : (uint32_t)(limit - blk->next_hint))
