@@ -208,9 +208,7 @@ fi
 if has counters; then
   # Slate's kernel rates from CUPTI's hardware counters, beside the counted
   # ones the policies step uses, one process per kernel as `--app` runs them.
-  # (One process per kernel was needed before c052098: the first control
-  # block written after a counter measurement arrived as zeros and the next
-  # scheduled kernel never finished; bench/results/h100-2026-11-22-cupti-copy.txt.)
+  # (One process per kernel keeps each kernel's measurement apart; docs/decisions/0013.)
   rm -f "$OUT/profiles-counters.txt" "$OUT/profiles-counters.txt.lock"
   out_abs=$(cd "$OUT" && pwd)
   run_step counters 200 bash -c "for app in bs gs mm rg tr; do \

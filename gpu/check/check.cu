@@ -473,13 +473,8 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
 /* ---- overhead ----------------------------------------------------------------- */
 
 /* Each timed launch follows an untimed launch of the same form, so both forms
- * are measured as they run when launched again and again. What ran just
- * before matters: on the H100 the worker reduce took 0.556 ms right after the
- * plain reduce and 0.457 ms right after itself, while the plain took 0.534 /
- * 0.538 ms after either (bench/exp/reduce_slices.cu,
- * bench/results/h100-2026-11-22-fixed-cost.txt). Alternating plain and
- * worker, as this mode did before, measured a worker after a plain kernel with
- * one budget and after a worker with several. */
+ * are measured as they run when launched again and again: what ran just
+ * before changes a kernel's time (docs/decisions/0015). */
 static float time_plain(Case *c, cudaStream_t s, cudaEvent_t e0, cudaEvent_t e1)
 {
     float ms;
@@ -617,11 +612,10 @@ static void spin_wait_us(double us)
 /* One timed halt: the host reads the kernel's progress on the control
  * stream, as a scheduler does before it decides, then signals and waits for
  * the kernel's end; returns us from the signal call to the end seen by the
- * host. *done0 gets the progress read. What the host did just before counts:
- * a thread signalling straight out of a 2 ms sleep took typically 4-6 us
- * longer (1-8 by run), in the driver call itself and in its wait
- * (h100-2026-11-22-halt-warm.txt), so every halt row but the one marked
- * "host asleep" is timed this way. */
+ * host. *done0 gets the progress read. What the host did just before counts
+ * (a thread signalling straight out of a sleep is slower; docs/decisions/
+ * 0009), so every halt row but the one marked "host asleep" is timed this
+ * way. */
 static double timed_halt(Direct &d, cudaStream_t ks, cudaStream_t hs, unsigned long long *done0,
                          bool read_first = true)
 {
@@ -792,7 +786,7 @@ static int mode_latency(int trials)
     CK(cudaMalloc(&flag, 4));
     printf("%-28s %9s %9s %9s %7s\n", "what", "median_us", "p90_us", "max_us", "trials");
 
-    /* Baseline: 8 blocks per SM poll a flag continuously (DESIGN.md). */
+    /* Baseline: 8 blocks per SM poll a flag continuously (the signal alone, no worker loop). */
     {
         std::vector<double> t;
         for (int i = 0; i < trials; i++) {

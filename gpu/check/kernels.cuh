@@ -15,18 +15,18 @@
  *   spinvar     spin whose time each task reads from device memory, so the
  *               host can slow a running kernel's tasks down; its loop sleeps
  *               100 ns per turn. A pure spin, at 8 workers per SM, keeps a
- *               chunk's last warp from being scheduled: 2 and 20 us tasks
- *               take 4.7 and 32 us per worker (plain: 2.3 and 20.3); one that
- *               gives its issue slot away, as a task waiting on memory does,
- *               takes 2.8 and 22 (bench/results/h100-2026-11-22-spin-rate.txt)
+ *               chunk's last warp from being scheduled, so its worker tasks
+ *               last longer than they name; one that gives its issue slot
+ *               away, as a task waiting on memory does, stretches far less
+ *               (docs/decisions/0015)
  *   flagspin    the naive baseline: every block polls a flag continuously
  *
  * Pins, as corun-nvcc sets them: only where the worker form would fit fewer
  * blocks per SM than the plain kernel (libcorun refuses such a worker).
  * matmul and blackscholes need one in every build; the 256-thread kernels
  * only in the CORUN_TASK_HITS build, whose per-task counting adds registers
- * (CHECK_PIN256). An unneeded pin is not free: __launch_bounds__(256, 8) on
- * longtask cost it 2 % (H100, 0629262), so the benchmark build has none.
+ * (CHECK_PIN256). An unneeded pin is not free (docs/decisions/0014), so the
+ * benchmark build has none.
  */
 #ifndef CORUN_GPU_CHECK_KERNELS_CUH
 #define CORUN_GPU_CHECK_KERNELS_CUH
@@ -246,7 +246,7 @@ CORUN_BODY(spinvar, (const unsigned *task_ns, unsigned *sink))
 }
 CORUN_KERNELS(spinvar, (const unsigned *task_ns, unsigned *sink), (task_ns, sink), CORUN_PLAIN)
 
-/* The naive baseline of DESIGN.md: every block polls a device flag. */
+/* The naive baseline: every block polls a device flag. */
 extern "C" __global__ void flagspin(const unsigned *flag)
 {
     __shared__ unsigned stop;

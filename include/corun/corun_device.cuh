@@ -107,7 +107,7 @@ static_assert(offsetof(corun_ctl, done) % 16 == 0 &&
  * registers). Two chunk slots alternate so one barrier per chunk suffices.
  * Aligned (and so sized) to 16 bytes: the body's own __shared__ arrays may be
  * placed after it, and at an 8-byte offset the compiler can no longer use
- * 128-bit shared loads on them (matmul's tiles lost LDS.128 that way, 3.5 %). */
+ * 128-bit shared loads on them (docs/decisions/0002). */
 struct __align__(16) corun_worker_state {
     unsigned long long first[2]; /* first task of the chunk */
     uint32_t count[2];           /* tasks in the chunk; 0 = leave */
@@ -369,10 +369,10 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
 /*
  * The ahead entry (NAME__corun_ahead, CORUN_SHARED kernels only): one task
  * per claim, the next task's claim issued at the top of the task before it,
- * so the claim's round trip (1.5-1.9 us on the H100 under a memory-bound
- * load) overlaps the task instead of stalling the worker between chunks. The
+ * so the claim's round trip (a memory-bound load makes it long)
+ * overlaps the task instead of stalling the worker between chunks. The
  * host runs a kernel through it where its last launch's tasks made chunks of
- * at most three and three fit in 9/8 of the budget (corun_ahead_wanted).
+ * at most three and three fit in 9/8 of the budget (src/core/entry.h).
  *
  * At the top of each task the leader copies the signal words into shared
  * memory (cp.async: no register held across the body) and adds 1 to next's

@@ -1,5 +1,5 @@
 /*
- * log.h — logging for the command line and the daemon (the library never
+ * log.h — logging for the command line (the library never
  * logs). The level is checked before any formatting happens.
  */
 #ifndef CORUN_CLI_LOG_H

@@ -26,14 +26,14 @@
     X(POLICY, policy, STR, "smguard", 0, 0, "",                                                  \
       "scheduling policy of the in-process scheduler (corun policies lists them)")               \
     X(LOG_LEVEL, log_level, STR, "warn", 0, 0, "error,warn,info,debug",                          \
-      "how much the command line and the daemon log")                                           \
+      "how much the command line logs")                                                          \
     X(RESERVE_CAPSM, reserve_capsm, UINT, "8", 0, 4096, "",                                      \
       "smguard: CapSMs reserved for latency-sensitive kernels; batch quota is the rest")         \
     X(SMGUARD_BIND, smguard_bind, UINT, "1", 0, 1, "",                                           \
       "smguard: 1 runs batch kernels only on SMs outside the reservation, so LS kernels get "    \
       "whole SMs; 0 keeps the paper's logical CapSMs (workers anywhere)")                        \
     X(CHUNK_BUDGET_US, chunk_budget_us, DBL, "10", 0.5, 1e6, "",                                 \
-      "latency budget of one chunk of block-tasks, in microseconds (see docs/gpu-results.md)")   \
+      "latency budget of one chunk of block-tasks, in microseconds (docs/decisions/0001)")      \
     X(CHUNK_MAX, chunk_max, UINT, "1024", 1, 1048576, "",                                        \
       "most block-tasks a worker claims at once")                                                \
     X(AHEAD, ahead, UINT, "1", 0, 2, "",                                                         \
@@ -125,7 +125,7 @@ typedef struct corun__setting_info {
 } corun__setting_info;
 
 /* The chunk latency budget in nanoseconds, as the control block and the
- * entry choice (corun_ahead_choose) take it. */
+ * entry choice (corun__entry_decide) take it. */
 static inline uint32_t corun__budget_ns(const corun__settings *s)
 {
     return (uint32_t)(s->chunk_budget_us * 1e3);
