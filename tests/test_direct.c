@@ -270,25 +270,33 @@ static void a_halt_racing_the_last_task_loses_no_wakeup(void **state)
     be->ops->destroy(be);
 }
 
+/* A simulated context under policy with one kernel of task_us tasks. */
+static corun_ctx *sim_ctx(const char *policy, const char *name, double task_us, corun_kernel **k)
+{
+    corun_ctx_opts co = {"sim", policy};
+    corun_sim_kernel_desc kd;
+    corun_ctx *ctx;
+
+    setenv("CORUN_PROFILE_PATH", "off", 1);
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+    memset(&kd, 0, sizeof(kd));
+    kd.name = name;
+    kd.task_us = task_us;
+    assert_int_equal(corun_sim_kernel_register(ctx, &kd, k), CORUN_OK);
+    return ctx;
+}
+
 /* Through the host API: a stream-ordered job preempted while a second one
  * waits behind it in its stream; the second does not start while the first
  * is paused, and both finish once it is resumed. */
 static void a_preempted_stream_job_holds_the_job_behind_it(void **state)
 {
-    corun_ctx_opts co = {"sim", "manual"};
-    corun_sim_kernel_desc kd;
-    corun_ctx *ctx;
     corun_kernel *k;
+    corun_ctx *ctx = sim_ctx("manual", "k", 20, &k);
     corun_job *a, *b;
     corun_progress pa, pb;
 
     (void)state;
-    setenv("CORUN_PROFILE_PATH", "off", 1);
-    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
-    memset(&kd, 0, sizeof(kd));
-    kd.name = "k";
-    kd.task_us = 20;
-    assert_int_equal(corun_sim_kernel_register(ctx, &kd, &k), CORUN_OK);
     assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){40000, 1, 1},
                                          (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &a),
                      CORUN_OK);
@@ -317,21 +325,14 @@ static void a_preempted_stream_job_holds_the_job_behind_it(void **state)
  * (fire-and-forget launches only), and the stream keeps its order. */
 static void short_kernels_run_plain_once_measured(void **state)
 {
-    corun_ctx_opts co = {"sim", "smguard"};
-    corun_sim_kernel_desc kd;
-    corun_ctx *ctx;
     corun_kernel *k;
+    corun_ctx *ctx;
     corun_job *last;
     int i;
 
     (void)state;
-    setenv("CORUN_PROFILE_PATH", "off", 1);
     setenv("CORUN_PLAIN_BELOW_US", "50", 1);
-    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
-    memset(&kd, 0, sizeof(kd));
-    kd.name = "short";
-    kd.task_us = 5;
-    assert_int_equal(corun_sim_kernel_register(ctx, &kd, &k), CORUN_OK);
+    ctx = sim_ctx("smguard", "short", 5, &k);
     /* the first launch runs as workers and measures */
     assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
                                          (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &last),

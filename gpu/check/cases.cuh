@@ -15,17 +15,8 @@
 
 #include <cuda_runtime.h>
 
+#include "check.h"
 #include "kernels.cuh"
-
-#define CK(call)                                                                             \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,               \
-                    cudaGetErrorName(e_), cudaGetErrorString(e_));                           \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
 
 enum OutType { OUT_F32, OUT_U32, OUT_U64 };
 

@@ -10,7 +10,19 @@
 
 #include <cuda.h>
 
+#include <cuda_runtime.h>
+
 #include "corun/corun.h"
+
+#define CK(call)                                                                             \
+    do {                                                                                     \
+        cudaError_t e_ = (call);                                                             \
+        if (e_ != cudaSuccess) {                                                             \
+            fprintf(stderr, "%s:%d: %s: %s (%s)\n", __FILE__, __LINE__, #call,               \
+                    cudaGetErrorName(e_), cudaGetErrorString(e_));                           \
+            exit(1);                                                                         \
+        }                                                                                    \
+    } while (0)
 
 #define CR(call)                                                                            \
     do {                                                                                    \

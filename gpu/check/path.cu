@@ -28,16 +28,6 @@
 #include "corun/corun_launch.cuh"
 #include "corun/corun_sim.h"
 
-#define CK(call)                                                                             \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                    \
-                    cudaGetErrorString(e_));                                                 \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
-
 /* c = a + b (the kernels of this file are its own: kernels.cuh is check.cu's) */
 CORUN_BODY(add2, (const float *a, const float *b, float *c, int n))
 {

@@ -26,26 +26,8 @@
 
 #include <cuda_runtime.h>
 
-#include "corun/corun.h"
+#include "check.h"
 #include "corun/corun_device.cuh"
-
-#define CK(call)                                                                             \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess) {                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                    \
-                    cudaGetErrorString(e_));                                                 \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
-#define CR(call)                                                                             \
-    do {                                                                                     \
-        int r_ = (call);                                                                     \
-        if (r_ != CORUN_OK) {                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, corun_last_error()); \
-            exit(1);                                                                         \
-        }                                                                                    \
-    } while (0)
 
 /* x[i] = x[i] + 1 for i < n, each block a 256-element slice; spins a little
  * per block so a launch lasts long enough to be caught by the next call. */

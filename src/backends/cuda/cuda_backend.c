@@ -425,22 +425,27 @@ static int order_after_writes(cuda_backend *b, corun__bkernel *k)
     return cu->cuEventRecord(k->ready, b->ctl) == CUDA_SUCCESS ? CORUN_OK : CORUN_ECUDA;
 }
 
+/* Whether a launch of k on our streams is in flight (task limits and
+ * rewinds are written only while none is: corun_ctl.h). */
+static bool in_flight(cuda_backend *b, corun__bkernel *k)
+{
+    uint32_t n;
+
+    pthread_mutex_lock(&b->mu);
+    n = k->inflight;
+    pthread_mutex_unlock(&b->mu);
+    return n > 0;
+}
+
 static int cuda_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value)
 {
     cuda_backend *b = cb(be);
     corun__ctl_write w[CORUN_CTL_MAX_WRITES];
     size_t n = 0;
-    uint32_t inflight;
     int rc;
 
-    if (sig == CORUN_SIG_TASK_LIMIT) {
-        /* Only while no launch is in flight (corun_ctl.h says why). */
-        pthread_mutex_lock(&b->mu);
-        inflight = k->inflight;
-        pthread_mutex_unlock(&b->mu);
-        if (inflight > 0) {
-            return CORUN_EBUSY;
-        }
+    if (sig == CORUN_SIG_TASK_LIMIT && in_flight(b, k)) {
+        return CORUN_EBUSY;
     }
     rc = corun__ctl_signal(&k->ch, sig, value, w, &n);
     if (rc == CORUN_OK) {
@@ -457,13 +462,9 @@ static int cuda_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uin
     cuda_backend *b = cb(be);
     corun__ctl_write w[CORUN_CTL_MAX_WRITES];
     size_t n = 0;
-    uint32_t inflight;
     int rc;
 
-    pthread_mutex_lock(&b->mu);
-    inflight = k->inflight;
-    pthread_mutex_unlock(&b->mu);
-    if (inflight > 0) {
+    if (in_flight(b, k)) {
         return CORUN_EBUSY;
     }
     rc = corun__ctl_rewind(&k->ch, next, limit, w, &n);
