@@ -461,6 +461,9 @@ static void ahead_task_end(corun__sim *s, uint32_t b)
     }
     if (n >= limit) {
         if (blk->pend > 0) {
+            if (blk->mean_ns == 0) { /* as corun_worker_loop_ahead times a short run */
+                blk->mean_ns = (uint32_t)((s->now - blk->t_chunk) / blk->pend);
+            }
             count_done(s, k, blk->pend);
             blk->pend = 0;
         }
