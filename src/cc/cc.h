@@ -3,6 +3,7 @@
  * turns an unmodified CUDA file into a corun one (docs/corun-cc.md).
  *
  * The pipeline, one file per step:
+ *   thread.c    the threads libclang runs on
  *   parse.c     libclang on the file twice: host side and device side
  *   pch.c       clang's CUDA headers precompiled once per side and flag set
  *   source.c    the file itself: text, lines, raw tokens, macro ranges
@@ -20,6 +21,7 @@
 #define CORUN_CC_CC_H
 
 #include <clang-c/Index.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -146,6 +148,32 @@ const corun__cc_define *corun__cc_src_define_at(const corun__cc_src *s, unsigned
 unsigned corun__cc_src_expansion_end(const corun__cc_src *s, unsigned off);
 
 /* ------------------------------------------------------------------------ */
+/* Threads that run libclang (thread.c)                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Stack of each such thread: what libclang gave its own parse threads. */
+#define CORUN_CC_STACK_DEFAULT ((size_t)8 << 20)
+
+typedef struct corun__cc_thread {
+    pthread_t th;
+    const char *name;
+    void *(*fn)(void *);
+    void *arg;
+} corun__cc_thread;
+
+/* Makes libclang run its calls on the calling thread. Call first in main,
+ * before any other thread and any libclang call. CORUN_OK, or an error when
+ * the environment could not be set. */
+int corun__cc_libclang_setup(void);
+/* Runs fn(arg) on a new thread called name (15 characters at most) with a
+ * stack of stack bytes and an alternate signal stack of its own for the
+ * time fn runs. CORUN_ENOMEM when the thread cannot be started. */
+int corun__cc_thread_start(corun__cc_thread *t, const char *name, size_t stack,
+                           void *(*fn)(void *), void *arg);
+/* Waits for the thread; fn's result. */
+void *corun__cc_thread_join(corun__cc_thread *t);
+
+/* ------------------------------------------------------------------------ */
 /* Parsing (parse.c)                                                        */
 /* ------------------------------------------------------------------------ */
 
@@ -159,6 +187,7 @@ typedef struct corun__cc_opts {
     size_t ncflags;
     int check_only;            /* analyse and report, write nothing */
     const char *pch_dir;       /* folder of precompiled CUDA headers; NULL: none */
+    size_t parse_stack;        /* stack of each thread that runs libclang */
 } corun__cc_opts;
 
 typedef struct corun__cc_tu {
@@ -188,7 +217,9 @@ int corun__cc_pch_rejected(CXTranslationUnit tu);
 /* Parses opts->in for the host and for the device (in parallel). Every
  * error diagnostic of either side is recorded; the caller refuses the file
  * when there is one, because libclang's KeepGoing drops what it could not
- * parse. CORUN_EPARSE when libclang could not produce a unit at all. */
+ * parse. CORUN_EPARSE when libclang could not produce a unit at all. Call
+ * on a thread of corun__cc_thread_start; the device side's thread gets
+ * opts->parse_stack too. */
 int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *dev,
                     corun__cc_diags *d);
 void corun__cc_tu_free(corun__cc_tu *t);

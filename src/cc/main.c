@@ -9,7 +9,9 @@
  * Exit status: 0 transformed (or nothing to transform: the output is a
  * byte-for-byte copy), 1 refused (every reason printed as
  * file:line:col: error: corun-cc: <construct>: <reason>; nothing written),
- * 2 bad command line, 3 out of memory or cannot write.
+ * 2 bad command line, 3 out of memory or cannot write. The transformation
+ * runs on a thread of thread.c, the main thread only reads the command line
+ * and waits.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -170,21 +172,118 @@ static int take_cflag(int argc, char **argv, int *i, const char **cflags, size_t
     return 0;
 }
 
+typedef struct run {
+    corun__cc_opts o;
+    int verbose;
+    int status; /* the exit status */
+} run;
+
+/* Reads, parses, analyses and rewrites r->o.in, prints the diagnostics and
+ * writes the output; sets r->status. On a thread of corun__cc_thread_start,
+ * whose stack the host-side parse uses. */
+static void *transform(void *arg)
+{
+    run *r = arg;
+    const corun__cc_opts *o = &r->o;
+    double t0 = now_ms(), t_parse = 0;
+    corun__cc_diags d = {0};
+    corun__cc_src src;
+    corun__cc_tu host = {0}, dev = {0};
+    corun__cc_kernels ks = {0}, clones = {0};
+    corun__cc_callsites sites = {0};
+    corun__cc_edits e = {0};
+    corun__cc_buf out = {0};
+    size_t nlaunches = 0;
+    int parsed = 0;
+    int rc = corun__cc_src_read(&src, o->in, &d);
+    if (rc == CORUN_OK) {
+        rc = corun__cc_parse(o, &host, &dev, &d);
+        parsed = 1;
+        t_parse = now_ms() - t0;
+    }
+    if (rc == CORUN_OK) {
+        rc = corun__cc_src_index(&src, host.tu, host.file);
+    }
+    if (rc == CORUN_OK) {
+        rc = corun__cc_find_kernels(&dev, &src, &ks, &d);
+    }
+    int nothing = rc == CORUN_OK && ks.n == 0 && d.errors == 0;
+    if (rc == CORUN_OK && !nothing) {
+        rc = corun__cc_check_kernels(&dev, &src, &ks, &clones, &sites, &d);
+    }
+    if (rc == CORUN_OK && !nothing) {
+        rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
+    }
+    if (rc == CORUN_OK && !nothing && o->resource_usage != NULL) {
+        rc = corun__cc_pins_from_report(o->resource_usage, &src, &ks, &d);
+    }
+    if (rc == CORUN_OK && !nothing) {
+        rc = corun__cc_emit_kernels(&src, &ks, &clones, &sites, o->line_name, &e, &d);
+    }
+    if (rc == CORUN_OK && !nothing && d.errors == 0) {
+        corun__cc_buf pro = {0};
+        corun__cc_buf_adds(&pro, "#include \"corun/corun_launch.cuh\"\n#line 1 ");
+        corun__cc_quote(&pro, o->line_name);
+        corun__cc_buf_adds(&pro, "\n");
+        rc = pro.oom ? CORUN_ENOMEM : corun__cc_edits_apply(&e, &src, pro.p, &out, &d);
+        corun__cc_buf_free(&pro);
+    }
+
+    int status = 0;
+    if (d.errors > 0 || rc == CORUN_EPARSE || rc == CORUN_EINVAL || rc == CORUN_EIO) {
+        status = 1;
+    } else if (rc != CORUN_OK) {
+        fprintf(stderr, "corun-cc: %s\n", corun_strerror(rc));
+        status = 3;
+    }
+    print_diags(&d);
+    if (status == 0 && !o->check_only) {
+        int w = nothing ? write_out(o->out, src.text, src.len) : write_out(o->out, out.p, out.len);
+        status = w == CORUN_OK ? 0 : 3;
+    }
+    if (r->verbose) {
+        size_t defs = 0;
+        for (size_t i = 0; i < ks.n; i++) {
+            defs += ks.v[i].is_def;
+        }
+        fprintf(stderr,
+                "corun-cc: %s: %zu kernel%s, %zu launch%s rewritten, %.0f ms (parse %.0f; "
+                "CUDA headers: host %s, device %s)%s\n",
+                o->in, defs, defs == 1 ? "" : "s", nlaunches, nlaunches == 1 ? "" : "es",
+                now_ms() - t0, t_parse, pch_said(&host), pch_said(&dev),
+                status == 1 ? " (refused)" : "");
+    }
+
+    corun__cc_buf_free(&out);
+    corun__cc_edits_free(&e);
+    corun__cc_kernels_free(&ks);
+    corun__cc_kernels_free(&clones);
+    free(sites.v);
+    if (parsed) {
+        corun__cc_tu_free(&host);
+        corun__cc_tu_free(&dev);
+    }
+    corun__cc_src_free(&src);
+    corun__cc_diags_free(&d);
+    r->status = status;
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
-    corun__cc_opts o;
-    int verbose = 0;
+    run r;
+    corun__cc_opts *o = &r.o;
     int no_pch = 0;
     const char *pch_dir = NULL;
     char default_pch[4096];
     const char **cflags = calloc((size_t)argc * 2 + 1, sizeof(char *));
 
-    memset(&o, 0, sizeof(o));
+    memset(&r, 0, sizeof(r));
     if (cflags == NULL) {
         fprintf(stderr, "corun-cc: out of memory\n");
         return 3;
     }
-    o.cflags = cflags;
+    o->cflags = cflags;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int t;
@@ -208,24 +307,24 @@ int main(int argc, char **argv)
                 return 2;
             }
             const char *v = argv[++i];
-            if (a[1] == 'o') {
-                o.out = v;
-            } else if (a[2] == 'c') {
-                o.cuda_path = v;
-            } else if (a[2] == 'l') {
-                o.line_name = v;
-            } else if (a[2] == 'p') {
+            if (strcmp(a, "-o") == 0) {
+                o->out = v;
+            } else if (strcmp(a, "--cuda-path") == 0) {
+                o->cuda_path = v;
+            } else if (strcmp(a, "--line-name") == 0) {
+                o->line_name = v;
+            } else if (strcmp(a, "--pch-dir") == 0) {
                 pch_dir = v;
             } else {
-                o.resource_usage = v;
+                o->resource_usage = v;
             }
         } else if (strcmp(a, "--check") == 0) {
-            o.check_only = 1;
+            o->check_only = 1;
         } else if (strcmp(a, "--no-pch") == 0) {
             no_pch = 1;
         } else if (strcmp(a, "-v") == 0) {
-            verbose = 1;
-        } else if ((t = take_cflag(argc, argv, &i, cflags, &o.ncflags)) != 0) {
+            r.verbose = 1;
+        } else if ((t = take_cflag(argc, argv, &i, cflags, &o->ncflags)) != 0) {
             if (t < 0) {
                 fprintf(stderr, "corun-cc: %s needs a value\n", a);
                 free(cflags);
@@ -235,107 +334,42 @@ int main(int argc, char **argv)
             fprintf(stderr, "corun-cc: unknown option '%s' (see --help)\n", a);
             free(cflags);
             return 2;
-        } else if (o.in == NULL) {
-            o.in = a;
+        } else if (o->in == NULL) {
+            o->in = a;
         } else {
-            fprintf(stderr, "corun-cc: more than one input ('%s' and '%s')\n", o.in, a);
+            fprintf(stderr, "corun-cc: more than one input ('%s' and '%s')\n", o->in, a);
             free(cflags);
             return 2;
         }
     }
-    if (o.in == NULL || (o.out == NULL && !o.check_only)) {
-        fprintf(stderr, "corun-cc: %s\n", o.in == NULL ? "no input file" : "no output (-o FILE)");
+    if (o->in == NULL || (o->out == NULL && !o->check_only)) {
+        fprintf(stderr, "corun-cc: %s\n", o->in == NULL ? "no input file" : "no output (-o FILE)");
         usage(stderr);
         free(cflags);
         return 2;
     }
-    if (o.line_name == NULL) {
-        o.line_name = o.in;
+    if (o->line_name == NULL) {
+        o->line_name = o->in;
     }
     if (!no_pch) {
-        o.pch_dir = pch_dir != NULL ? pch_dir : default_pch_dir(default_pch, sizeof(default_pch));
+        o->pch_dir = pch_dir != NULL ? pch_dir : default_pch_dir(default_pch, sizeof(default_pch));
     }
+    o->parse_stack = CORUN_CC_STACK_DEFAULT;
 
-    double t0 = now_ms(), t_parse = 0;
-    corun__cc_diags d = {0};
-    corun__cc_src src;
-    corun__cc_tu host = {0}, dev = {0};
-    corun__cc_kernels ks = {0}, clones = {0};
-    corun__cc_callsites sites = {0};
-    corun__cc_edits e = {0};
-    corun__cc_buf out = {0};
-    size_t nlaunches = 0;
-    int parsed = 0;
-    int rc = corun__cc_src_read(&src, o.in, &d);
-    if (rc == CORUN_OK) {
-        rc = corun__cc_parse(&o, &host, &dev, &d);
-        parsed = 1;
-        t_parse = now_ms() - t0;
+    corun__cc_thread th;
+    int rc = corun__cc_libclang_setup();
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun-cc: cannot set up libclang: %s\n", corun_strerror(rc));
+        free(cflags);
+        return 3;
     }
-    if (rc == CORUN_OK) {
-        rc = corun__cc_src_index(&src, host.tu, host.file);
+    rc = corun__cc_thread_start(&th, "cc-transform", o->parse_stack, transform, &r);
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun-cc: cannot start the parser: %s\n", corun_strerror(rc));
+        free(cflags);
+        return 3;
     }
-    if (rc == CORUN_OK) {
-        rc = corun__cc_find_kernels(&dev, &src, &ks, &d);
-    }
-    int nothing = rc == CORUN_OK && ks.n == 0 && d.errors == 0;
-    if (rc == CORUN_OK && !nothing) {
-        rc = corun__cc_check_kernels(&dev, &src, &ks, &clones, &sites, &d);
-    }
-    if (rc == CORUN_OK && !nothing) {
-        rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
-    }
-    if (rc == CORUN_OK && !nothing && o.resource_usage != NULL) {
-        rc = corun__cc_pins_from_report(o.resource_usage, &src, &ks, &d);
-    }
-    if (rc == CORUN_OK && !nothing) {
-        rc = corun__cc_emit_kernels(&src, &ks, &clones, &sites, o.line_name, &e, &d);
-    }
-    if (rc == CORUN_OK && !nothing && d.errors == 0) {
-        corun__cc_buf pro = {0};
-        corun__cc_buf_adds(&pro, "#include \"corun/corun_launch.cuh\"\n#line 1 ");
-        corun__cc_quote(&pro, o.line_name);
-        corun__cc_buf_adds(&pro, "\n");
-        rc = pro.oom ? CORUN_ENOMEM : corun__cc_edits_apply(&e, &src, pro.p, &out, &d);
-        corun__cc_buf_free(&pro);
-    }
-
-    int status = 0;
-    if (d.errors > 0 || rc == CORUN_EPARSE || rc == CORUN_EINVAL || rc == CORUN_EIO) {
-        status = 1;
-    } else if (rc != CORUN_OK) {
-        fprintf(stderr, "corun-cc: %s\n", corun_strerror(rc));
-        status = 3;
-    }
-    print_diags(&d);
-    if (status == 0 && !o.check_only) {
-        int w = nothing ? write_out(o.out, src.text, src.len) : write_out(o.out, out.p, out.len);
-        status = w == CORUN_OK ? 0 : 3;
-    }
-    if (verbose) {
-        size_t defs = 0;
-        for (size_t i = 0; i < ks.n; i++) {
-            defs += ks.v[i].is_def;
-        }
-        fprintf(stderr,
-                "corun-cc: %s: %zu kernel%s, %zu launch%s rewritten, %.0f ms (parse %.0f; "
-                "CUDA headers: host %s, device %s)%s\n",
-                o.in, defs, defs == 1 ? "" : "s", nlaunches, nlaunches == 1 ? "" : "es",
-                now_ms() - t0, t_parse, pch_said(&host), pch_said(&dev),
-                status == 1 ? " (refused)" : "");
-    }
-
-    corun__cc_buf_free(&out);
-    corun__cc_edits_free(&e);
-    corun__cc_kernels_free(&ks);
-    corun__cc_kernels_free(&clones);
-    free(sites.v);
-    if (parsed) {
-        corun__cc_tu_free(&host);
-        corun__cc_tu_free(&dev);
-    }
-    corun__cc_src_free(&src);
-    corun__cc_diags_free(&d);
+    corun__cc_thread_join(&th);
     free(cflags);
-    return status;
+    return r.status;
 }

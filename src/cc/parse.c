@@ -9,9 +9,11 @@
  * libclang 19's CUDA wrappers include texture_fetch_functions.h, which CUDA
  * 13 no longer ships, and device-side parsing of host launches needs a
  * declaration of cudaConfigureCall; both are given as in-memory files.
+ *
+ * Each side parses on a thread of thread.c: the host side on the caller's,
+ * the device side on one started here.
  */
 #include <limits.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,7 +195,7 @@ int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *d
                     corun__cc_diags *d)
 {
     parse_job jobs[2];
-    pthread_t th;
+    corun__cc_thread th;
     const char *cp = o->cuda_path ? o->cuda_path : "/usr/local/cuda";
 
     memset(host, 0, sizeof(*host));
@@ -209,10 +211,11 @@ int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *d
             jobs[i].cccl[0] = '\0';
         }
     }
-    int threaded = pthread_create(&th, NULL, parse_side, &jobs[1]) == 0;
+    int threaded = corun__cc_thread_start(&th, "cc-device-parse", o->parse_stack, parse_side,
+                                          &jobs[1]) == CORUN_OK;
     parse_side(&jobs[0]);
     if (threaded) {
-        pthread_join(th, NULL);
+        corun__cc_thread_join(&th);
     } else {
         parse_side(&jobs[1]);
     }
