@@ -4,7 +4,7 @@
  *   corun-cc in.cu -o out.cu [--check] [-I DIR] [-D NAME[=V]] [-U NAME]
  *            [-include FILE] [-isystem DIR] [-std=c++17] [--cuda-path DIR]
  *            [--line-name NAME] [--resource-usage FILE] [--pch-dir DIR | --no-pch]
- *            [-v]
+ *            [--read-limit SIZE] [-v]
  *
  * Exit status: 0 transformed (or nothing to transform: the output is a
  * byte-for-byte copy), 1 refused (every reason printed as
@@ -14,6 +14,7 @@
  * and waits.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +47,14 @@ static void usage(FILE *out)
             "                       $CORUN_CACHE/cc-pch, $CORUN_CACHE defaulting to\n"
             "                       ${XDG_CACHE_HOME:-~/.cache}/corun)\n"
             "  --no-pch             parse the CUDA headers every time (slower, writes nothing)\n"
+            "  --read-limit SIZE    most bytes one parse may read: the file, its includes\n"
+            "                       and the CUDA headers (default 256M; 0: no limit); an\n"
+            "                       include past it, or one that is not a regular file\n"
+            "                       (/dev/zero, a FIFO), refuses the file unread\n"
             "  -v                   print what was transformed and how long it took\n"
             "  --version, --help\n"
+            "\n"
+            "SIZE: bytes, or with K, M or G (binary: 256M = 256 MiB)\n"
             "\n"
             "exit status: 0 written (a file without kernels is copied unchanged),\n"
             "1 refused, 2 bad command line, 3 cannot write or out of memory\n");
@@ -172,6 +179,32 @@ static int take_cflag(int argc, char **argv, int *i, const char **cflags, size_t
     return 0;
 }
 
+/* A SIZE of the command line: digits, then nothing (bytes) or K, M or G
+ * (binary). 0 when it is not one. */
+static int parse_size(const char *a, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(a, &end, 10);
+    unsigned shift = 0;
+    if (errno != 0 || end == a || a[0] == '-') {
+        return 0;
+    }
+    if (*end == 'K' || *end == 'k') {
+        shift = 10;
+    } else if (*end == 'M' || *end == 'm') {
+        shift = 20;
+    } else if (*end == 'G' || *end == 'g') {
+        shift = 30;
+    }
+    if ((shift > 0 && end[1] != '\0') || (shift == 0 && *end != '\0') ||
+        v > (UINT64_MAX >> shift)) {
+        return 0;
+    }
+    *out = (uint64_t)v << shift;
+    return 1;
+}
+
 typedef struct run {
     corun__cc_opts o;
     int verbose;
@@ -195,7 +228,7 @@ static void *transform(void *arg)
     corun__cc_buf out = {0};
     size_t nlaunches = 0;
     int parsed = 0;
-    int rc = corun__cc_src_read(&src, o->in, &d);
+    int rc = corun__cc_src_read(&src, o->in, o->read_limit, &d);
     if (rc == CORUN_OK) {
         rc = corun__cc_parse(o, &host, &dev, &d);
         parsed = 1;
@@ -284,9 +317,10 @@ int main(int argc, char **argv)
         return 3;
     }
     o->cflags = cflags;
+    o->read_limit = CORUN_CC_READ_LIMIT_DEFAULT;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int t;
+        int t, size_ok = 1;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
             free(cflags);
@@ -300,7 +334,7 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--cuda-path") == 0 ||
                    strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0 ||
-                   strcmp(a, "--pch-dir") == 0) {
+                   strcmp(a, "--pch-dir") == 0 || strcmp(a, "--read-limit") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "corun-cc: %s needs a value\n", a);
                 free(cflags);
@@ -315,8 +349,15 @@ int main(int argc, char **argv)
                 o->line_name = v;
             } else if (strcmp(a, "--pch-dir") == 0) {
                 pch_dir = v;
-            } else {
+            } else if (strcmp(a, "--resource-usage") == 0) {
                 o->resource_usage = v;
+            } else {
+                size_ok = parse_size(v, &o->read_limit);
+            }
+            if (!size_ok) {
+                fprintf(stderr, "corun-cc: %s %s: not a size\n", a, v);
+                free(cflags);
+                return 2;
             }
         } else if (strcmp(a, "--check") == 0) {
             o->check_only = 1;
