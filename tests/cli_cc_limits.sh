@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # corun-cc on input that clang alone does not survive (docs/corun-cc.md,
-# "What a parse may read"): includes that are not regular files
-# (/dev/zero, a FIFO, a directory) and one past the read limit are refused
-# unread, naming the include, exit 1 with nothing written; so are such
-# inputs.
+# "Where libclang runs", "What a parse may read"): a 100,000-term
+# expression is transformed; code nested deeper than the parse stack, and a
+# crash inside libclang, end in one line and exit 1 with nothing written;
+# includes that are not regular files (/dev/zero, a FIFO, a directory) and
+# one past the read limit are refused unread, naming the include; so are
+# such inputs.
 #
 # Usage: cli_cc_limits.sh CORUN_BINARY SOURCE_DIR
 # shellcheck source=tests/cc_common.sh
@@ -31,6 +33,51 @@ limited() {
     (ulimit -v 4194304 && exec timeout 60 "$@")
   fi
 }
+
+# 100,000 terms: clang recurses once per term (~30 MiB of stack)
+{
+  echo '__global__ void deep(float *a, float x) {'
+  printf '    a[threadIdx.x] = x'
+  yes ' + x' | head -n 99999 | tr -d '\n'
+  echo ';'
+  echo '}'
+  echo 'void run(float *a) { deep<<<1, 32>>>(a, 1.0f); }'
+} > deep.cu
+limited "$cc" deep.cu -o deep.out.cu 2> deep.log
+check test $? = 0
+check test ! -s deep.log
+sed -n 2p deep.cu > deep.line
+check grep -qxF -f deep.line deep.out.cu
+check grep -q "deep__corun_launch(::corun::config(1, 32), a, 1.0f)" deep.out.cu
+
+# the same on a stack too small for it: refused in one line
+limited "$cc" --parse-stack 16M deep.cu -o small.out.cu 2> small.log
+refused small $? "corun-cc: deep.cu: refused: .*nested too deeply for the parser (stack overflow"
+
+# a crash inside libclang (a SIGSEGV sent to the device side's parse
+# thread): one line, exit 1, no core. A run that ends before the signal
+# can be sent is tried again.
+for try in 1 2 3; do
+  rm -f crash.out.cu
+  "$cc" --no-pch deep.cu -o crash.out.cu 2> crash.log &
+  pid=$!
+  tid=
+  for _ in $(seq 500); do
+    for t in /proc/$pid/task/*; do
+      [ "$(cat "$t/comm" 2> /dev/null)" = cc-device-parse ] && tid=${t##*/}
+    done
+    [ -n "$tid" ] && break
+    kill -0 $pid 2> /dev/null || break
+    sleep 0.01
+  done
+  sent=0
+  [ -n "$tid" ] && kill -SEGV "$tid" 2> /dev/null && sent=1
+  wait $pid
+  rc=$?
+  [ $sent = 1 ] && break
+done
+check test $sent = 1
+refused crash $rc "corun-cc: libclang crashed while parsing deep.cu (signal 11)"
 
 # /dev/zero: refused before a byte is read
 printf '#include "/dev/zero"\n%s\n' "$kernel" > zero.cu
@@ -78,13 +125,15 @@ limited "$cc" --read-limit 1M lines.h -o in.out.cu 2> in.log
 refused in $? "lines.h: error: corun-cc: input: more than the read limit of 1.0 MiB"
 
 # the options
-for bad in "--read-limit x" "--read-limit -1" "--read-limit 5T"; do
+for bad in "--read-limit x" "--read-limit -1" "--read-limit 5T" "--parse-stack 1K" \
+  "--parse-stack 65G"; do
   # shellcheck disable=SC2086
   "$cc" $bad zero.cu -o opt.out.cu 2> opt.log
   check test $? = 2
   check grep -q "not a size" opt.log
 done
 "$cc" --help | grep -q -- "--read-limit SIZE" || { echo "FAIL: --help lacks --read-limit"; fail=1; }
+"$cc" --help | grep -q -- "--parse-stack SIZE" || { echo "FAIL: --help lacks --parse-stack"; fail=1; }
 
 [ $fail = 0 ] && echo "ok: corun-cc's limits"
 exit $fail

@@ -3,7 +3,7 @@
  * turns an unmodified CUDA file into a corun one (docs/corun-cc.md).
  *
  * The pipeline, one file per step:
- *   thread.c    the threads libclang runs on
+ *   thread.c    the threads libclang runs on: large stacks, crash reports
  *   reads.c     what a parse may read: regular files, within a limit
  *   parse.c     libclang on the file twice: host side and device side
  *   pch.c       clang's CUDA headers precompiled once per side and flag set
@@ -153,26 +153,35 @@ unsigned corun__cc_src_expansion_end(const corun__cc_src *s, unsigned off);
 /* Threads that run libclang (thread.c)                                     */
 /* ------------------------------------------------------------------------ */
 
-/* Stack of each such thread: what libclang gave its own parse threads. */
-#define CORUN_CC_STACK_DEFAULT ((size_t)8 << 20)
+/* Reserved for each such thread's stack: a 100,000-term expression takes
+ * clang ~30 MiB of it; only the pages used are committed. */
+#define CORUN_CC_STACK_DEFAULT ((size_t)512 << 20)
+#define CORUN_CC_STACK_MIN ((size_t)1 << 20)
+#define CORUN_CC_STACK_MAX ((size_t)64 << 30)
 
 typedef struct corun__cc_thread {
     pthread_t th;
+    char *map; /* guard zone, then the stack */
+    size_t len;
+    int slot;  /* in thread.c's table of guard zones */
     const char *name;
     void *(*fn)(void *);
     void *arg;
 } corun__cc_thread;
 
-/* Makes libclang run its calls on the calling thread. Call first in main,
- * before any other thread and any libclang call. CORUN_OK, or an error when
- * the environment could not be set. */
-int corun__cc_libclang_setup(void);
+/* Makes libclang run its calls on the calling thread, without its crash
+ * recovery, and installs the handler that reports faults on corun-cc's
+ * threads, naming file. Call first in main, before any other thread and
+ * any libclang call. CORUN_OK, or an error when the environment or a
+ * handler could not be set. */
+int corun__cc_libclang_setup(const char *file);
 /* Runs fn(arg) on a new thread called name (15 characters at most) with a
- * stack of stack bytes and an alternate signal stack of its own for the
- * time fn runs. CORUN_ENOMEM when the thread cannot be started. */
+ * stack of stack bytes and a guard zone below it, and an alternate signal
+ * stack of its own for the time fn runs. CORUN_ENOMEM when the stack
+ * cannot be reserved or the thread started. */
 int corun__cc_thread_start(corun__cc_thread *t, const char *name, size_t stack,
                            void *(*fn)(void *), void *arg);
-/* Waits for the thread; fn's result. */
+/* Waits for the thread and releases its stack; fn's result. */
 void *corun__cc_thread_join(corun__cc_thread *t);
 
 /* ------------------------------------------------------------------------ */
@@ -205,6 +214,8 @@ typedef struct corun__cc_reads {
  * parse) are checked against r, whose count of bytes starts again. */
 void corun__cc_reads_enter(corun__cc_reads *r);
 void corun__cc_reads_leave(void);
+/* Whether this thread is between _enter and _leave. Async-signal-safe. */
+int corun__cc_reads_inside(void);
 /* Whether r refused a file (directories are let through). */
 int corun__cc_reads_refused(const corun__cc_reads *r);
 /* The entry of r whose path ends with name (a "'name' file not found" of
@@ -266,8 +277,8 @@ int corun__cc_pch_rejected(CXTranslationUnit tu);
  * refused; the caller refuses the file when there is one, because
  * libclang's KeepGoing drops what it could not parse. CORUN_EPARSE when
  * libclang could not produce a unit at all. Call on a thread of
- * corun__cc_thread_start; the device side's thread gets opts->parse_stack
- * too. */
+ * corun__cc_thread_start: a parse takes stack in proportion to the code's
+ * nesting, and the device side's thread gets opts->parse_stack too. */
 int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *dev,
                     corun__cc_diags *d);
 void corun__cc_tu_free(corun__cc_tu *t);

@@ -4,14 +4,15 @@
  *   corun-cc in.cu -o out.cu [--check] [-I DIR] [-D NAME[=V]] [-U NAME]
  *            [-include FILE] [-isystem DIR] [-std=c++17] [--cuda-path DIR]
  *            [--line-name NAME] [--resource-usage FILE] [--pch-dir DIR | --no-pch]
- *            [--read-limit SIZE] [-v]
+ *            [--read-limit SIZE] [--parse-stack SIZE] [-v]
  *
  * Exit status: 0 transformed (or nothing to transform: the output is a
  * byte-for-byte copy), 1 refused (every reason printed as
- * file:line:col: error: corun-cc: <construct>: <reason>; nothing written),
- * 2 bad command line, 3 out of memory or cannot write. The transformation
- * runs on a thread of thread.c, the main thread only reads the command line
- * and waits.
+ * file:line:col: error: corun-cc: <construct>: <reason>; nothing written;
+ * also code nested too deeply for the parser and a crash inside libclang,
+ * said in one line each), 2 bad command line, 3 out of memory or cannot
+ * write. The transformation runs on a thread of thread.c, the main thread
+ * only reads the command line and waits.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -51,13 +52,16 @@ static void usage(FILE *out)
             "                       and the CUDA headers (default 256M; 0: no limit); an\n"
             "                       include past it, or one that is not a regular file\n"
             "                       (/dev/zero, a FIFO), refuses the file unread\n"
+            "  --parse-stack SIZE   stack of each parse (default 512M, reserved, used as\n"
+            "                       needed): code nested deeper than it fits is refused\n"
             "  -v                   print what was transformed and how long it took\n"
             "  --version, --help\n"
             "\n"
-            "SIZE: bytes, or with K, M or G (binary: 256M = 256 MiB)\n"
+            "SIZE: bytes, or with K, M or G (binary: 512M = 512 MiB)\n"
             "\n"
             "exit status: 0 written (a file without kernels is copied unchanged),\n"
-            "1 refused, 2 bad command line, 3 cannot write or out of memory\n");
+            "1 refused (also nested too deeply, or libclang crashed), 2 bad command\n"
+            "line, 3 cannot write or out of memory\n");
 }
 
 /* $CORUN_CACHE/cc-pch, the cache folder being corun-nvcc's
@@ -309,6 +313,7 @@ int main(int argc, char **argv)
     int no_pch = 0;
     const char *pch_dir = NULL;
     char default_pch[4096];
+    uint64_t stack = CORUN_CC_STACK_DEFAULT;
     const char **cflags = calloc((size_t)argc * 2 + 1, sizeof(char *));
 
     memset(&r, 0, sizeof(r));
@@ -334,7 +339,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--cuda-path") == 0 ||
                    strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0 ||
-                   strcmp(a, "--pch-dir") == 0 || strcmp(a, "--read-limit") == 0) {
+                   strcmp(a, "--pch-dir") == 0 || strcmp(a, "--read-limit") == 0 ||
+                   strcmp(a, "--parse-stack") == 0) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "corun-cc: %s needs a value\n", a);
                 free(cflags);
@@ -351,11 +357,15 @@ int main(int argc, char **argv)
                 pch_dir = v;
             } else if (strcmp(a, "--resource-usage") == 0) {
                 o->resource_usage = v;
-            } else {
+            } else if (strcmp(a, "--read-limit") == 0) {
                 size_ok = parse_size(v, &o->read_limit);
+            } else {
+                size_ok = parse_size(v, &stack) && stack >= CORUN_CC_STACK_MIN &&
+                          stack <= CORUN_CC_STACK_MAX;
             }
             if (!size_ok) {
-                fprintf(stderr, "corun-cc: %s %s: not a size\n", a, v);
+                fprintf(stderr, "corun-cc: %s %s: not a size%s\n", a, v,
+                        a[2] == 'p' ? " from 1M to 64G" : "");
                 free(cflags);
                 return 2;
             }
@@ -395,10 +405,10 @@ int main(int argc, char **argv)
     if (!no_pch) {
         o->pch_dir = pch_dir != NULL ? pch_dir : default_pch_dir(default_pch, sizeof(default_pch));
     }
-    o->parse_stack = CORUN_CC_STACK_DEFAULT;
+    o->parse_stack = (size_t)stack;
 
     corun__cc_thread th;
-    int rc = corun__cc_libclang_setup();
+    int rc = corun__cc_libclang_setup(o->in);
     if (rc != CORUN_OK) {
         fprintf(stderr, "corun-cc: cannot set up libclang: %s\n", corun_strerror(rc));
         free(cflags);
@@ -406,7 +416,8 @@ int main(int argc, char **argv)
     }
     rc = corun__cc_thread_start(&th, "cc-transform", o->parse_stack, transform, &r);
     if (rc != CORUN_OK) {
-        fprintf(stderr, "corun-cc: cannot start the parser: %s\n", corun_strerror(rc));
+        fprintf(stderr, "corun-cc: cannot start the parser with a stack of %llu MiB: %s\n",
+                (unsigned long long)(stack >> 20), corun_strerror(rc));
         free(cflags);
         return 3;
     }

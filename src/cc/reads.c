@@ -41,6 +41,11 @@ void corun__cc_reads_leave(void)
     current = NULL;
 }
 
+int corun__cc_reads_inside(void)
+{
+    return current != NULL;
+}
+
 static void keep(corun__cc_reads *r, const char *path, int why, const struct stat *st)
 {
     for (size_t i = 0; i < r->n; i++) {
