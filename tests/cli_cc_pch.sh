@@ -8,14 +8,8 @@
 # temporary files.
 #
 # Usage: cli_cc_pch.sh CORUN_BINARY SOURCE_DIR
-set -uo pipefail
-build=$(cd "$(dirname "$1")" && pwd)
-src=$(cd "$2" && pwd)
-cc=$build/corun-cc
-[ -x "$cc" ] || { echo "no corun-cc in $build: skipped"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export CORUN_CACHE=$tmp/cache
+# shellcheck source=tests/cc_common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cc_common.sh"
 fail=0
 check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
 count() { find "$1" -name "$2" 2> /dev/null | wc -l; }

@@ -3,6 +3,8 @@
  * turns an unmodified CUDA file into a corun one (docs/corun-cc.md).
  *
  * The pipeline, one file per step:
+ *   thread.c    the threads libclang runs on: large stacks, crash reports
+ *   reads.c     what a parse may read: regular files, within a limit
  *   parse.c     libclang on the file twice: host side and device side
  *   pch.c       clang's CUDA headers precompiled once per side and flag set
  *   source.c    the file itself: text, lines, raw tokens, macro ranges
@@ -20,6 +22,7 @@
 #define CORUN_CC_CC_H
 
 #include <clang-c/Index.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -121,8 +124,9 @@ typedef struct corun__cc_src {
     size_t nexpansions;
 } corun__cc_src;
 
-/* Reads the file. CORUN_EIO with a diagnostic when it cannot. */
-int corun__cc_src_read(corun__cc_src *s, const char *path, corun__cc_diags *d);
+/* Reads the file: a regular file of at most limit bytes (0: no limit).
+ * CORUN_EIO with a diagnostic when it cannot or may not. */
+int corun__cc_src_read(corun__cc_src *s, const char *path, uint64_t limit, corun__cc_diags *d);
 /* Records tokens and macro ranges from a parsed translation unit. */
 int corun__cc_src_index(corun__cc_src *s, CXTranslationUnit tu, CXFile file);
 void corun__cc_src_free(corun__cc_src *s);
@@ -146,6 +150,85 @@ const corun__cc_define *corun__cc_src_define_at(const corun__cc_src *s, unsigned
 unsigned corun__cc_src_expansion_end(const corun__cc_src *s, unsigned off);
 
 /* ------------------------------------------------------------------------ */
+/* Threads that run libclang (thread.c)                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Reserved for each such thread's stack: a 100,000-term expression takes
+ * clang ~30 MiB of it; only the pages used are committed. */
+#define CORUN_CC_STACK_DEFAULT ((size_t)512 << 20)
+#define CORUN_CC_STACK_MIN ((size_t)1 << 20)
+#define CORUN_CC_STACK_MAX ((size_t)64 << 30)
+
+typedef struct corun__cc_thread {
+    pthread_t th;
+    char *map; /* guard zone, then the stack */
+    size_t len;
+    int slot;  /* in thread.c's table of guard zones */
+    const char *name;
+    void *(*fn)(void *);
+    void *arg;
+} corun__cc_thread;
+
+/* Makes libclang run its calls on the calling thread, without its crash
+ * recovery, and installs the handler that reports faults on corun-cc's
+ * threads, naming file. Call first in main, before any other thread and
+ * any libclang call. CORUN_OK, or an error when the environment or a
+ * handler could not be set. */
+int corun__cc_libclang_setup(const char *file);
+/* Runs fn(arg) on a new thread called name (15 characters at most) with a
+ * stack of stack bytes and a guard zone below it, and an alternate signal
+ * stack of its own for the time fn runs. CORUN_ENOMEM when the stack
+ * cannot be reserved or the thread started. */
+int corun__cc_thread_start(corun__cc_thread *t, const char *name, size_t stack,
+                           void *(*fn)(void *), void *arg);
+/* Waits for the thread and releases its stack; fn's result. */
+void *corun__cc_thread_join(corun__cc_thread *t);
+
+/* ------------------------------------------------------------------------ */
+/* What a parse may read (reads.c)                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Read limit of one translation unit: far above any real one (the CUDA
+ * headers are ~15 MiB), far below what exhausts a build machine. */
+#define CORUN_CC_READ_LIMIT_DEFAULT ((uint64_t)256 << 20)
+#define CORUN_CC_READS_KEPT 8
+
+enum { CORUN_CC_READ_DIRECTORY, CORUN_CC_READ_NOT_REGULAR, CORUN_CC_READ_OVER_LIMIT };
+
+typedef struct corun__cc_read_refusal {
+    char *path;    /* as clang tried to open it */
+    int why;       /* CORUN_CC_READ_*; a directory was let through */
+    unsigned mode; /* its st_mode */
+    uint64_t size; /* its size in bytes */
+    int reported;  /* for the caller */
+} corun__cc_read_refusal;
+
+typedef struct corun__cc_reads {
+    uint64_t limit; /* bytes one parse may open; 0: no limit */
+    uint64_t used;  /* by the parse in progress */
+    corun__cc_read_refusal v[CORUN_CC_READS_KEPT]; /* the first ones, once each */
+    size_t n;
+} corun__cc_reads;
+
+/* Until _leave, files this thread opens for reading (libclang's, in a
+ * parse) are checked against r, whose count of bytes starts again. */
+void corun__cc_reads_enter(corun__cc_reads *r);
+void corun__cc_reads_leave(void);
+/* Whether this thread is between _enter and _leave. Async-signal-safe. */
+int corun__cc_reads_inside(void);
+/* Whether r refused a file (directories are let through). */
+int corun__cc_reads_refused(const corun__cc_reads *r);
+/* The entry of r whose path ends with name (a "'name' file not found" of
+ * clang's), or NULL. */
+corun__cc_read_refusal *corun__cc_reads_behind(corun__cc_reads *r, const char *name);
+/* What the entry says, in words, into buf. */
+void corun__cc_reads_say(const corun__cc_reads *r, const corun__cc_read_refusal *f, char *buf,
+                         size_t cap);
+/* "a FIFO", "a character device", ... for an st_mode. */
+const char *corun__cc_file_kind(unsigned mode);
+void corun__cc_reads_free(corun__cc_reads *r);
+
+/* ------------------------------------------------------------------------ */
 /* Parsing (parse.c)                                                        */
 /* ------------------------------------------------------------------------ */
 
@@ -159,6 +242,8 @@ typedef struct corun__cc_opts {
     size_t ncflags;
     int check_only;            /* analyse and report, write nothing */
     const char *pch_dir;       /* folder of precompiled CUDA headers; NULL: none */
+    size_t parse_stack;        /* stack of each thread that runs libclang */
+    uint64_t read_limit;       /* bytes one translation unit may read; 0: no limit */
 } corun__cc_opts;
 
 typedef struct corun__cc_tu {
@@ -177,18 +262,23 @@ enum { CORUN_CC_PCH_NONE, CORUN_CC_PCH_LOADED, CORUN_CC_PCH_BUILT };
  * Writes the path of the side's precompiled header into path: an existing
  * one (CORUN_CC_PCH_LOADED), one built now (CORUN_CC_PCH_BUILT), or none
  * when it could not be written (CORUN_CC_PCH_NONE; the caller parses
- * without). Safe against other corun-cc processes doing the same. */
+ * without). A build reads under reads. Safe against other corun-cc
+ * processes doing the same. */
 int corun__cc_pch_get(const char *dir, const char *const *args, int n,
-                      struct CXUnsavedFile *files, unsigned nfiles, char *path, size_t cap);
+                      struct CXUnsavedFile *files, unsigned nfiles, corun__cc_reads *reads,
+                      char *path, size_t cap);
 /* Whether a parse failed because the precompiled header did not fit
  * (headers changed on disk, a damaged file): the caller removes it and
  * parses without. */
 int corun__cc_pch_rejected(CXTranslationUnit tu);
 
 /* Parses opts->in for the host and for the device (in parallel). Every
- * error diagnostic of either side is recorded; the caller refuses the file
- * when there is one, because libclang's KeepGoing drops what it could not
- * parse. CORUN_EPARSE when libclang could not produce a unit at all. */
+ * error diagnostic of either side is recorded, and every file reads.c
+ * refused; the caller refuses the file when there is one, because
+ * libclang's KeepGoing drops what it could not parse. CORUN_EPARSE when
+ * libclang could not produce a unit at all. Call on a thread of
+ * corun__cc_thread_start: a parse takes stack in proportion to the code's
+ * nesting, and the device side's thread gets opts->parse_stack too. */
 int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *dev,
                     corun__cc_diags *d);
 void corun__cc_tu_free(corun__cc_tu *t);

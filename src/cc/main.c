@@ -4,14 +4,18 @@
  *   corun-cc in.cu -o out.cu [--check] [-I DIR] [-D NAME[=V]] [-U NAME]
  *            [-include FILE] [-isystem DIR] [-std=c++17] [--cuda-path DIR]
  *            [--line-name NAME] [--resource-usage FILE] [--pch-dir DIR | --no-pch]
- *            [-v]
+ *            [--read-limit SIZE] [--parse-stack SIZE] [-v]
  *
  * Exit status: 0 transformed (or nothing to transform: the output is a
  * byte-for-byte copy), 1 refused (every reason printed as
- * file:line:col: error: corun-cc: <construct>: <reason>; nothing written),
- * 2 bad command line, 3 out of memory or cannot write.
+ * file:line:col: error: corun-cc: <construct>: <reason>; nothing written;
+ * also code nested too deeply for the parser and a crash inside libclang,
+ * said in one line each), 2 bad command line, 3 out of memory or cannot
+ * write. The transformation runs on a thread of thread.c, the main thread
+ * only reads the command line and waits.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +49,20 @@ static void usage(FILE *out)
             "                       $CORUN_CACHE/cc-pch, $CORUN_CACHE defaulting to\n"
             "                       ${XDG_CACHE_HOME:-~/.cache}/corun)\n"
             "  --no-pch             parse the CUDA headers every time (slower, writes nothing)\n"
+            "  --read-limit SIZE    most bytes one parse may read: the file, its includes\n"
+            "                       and the CUDA headers (default 256M; 0: no limit); an\n"
+            "                       include past it, or one that is not a regular file\n"
+            "                       (/dev/zero, a FIFO), refuses the file unread\n"
+            "  --parse-stack SIZE   stack of each parse (default 512M, reserved, used as\n"
+            "                       needed): code nested deeper than it fits is refused\n"
             "  -v                   print what was transformed and how long it took\n"
             "  --version, --help\n"
             "\n"
+            "SIZE: bytes, or with K, M or G (binary: 512M = 512 MiB)\n"
+            "\n"
             "exit status: 0 written (a file without kernels is copied unchanged),\n"
-            "1 refused, 2 bad command line, 3 cannot write or out of memory\n");
+            "1 refused (also nested too deeply, or libclang crashed), 2 bad command\n"
+            "line, 3 cannot write or out of memory\n");
 }
 
 /* $CORUN_CACHE/cc-pch, the cache folder being corun-nvcc's
@@ -175,92 +188,45 @@ static int take_cflag(int argc, char **argv, int *i, const char **cflags, size_t
     return 0;
 }
 
-int main(int argc, char **argv)
+/* A SIZE of the command line: digits, then nothing (bytes) or K, M or G
+ * (binary). 0 when it is not one. */
+static int parse_size(const char *a, uint64_t *out)
 {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(a, &end, 10);
+    unsigned shift = 0;
+    if (errno != 0 || end == a || a[0] == '-') {
+        return 0;
+    }
+    if (*end == 'K' || *end == 'k') {
+        shift = 10;
+    } else if (*end == 'M' || *end == 'm') {
+        shift = 20;
+    } else if (*end == 'G' || *end == 'g') {
+        shift = 30;
+    }
+    if ((shift > 0 && end[1] != '\0') || (shift == 0 && *end != '\0') ||
+        v > (UINT64_MAX >> shift)) {
+        return 0;
+    }
+    *out = (uint64_t)v << shift;
+    return 1;
+}
+
+typedef struct run {
     corun__cc_opts o;
-    int verbose = 0;
-    int no_pch = 0;
-    const char *pch_dir = NULL;
-    char default_pch[4096];
-    const char **cflags = calloc((size_t)argc * 2 + 1, sizeof(char *));
+    int verbose;
+    int status; /* the exit status */
+} run;
 
-    memset(&o, 0, sizeof(o));
-    if (cflags == NULL) {
-        fprintf(stderr, "corun-cc: out of memory\n");
-        return 3;
-    }
-    o.cflags = cflags;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int t;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            free(cflags);
-            return 0;
-        } else if (strcmp(a, "--version") == 0) {
-            printf("corun-cc %s (libclang: ", CORUN_CC_VERSION);
-            CXString v = clang_getClangVersion();
-            printf("%s)\n", clang_getCString(v));
-            clang_disposeString(v);
-            free(cflags);
-            return 0;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--cuda-path") == 0 ||
-                   strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0 ||
-                   strcmp(a, "--pch-dir") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "corun-cc: %s needs a value\n", a);
-                free(cflags);
-                return 2;
-            }
-            const char *v = argv[++i];
-            if (a[1] == 'o') {
-                o.out = v;
-            } else if (a[2] == 'c') {
-                o.cuda_path = v;
-            } else if (a[2] == 'l') {
-                o.line_name = v;
-            } else if (a[2] == 'p') {
-                pch_dir = v;
-            } else {
-                o.resource_usage = v;
-            }
-        } else if (strcmp(a, "--check") == 0) {
-            o.check_only = 1;
-        } else if (strcmp(a, "--no-pch") == 0) {
-            no_pch = 1;
-        } else if (strcmp(a, "-v") == 0) {
-            verbose = 1;
-        } else if ((t = take_cflag(argc, argv, &i, cflags, &o.ncflags)) != 0) {
-            if (t < 0) {
-                fprintf(stderr, "corun-cc: %s needs a value\n", a);
-                free(cflags);
-                return 2;
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "corun-cc: unknown option '%s' (see --help)\n", a);
-            free(cflags);
-            return 2;
-        } else if (o.in == NULL) {
-            o.in = a;
-        } else {
-            fprintf(stderr, "corun-cc: more than one input ('%s' and '%s')\n", o.in, a);
-            free(cflags);
-            return 2;
-        }
-    }
-    if (o.in == NULL || (o.out == NULL && !o.check_only)) {
-        fprintf(stderr, "corun-cc: %s\n", o.in == NULL ? "no input file" : "no output (-o FILE)");
-        usage(stderr);
-        free(cflags);
-        return 2;
-    }
-    if (o.line_name == NULL) {
-        o.line_name = o.in;
-    }
-    if (!no_pch) {
-        o.pch_dir = pch_dir != NULL ? pch_dir : default_pch_dir(default_pch, sizeof(default_pch));
-    }
-
+/* Reads, parses, analyses and rewrites r->o.in, prints the diagnostics and
+ * writes the output; sets r->status. On a thread of corun__cc_thread_start,
+ * whose stack the host-side parse uses. */
+static void *transform(void *arg)
+{
+    run *r = arg;
+    const corun__cc_opts *o = &r->o;
     double t0 = now_ms(), t_parse = 0;
     corun__cc_diags d = {0};
     corun__cc_src src;
@@ -271,9 +237,9 @@ int main(int argc, char **argv)
     corun__cc_buf out = {0};
     size_t nlaunches = 0;
     int parsed = 0;
-    int rc = corun__cc_src_read(&src, o.in, &d);
+    int rc = corun__cc_src_read(&src, o->in, o->read_limit, &d);
     if (rc == CORUN_OK) {
-        rc = corun__cc_parse(&o, &host, &dev, &d);
+        rc = corun__cc_parse(o, &host, &dev, &d);
         parsed = 1;
         t_parse = now_ms() - t0;
     }
@@ -290,16 +256,16 @@ int main(int argc, char **argv)
     if (rc == CORUN_OK && !nothing) {
         rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
     }
-    if (rc == CORUN_OK && !nothing && o.resource_usage != NULL) {
-        rc = corun__cc_pins_from_report(o.resource_usage, &src, &ks, &d);
+    if (rc == CORUN_OK && !nothing && o->resource_usage != NULL) {
+        rc = corun__cc_pins_from_report(o->resource_usage, &src, &ks, &d);
     }
     if (rc == CORUN_OK && !nothing) {
-        rc = corun__cc_emit_kernels(&src, &ks, &clones, &sites, o.line_name, &e, &d);
+        rc = corun__cc_emit_kernels(&src, &ks, &clones, &sites, o->line_name, &e, &d);
     }
     if (rc == CORUN_OK && !nothing && d.errors == 0) {
         corun__cc_buf pro = {0};
         corun__cc_buf_adds(&pro, "#include \"corun/corun_launch.cuh\"\n#line 1 ");
-        corun__cc_quote(&pro, o.line_name);
+        corun__cc_quote(&pro, o->line_name);
         corun__cc_buf_adds(&pro, "\n");
         rc = pro.oom ? CORUN_ENOMEM : corun__cc_edits_apply(&e, &src, pro.p, &out, &d);
         corun__cc_buf_free(&pro);
@@ -313,11 +279,11 @@ int main(int argc, char **argv)
         status = 3;
     }
     print_diags(&d);
-    if (status == 0 && !o.check_only) {
-        int w = nothing ? write_out(o.out, src.text, src.len) : write_out(o.out, out.p, out.len);
+    if (status == 0 && !o->check_only) {
+        int w = nothing ? write_out(o->out, src.text, src.len) : write_out(o->out, out.p, out.len);
         status = w == CORUN_OK ? 0 : 3;
     }
-    if (verbose) {
+    if (r->verbose) {
         size_t defs = 0;
         for (size_t i = 0; i < ks.n; i++) {
             defs += ks.v[i].is_def;
@@ -325,7 +291,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "corun-cc: %s: %zu kernel%s, %zu launch%s rewritten, %.0f ms (parse %.0f; "
                 "CUDA headers: host %s, device %s)%s\n",
-                o.in, defs, defs == 1 ? "" : "s", nlaunches, nlaunches == 1 ? "" : "es",
+                o->in, defs, defs == 1 ? "" : "s", nlaunches, nlaunches == 1 ? "" : "es",
                 now_ms() - t0, t_parse, pch_said(&host), pch_said(&dev),
                 status == 1 ? " (refused)" : "");
     }
@@ -341,6 +307,126 @@ int main(int argc, char **argv)
     }
     corun__cc_src_free(&src);
     corun__cc_diags_free(&d);
+    r->status = status;
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    run r;
+    corun__cc_opts *o = &r.o;
+    int no_pch = 0;
+    const char *pch_dir = NULL;
+    char default_pch[4096];
+    uint64_t stack = CORUN_CC_STACK_DEFAULT;
+    const char **cflags = calloc((size_t)argc * 2 + 1, sizeof(char *));
+
+    memset(&r, 0, sizeof(r));
+    if (cflags == NULL) {
+        fprintf(stderr, "corun-cc: out of memory\n");
+        return 3;
+    }
+    o->cflags = cflags;
+    o->read_limit = CORUN_CC_READ_LIMIT_DEFAULT;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int t, size_ok = 1;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            free(cflags);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("corun-cc %s (libclang: ", CORUN_CC_VERSION);
+            CXString v = clang_getClangVersion();
+            printf("%s)\n", clang_getCString(v));
+            clang_disposeString(v);
+            free(cflags);
+            return 0;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--cuda-path") == 0 ||
+                   strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0 ||
+                   strcmp(a, "--pch-dir") == 0 || strcmp(a, "--read-limit") == 0 ||
+                   strcmp(a, "--parse-stack") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "corun-cc: %s needs a value\n", a);
+                free(cflags);
+                return 2;
+            }
+            const char *v = argv[++i];
+            if (strcmp(a, "-o") == 0) {
+                o->out = v;
+            } else if (strcmp(a, "--cuda-path") == 0) {
+                o->cuda_path = v;
+            } else if (strcmp(a, "--line-name") == 0) {
+                o->line_name = v;
+            } else if (strcmp(a, "--pch-dir") == 0) {
+                pch_dir = v;
+            } else if (strcmp(a, "--resource-usage") == 0) {
+                o->resource_usage = v;
+            } else if (strcmp(a, "--read-limit") == 0) {
+                size_ok = parse_size(v, &o->read_limit);
+            } else {
+                size_ok = parse_size(v, &stack) && stack >= CORUN_CC_STACK_MIN &&
+                          stack <= CORUN_CC_STACK_MAX;
+            }
+            if (!size_ok) {
+                fprintf(stderr, "corun-cc: %s %s: not a size%s\n", a, v,
+                        a[2] == 'p' ? " from 1M to 64G" : "");
+                free(cflags);
+                return 2;
+            }
+        } else if (strcmp(a, "--check") == 0) {
+            o->check_only = 1;
+        } else if (strcmp(a, "--no-pch") == 0) {
+            no_pch = 1;
+        } else if (strcmp(a, "-v") == 0) {
+            r.verbose = 1;
+        } else if ((t = take_cflag(argc, argv, &i, cflags, &o->ncflags)) != 0) {
+            if (t < 0) {
+                fprintf(stderr, "corun-cc: %s needs a value\n", a);
+                free(cflags);
+                return 2;
+            }
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "corun-cc: unknown option '%s' (see --help)\n", a);
+            free(cflags);
+            return 2;
+        } else if (o->in == NULL) {
+            o->in = a;
+        } else {
+            fprintf(stderr, "corun-cc: more than one input ('%s' and '%s')\n", o->in, a);
+            free(cflags);
+            return 2;
+        }
+    }
+    if (o->in == NULL || (o->out == NULL && !o->check_only)) {
+        fprintf(stderr, "corun-cc: %s\n", o->in == NULL ? "no input file" : "no output (-o FILE)");
+        usage(stderr);
+        free(cflags);
+        return 2;
+    }
+    if (o->line_name == NULL) {
+        o->line_name = o->in;
+    }
+    if (!no_pch) {
+        o->pch_dir = pch_dir != NULL ? pch_dir : default_pch_dir(default_pch, sizeof(default_pch));
+    }
+    o->parse_stack = (size_t)stack;
+
+    corun__cc_thread th;
+    int rc = corun__cc_libclang_setup(o->in);
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun-cc: cannot set up libclang: %s\n", corun_strerror(rc));
+        free(cflags);
+        return 3;
+    }
+    rc = corun__cc_thread_start(&th, "cc-transform", o->parse_stack, transform, &r);
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun-cc: cannot start the parser with a stack of %llu MiB: %s\n",
+                (unsigned long long)(stack >> 20), corun_strerror(rc));
+        free(cflags);
+        return 3;
+    }
+    corun__cc_thread_join(&th);
     free(cflags);
-    return status;
+    return r.status;
 }

@@ -9,6 +9,10 @@
  * libclang 19's CUDA wrappers include texture_fetch_functions.h, which CUDA
  * 13 no longer ships, and device-side parsing of host launches needs a
  * declaration of cudaConfigureCall; both are given as in-memory files.
+ *
+ * Each side parses on a thread of thread.c (the host side on the caller's,
+ * the device side on one started here) under its own read limit (reads.c);
+ * a file reads.c refused is reported at the #include that named it.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -28,6 +32,7 @@ static const char device_prelude[] =
 typedef struct parse_job {
     const corun__cc_opts *o;
     corun__cc_tu *t;
+    corun__cc_reads reads;
     int rc;
     char cuda_arg[4200];
     char cccl[4200];
@@ -88,9 +93,12 @@ static enum CXErrorCode parse_with(parse_job *j, const char *pch, struct CXUnsav
     int n = side_args(j, argv, pch);
 
     j->t->index = clang_createIndex(0, 0);
-    return clang_parseTranslationUnit2(
+    corun__cc_reads_enter(&j->reads);
+    enum CXErrorCode e = clang_parseTranslationUnit2(
         j->t->index, j->o->in, argv, n, files, nfiles,
         CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &j->t->tu);
+    corun__cc_reads_leave();
+    return e;
 }
 
 /* Disposes of the unit and its index, keeps which side it is. */
@@ -124,11 +132,13 @@ static void *parse_side(void *arg)
     if (j->o->pch_dir != NULL) {
         const char *argv[64 + 2 * 256];
         int n = side_args(j, argv, "");
-        j->t->pch = corun__cc_pch_get(j->o->pch_dir, argv, n, files, 3, pch, sizeof(pch));
+        j->t->pch =
+            corun__cc_pch_get(j->o->pch_dir, argv, n, files, 3, &j->reads, pch, sizeof(pch));
     }
     if (j->t->pch != CORUN_CC_PCH_NONE) {
         e = parse_with(j, pch, files, 3);
-        if (e != CXError_Success || j->t->tu == NULL || corun__cc_pch_rejected(j->t->tu)) {
+        if ((e != CXError_Success || j->t->tu == NULL || corun__cc_pch_rejected(j->t->tu)) &&
+            !corun__cc_reads_refused(&j->reads)) {
             unlink(pch); /* the next run builds it anew */
             free_unit(j->t);
             j->t->pch = CORUN_CC_PCH_NONE;
@@ -162,11 +172,37 @@ static int already(const corun__cc_diags *d, CXSourceLocation loc, const char *m
     return 0;
 }
 
+/* The file named in clang's "'NAME' file not found" or "cannot open file
+ * 'NAME': ...", into buf; 0 when m is neither. */
+static int file_named(const char *m, char *buf, size_t cap)
+{
+    static const char cannot[] = "cannot open file '";
+    const char *start = NULL, *end = NULL;
+    if (m[0] == '\'') {
+        start = m + 1;
+        end = strstr(start, "' file not found");
+    } else if (strncmp(m, cannot, sizeof(cannot) - 1) == 0) {
+        start = m + sizeof(cannot) - 1;
+        end = strstr(start, "': ");
+    }
+    if (end == NULL || (size_t)(end - start) >= cap) {
+        return 0;
+    }
+    memcpy(buf, start, (size_t)(end - start));
+    buf[end - start] = '\0';
+    return 1;
+}
+
 /* Records the unit's errors; the device side's only when the host side did
  * not report the same. clang's complaint about a kernel referenced from a
- * kernel is what dynamic parallelism looks like to it: said as such. */
-static void record_errors(const corun__cc_tu *t, corun__cc_diags *d)
+ * kernel is what dynamic parallelism looks like to it: said as such. An
+ * include clang could not open or find because reads.c refused it (or it
+ * named a directory) is said as such; when reads.c refused a file, clang's
+ * other errors follow from it and are left out. */
+static void record_errors(const corun__cc_tu *t, corun__cc_reads *r, corun__cc_diags *d)
 {
+    char name[PATH_MAX], why[PATH_MAX + 200];
+    int refused = corun__cc_reads_refused(r);
     unsigned n = clang_getNumDiagnostics(t->tu);
     for (unsigned i = 0; i < n; i++) {
         CXDiagnostic g = clang_getDiagnostic(t->tu, i);
@@ -175,7 +211,17 @@ static void record_errors(const corun__cc_tu *t, corun__cc_diags *d)
             CXString msg = clang_getDiagnosticSpelling(g);
             const char *m = clang_getCString(msg);
             CXSourceLocation loc = clang_getDiagnosticLocation(g);
-            if (strncmp(m, "reference to __global__ function", 32) == 0) {
+            corun__cc_read_refusal *f = NULL;
+            if (file_named(m, name, sizeof(name))) {
+                f = corun__cc_reads_behind(r, name);
+            }
+            if (f != NULL) {
+                corun__cc_reads_say(r, f, why, sizeof(why));
+                corun__cc_diag_at(d, CORUN_CC_ERROR, loc, "include", "%s", why);
+                f->reported = 1;
+            } else if (refused) {
+                /* what follows from a refused file */
+            } else if (strncmp(m, "reference to __global__ function", 32) == 0) {
                 corun__cc_diag_at(d, CORUN_CC_ERROR, loc, "dynamic parallelism",
                                   "a kernel launched from device code cannot be scheduled or "
                                   "preempted by corun");
@@ -189,12 +235,26 @@ static void record_errors(const corun__cc_tu *t, corun__cc_diags *d)
     }
 }
 
+/* The refusals of r that no message of clang's pointed to, for the whole
+ * file. */
+static void record_refusals(corun__cc_reads *r, corun__cc_diags *d, const char *in)
+{
+    char why[PATH_MAX + 200];
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->v[i].why != CORUN_CC_READ_DIRECTORY && !r->v[i].reported) {
+            corun__cc_reads_say(r, &r->v[i], why, sizeof(why));
+            corun__cc_diag_add(d, CORUN_CC_ERROR, in, 0, 0, "include", "%s", why);
+        }
+    }
+}
+
 int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *dev,
                     corun__cc_diags *d)
 {
     parse_job jobs[2];
-    pthread_t th;
+    corun__cc_thread th;
     const char *cp = o->cuda_path ? o->cuda_path : "/usr/local/cuda";
+    int rc = CORUN_OK;
 
     memset(host, 0, sizeof(*host));
     memset(dev, 0, sizeof(*dev));
@@ -203,30 +263,37 @@ int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *d
         memset(&jobs[i], 0, sizeof(jobs[i]));
         jobs[i].o = o;
         jobs[i].t = i == 0 ? host : dev;
+        jobs[i].reads.limit = o->read_limit;
         snprintf(jobs[i].cuda_arg, sizeof(jobs[i].cuda_arg), "--cuda-path=%s", cp);
         snprintf(jobs[i].cccl, sizeof(jobs[i].cccl), "%s/include/cccl", cp);
         if (access(jobs[i].cccl, R_OK) != 0) {
             jobs[i].cccl[0] = '\0';
         }
     }
-    int threaded = pthread_create(&th, NULL, parse_side, &jobs[1]) == 0;
+    int threaded = corun__cc_thread_start(&th, "cc-device-parse", o->parse_stack, parse_side,
+                                          &jobs[1]) == CORUN_OK;
     parse_side(&jobs[0]);
     if (threaded) {
-        pthread_join(th, NULL);
+        corun__cc_thread_join(&th);
     } else {
         parse_side(&jobs[1]);
     }
     for (int i = 0; i < 2; i++) {
-        if (jobs[i].rc != CORUN_OK) {
+        if (jobs[i].rc == CORUN_OK) {
+            record_errors(jobs[i].t, &jobs[i].reads, d);
+        } else if (corun__cc_reads_refused(&jobs[i].reads)) {
+            rc = CORUN_EPARSE; /* the refusal says why */
+        } else {
             corun__cc_diag_add(d, CORUN_CC_ERROR, o->in, 0, 0, "parse error",
                                "libclang could not parse the file (%s side)",
                                i == 0 ? "host" : "device");
-            return CORUN_EPARSE;
+            rc = CORUN_EPARSE;
         }
+        record_refusals(&jobs[i].reads, d, o->in);
     }
-    record_errors(host, d);
-    record_errors(dev, d);
-    return CORUN_OK;
+    corun__cc_reads_free(&jobs[0].reads);
+    corun__cc_reads_free(&jobs[1].reads);
+    return rc;
 }
 
 void corun__cc_tu_free(corun__cc_tu *t)

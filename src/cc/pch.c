@@ -105,9 +105,11 @@ static void prune(const char *dir)
 
 /* 1 when path was written. Flags under which the headers alone do not
  * parse leave a marker path.bad, so later runs do not pay for trying again
- * (the plain parse reports the errors where the file includes them). */
+ * (the plain parse reports the errors where the file includes them); not
+ * when reads refused a file, which is the file system's doing, not the
+ * flags'. */
 static int build(const char *path, const char *const *args, int n,
-                 struct CXUnsavedFile *files, unsigned nfiles)
+                 struct CXUnsavedFile *files, unsigned nfiles, corun__cc_reads *reads)
 {
     char tmp[PATH_MAX + 32], bad[PATH_MAX + 8];
     int parsed = 0, ok = 0;
@@ -119,6 +121,7 @@ static int build(const char *path, const char *const *args, int n,
         return 0;
     }
     ix = clang_createIndex(0, 0);
+    corun__cc_reads_enter(reads);
     enum CXErrorCode e = clang_parseTranslationUnit2(
         ix, files[nfiles - 1].Filename, args, n, files, nfiles,
         CXTranslationUnit_Incomplete | CXTranslationUnit_ForSerialization, &tu);
@@ -137,15 +140,17 @@ static int build(const char *path, const char *const *args, int n,
         }
         clang_disposeTranslationUnit(tu);
     }
+    corun__cc_reads_leave();
     clang_disposeIndex(ix);
-    if (!parsed) {
+    if (!parsed && !corun__cc_reads_refused(reads)) {
         close(open(bad, O_WRONLY | O_CREAT, 0644));
     }
     return ok;
 }
 
 int corun__cc_pch_get(const char *dir, const char *const *args, int n,
-                      struct CXUnsavedFile *files, unsigned nfiles, char *path, size_t cap)
+                      struct CXUnsavedFile *files, unsigned nfiles, corun__cc_reads *reads,
+                      char *path, size_t cap)
 {
     uint64_t k = key_of(args, n, files, nfiles);
     if (snprintf(path, cap, "%s/%016llx.pch", dir, (unsigned long long)k) >= (int)cap) {
@@ -160,7 +165,7 @@ int corun__cc_pch_get(const char *dir, const char *const *args, int n,
         access(bad, F_OK) == 0) {
         return CORUN_CC_PCH_NONE;
     }
-    if (corun__mkdir_p(dir, NULL, 0) != 0 || !build(path, args, n, files, nfiles)) {
+    if (corun__mkdir_p(dir, NULL, 0) != 0 || !build(path, args, n, files, nfiles, reads)) {
         return CORUN_CC_PCH_NONE;
     }
     prune(dir);

@@ -5,29 +5,45 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cc/cc.h"
 #include "corun/corun.h"
 
-int corun__cc_src_read(corun__cc_src *s, const char *path, corun__cc_diags *d)
+int corun__cc_src_read(corun__cc_src *s, const char *path, uint64_t limit, corun__cc_diags *d)
 {
-    FILE *f = fopen(path, "rb");
     corun__cc_buf b = {0};
     char chunk[65536];
     size_t n;
+    struct stat st;
 
     memset(s, 0, sizeof(*s));
     s->path = path;
+    /* stat first: opening a FIFO would wait for a writer */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        corun__cc_diag_add(d, CORUN_CC_ERROR, path, 0, 0, "input",
+                           "%s, not a regular file: refused without reading it",
+                           corun__cc_file_kind(st.st_mode));
+        return CORUN_EIO;
+    }
+    FILE *f = fopen(path, "rb");
     if (f == NULL) {
         corun__cc_diag_add(d, CORUN_CC_ERROR, path, 0, 0, "input", "cannot open: %s",
                            strerror(errno));
         return CORUN_EIO;
     }
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && (limit == 0 || b.len <= limit)) {
         corun__cc_buf_add(&b, chunk, n);
     }
     int bad = ferror(f);
     fclose(f);
+    if (limit > 0 && b.len > limit) {
+        corun__cc_buf_free(&b);
+        corun__cc_diag_add(d, CORUN_CC_ERROR, path, 0, 0, "input",
+                           "more than the read limit of %.1f MiB (--read-limit SIZE)",
+                           (double)limit / 1048576.0);
+        return CORUN_EIO;
+    }
     if (bad || b.oom) {
         corun__cc_buf_free(&b);
         corun__cc_diag_add(d, CORUN_CC_ERROR, path, 0, 0, "input", "cannot read");
