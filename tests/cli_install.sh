@@ -59,12 +59,12 @@ cat > "$tmp/use.c" <<'C'
 #include <stdio.h>
 #include <string.h>
 #include "corun/corun.h"
-#include "corun/corun.h"
+#include "corun/corun_sim.h"
 
 int main(void)
 {
     corun_ctx_opts co = {"sim", "mps"};
-    corun_kernel_desc kd;
+    corun_sim_kernel_desc kd;
     corun_ctx *ctx;
     corun_kernel *k;
     corun_job *j;
@@ -73,8 +73,8 @@ int main(void)
 
     memset(&kd, 0, sizeof(kd));
     kd.name = "scale";
-    kd.sim_task_us = 5;
-    if (corun_ctx_create(&co, &ctx) != CORUN_OK || corun_kernel_register(ctx, &kd, &k) != CORUN_OK ||
+    kd.task_us = 5;
+    if (corun_ctx_create(&co, &ctx) != CORUN_OK || corun_sim_kernel_register(ctx, &kd, &k) != CORUN_OK ||
         corun_launch(ctx, k, (corun_dim3){1000, 1, 1}, (corun_dim3){256, 1, 1}, 0, NULL, NULL,
                      &j) != CORUN_OK ||
         corun_job_wait(j, -1) != CORUN_OK || corun_job_progress(j, &p) != CORUN_OK ||
