@@ -44,9 +44,9 @@ static corun__kspec spec(const char *name)
     return k;
 }
 
-static void finish(corun__backend *be, corun__sched *s, corun__kernel *k)
+static void finish(corun__backend *be, corun__sched *s, corun__job *k)
 {
-    corun__null_set_done(be, k->bk, k->tasks);
+    corun__null_set_done(be, k->ex, k->tasks);
     while (k->inflight > 0) {
         corun__null_finish(be, (uint64_t)(uintptr_t)k);
         (void)corun__sched_step(s, corun__sched_now(s) + 1);
@@ -64,7 +64,7 @@ static void run_case(corun__backend *be, corun__sched *s, corun_class cls, uint3
     int i;
 
     for (i = 0; i < ITERS; i++) {
-        corun__kernel *kk = NULL;
+        corun__job *kk = NULL;
         double t0 = now_ns();
         if (corun__sched_submit(s, &k, &a, NULL, NULL, &kk, why, sizeof(why)) != CORUN_OK) {
             fprintf(stderr, "submit failed: %s\n", why);
@@ -87,7 +87,7 @@ int main(void)
     corun__backend *be;
     corun__sched *s;
     corun__sched_opts o;
-    corun__kernel *live[IN_FLIGHT];
+    corun__job *live[IN_FLIGHT];
     double *t = malloc(ITERS * sizeof(double));
     char why[128];
     int i;

@@ -55,11 +55,11 @@ static corun__kspec spec_of(const char *name, uint32_t tasks, double task_us)
 
 /* When each kernel's workers first claimed (its grid reached the SMs). */
 typedef struct first_claims {
-    corun__bkernel *k[4];
+    corun__exec *k[4];
     uint64_t t[4];
 } first_claims;
 
-static void on_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
+static void on_claim(void *ctx, corun__exec *k, const corun__sim_claim *c)
 {
     first_claims *fc = ctx;
     int i;
@@ -71,11 +71,11 @@ static void on_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
     }
 }
 
-static corun__bkernel *direct(corun__backend *be, const corun__kspec *s, void *stream,
+static corun__exec *direct(corun__backend *be, const corun__kspec *s, void *stream,
                               uint32_t capsm, uint64_t cookie)
 {
     corun__direct_req r;
-    corun__bkernel *k = NULL;
+    corun__exec *k = NULL;
     uint32_t per_sm = 0;
     bool ahead = false;
     char why[256] = "";
@@ -121,7 +121,7 @@ static uint64_t until_event(corun__backend *be, uint64_t cookie, corun__bev_kind
     }
 }
 
-static void assert_all_once(corun__backend *be, corun__bkernel *k, uint64_t tasks)
+static void assert_all_once(corun__backend *be, corun__exec *k, uint64_t tasks)
 {
     const uint32_t *hits = corun__sim_task_hits(be, k);
     uint64_t i;
@@ -144,7 +144,7 @@ static void a_stream_runs_its_kernels_in_order_released_by_the_device(void **sta
     corun__kspec sa = spec_of("a", 4000, 20), sb = spec_of("b", 2000, 1),
                  sc = spec_of("c", 2000, 10);
     first_claims fc;
-    corun__bkernel *a, *b, *c;
+    corun__exec *a, *b, *c;
     uint64_t ta, tc;
 
     (void)state;
@@ -168,9 +168,9 @@ static void a_stream_runs_its_kernels_in_order_released_by_the_device(void **sta
     assert_all_once(be, a, 4000);
     assert_all_once(be, b, 2000);
     assert_all_once(be, c, 2000);
-    be->ops->kernel_close(be, a);
-    be->ops->kernel_close(be, b);
-    be->ops->kernel_close(be, c);
+    be->ops->exec_close(be, a);
+    be->ops->exec_close(be, b);
+    be->ops->exec_close(be, c);
     be->ops->destroy(be);
 }
 
@@ -186,7 +186,7 @@ static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
     corun__launch_req gated;
     corun__bevent held;
     corun__sim_stats st0, st1;
-    corun__bkernel *a, *b;
+    corun__exec *a, *b;
     uint64_t t;
 
     (void)state;
@@ -236,8 +236,8 @@ static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
     assert_all_once(be, a, 20000);
     assert_all_once(be, b, 3000);
     (void)until_event(be, 7, CORUN_BEV_LAUNCH, NULL); /* the resume grid ended too */
-    be->ops->kernel_close(be, a);
-    be->ops->kernel_close(be, b);
+    be->ops->exec_close(be, a);
+    be->ops->exec_close(be, b);
     be->ops->destroy(be);
 }
 
@@ -250,7 +250,7 @@ static void a_halt_racing_the_last_task_loses_no_wakeup(void **state)
     corun__sim_faults f;
     corun__backend *be;
     corun__kspec sa = spec_of("a", 2000, 30), sb = spec_of("b", 500, 5);
-    corun__bkernel *a, *b;
+    corun__exec *a, *b;
 
     (void)state;
     memset(&f, 0, sizeof(f));
@@ -265,8 +265,8 @@ static void a_halt_racing_the_last_task_loses_no_wakeup(void **state)
     (void)until_event(be, 2, CORUN_BEV_FINISHED, NULL);
     assert_all_once(be, a, 2000);
     assert_all_once(be, b, 500);
-    be->ops->kernel_close(be, a);
-    be->ops->kernel_close(be, b);
+    be->ops->exec_close(be, a);
+    be->ops->exec_close(be, b);
     be->ops->destroy(be);
 }
 

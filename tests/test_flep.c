@@ -112,11 +112,11 @@ static int teardown_null(void **state)
     return 0;
 }
 
-static corun__kernel *submit(const char *name, int32_t prio, uint32_t tasks)
+static corun__job *submit(const char *name, int32_t prio, uint32_t tasks)
 {
     corun__kspec k;
     corun_launch_attr a = {CORUN_CLASS_BATCH, 0, prio, 1, 0};
-    corun__kernel *out = NULL;
+    corun__job *out = NULL;
     char why[256];
 
     memset(&k, 0, sizeof(k));
@@ -130,14 +130,14 @@ static corun__kernel *submit(const char *name, int32_t prio, uint32_t tasks)
     return out;
 }
 
-static int signals(const corun__kernel *k, corun__signal sig, uint64_t *value)
+static int signals(const corun__job *k, corun__signal sig, uint64_t *value)
 {
     const corun__null_call *c;
     size_t n = corun__null_calls(fx.be, &c), i;
     int count = 0;
 
     for (i = 0; i < n; i++) {
-        if (c[i].what == CORUN_NULL_SIGNAL && c[i].k == k->bk && c[i].sig == sig) {
+        if (c[i].what == CORUN_NULL_SIGNAL && c[i].k == k->ex && c[i].sig == sig) {
             count++;
             if (value != NULL) {
                 *value = c[i].value;
@@ -148,9 +148,9 @@ static int signals(const corun__kernel *k, corun__signal sig, uint64_t *value)
 }
 
 /* The workers of k leave with `done` tasks done; the scheduler hears of it. */
-static void leave(corun__kernel *k, uint64_t done)
+static void leave(corun__job *k, uint64_t done)
 {
-    corun__null_set_done(fx.be, k->bk, done);
+    corun__null_set_done(fx.be, k->ex, done);
     while (k->inflight > 0) {
         corun__null_finish(fx.be, (uint64_t)(uintptr_t)k);
         assert_int_equal(corun__sched_step(fx.s, corun__sched_now(fx.s) + 1), CORUN_OK);
@@ -160,29 +160,29 @@ static void leave(corun__kernel *k, uint64_t done)
 
 static void higher_priority_preempts_temporally(void **state)
 {
-    corun__kernel *low, *high;
+    corun__job *low, *high;
 
     start_hpf(1, 50);
     low = submit("long", 0, 100000);
-    assert_int_equal(corun__kernel_capsm(low), 132);
+    assert_int_equal(corun__job_capsm(low), 132);
     corun__null_clear(fx.be);
     high = submit("short", 1, 20000); /* fills the GPU: temporal */
     assert_int_equal(signals(low, CORUN_SIG_HALT_GEN, NULL), 1);
-    assert_int_equal(low->state, CORUN_KS_STOPPING);
-    assert_int_equal(corun__kernel_capsm(high), 132);
+    assert_int_equal(low->state, CORUN_JS_STOPPING);
+    assert_int_equal(corun__job_capsm(high), 132);
     /* The low kernel waits while the high one runs, and resumes after. */
     leave(low, 3000);
-    assert_int_equal(low->state, CORUN_KS_PAUSED);
+    assert_int_equal(low->state, CORUN_JS_PAUSED);
     leave(high, high->tasks);
-    assert_int_equal(high->state, CORUN_KS_DONE);
-    assert_int_equal(low->state, CORUN_KS_RUNNING);
-    assert_int_equal(corun__kernel_capsm(low), 132);
+    assert_int_equal(high->state, CORUN_JS_DONE);
+    assert_int_equal(low->state, CORUN_JS_RUNNING);
+    assert_int_equal(corun__job_capsm(low), 132);
     assert_int_equal(low->preemptions, 1);
 }
 
 static void small_arrival_preempts_only_the_sms_it_needs(void **state)
 {
-    corun__kernel *low, *high;
+    corun__job *low, *high;
     uint64_t v = 0;
 
     start_hpf(1, 50);
@@ -192,17 +192,17 @@ static void small_arrival_preempts_only_the_sms_it_needs(void **state)
     assert_int_equal(signals(low, CORUN_SIG_HALT_GEN, NULL), 0);
     assert_int_equal(signals(low, CORUN_SIG_EVICT_BELOW, &v), 1);
     assert_int_equal(v, 5);
-    assert_int_equal(corun__kernel_capsm(low), 127);
-    assert_int_equal(corun__kernel_capsm(high), 5);
+    assert_int_equal(corun__job_capsm(low), 127);
+    assert_int_equal(corun__job_capsm(high), 5);
     /* When it is done, the low kernel grows back to the whole GPU. */
     leave(high, high->tasks);
-    assert_int_equal(corun__kernel_capsm(low), 132);
+    assert_int_equal(corun__job_capsm(low), 132);
     assert_int_equal(low->preemptions, 0);
 }
 
 static void temporal_only_when_spatial_is_off(void **state)
 {
-    corun__kernel *low, *high;
+    corun__job *low, *high;
 
     start_hpf(0, 50);
     low = submit("long", 0, 100000);
@@ -210,30 +210,30 @@ static void temporal_only_when_spatial_is_off(void **state)
     high = submit("short", 1, 40);
     assert_int_equal(signals(low, CORUN_SIG_HALT_GEN, NULL), 1);
     assert_int_equal(signals(low, CORUN_SIG_EVICT_BELOW, NULL), 0);
-    assert_int_equal(corun__kernel_capsm(high), 5);
+    assert_int_equal(corun__job_capsm(high), 5);
     /* The rest of the GPU stays idle: one kernel at a time. */
     leave(low, 500);
-    assert_int_equal(low->state, CORUN_KS_PAUSED);
+    assert_int_equal(low->state, CORUN_JS_PAUSED);
     assert_int_equal(corun__sched_free_capsm(fx.s), 127);
 }
 
 static void lower_priority_waits(void **state)
 {
-    corun__kernel *high, *low;
+    corun__job *high, *low;
 
     start_hpf(1, 50);
     high = submit("long", 1, 100000);
     corun__null_clear(fx.be);
     low = submit("short", 0, 1000);
-    assert_int_equal(low->state, CORUN_KS_WAITING);
+    assert_int_equal(low->state, CORUN_JS_WAITING);
     assert_int_equal(signals(high, CORUN_SIG_HALT_GEN, NULL), 0);
     leave(high, high->tasks);
-    assert_int_equal(low->state, CORUN_KS_RUNNING);
+    assert_int_equal(low->state, CORUN_JS_RUNNING);
 }
 
 static void equal_priority_shortest_remaining_time_first(void **state)
 {
-    corun__kernel *lng, *shrt;
+    corun__job *lng, *shrt;
 
     /* T_e: long 100 ms, short 20 ms; preempting costs 50 us. */
     start_hpf(1, 50);
@@ -241,16 +241,16 @@ static void equal_priority_shortest_remaining_time_first(void **state)
     corun__null_clear(fx.be);
     shrt = submit("short", 0, 20000);
     assert_int_equal(signals(lng, CORUN_SIG_HALT_GEN, NULL), 1);
-    assert_int_equal(corun__kernel_capsm(shrt), 132);
+    assert_int_equal(corun__job_capsm(shrt), 132);
     /* After the short one, the long one resumes from its counter. */
     leave(lng, 10000);
     leave(shrt, shrt->tasks);
-    assert_int_equal(lng->state, CORUN_KS_RUNNING);
+    assert_int_equal(lng->state, CORUN_JS_RUNNING);
 }
 
 static void overhead_margin_prevents_preemption(void **state)
 {
-    corun__kernel *lng, *shrt;
+    corun__job *lng, *shrt;
 
     /* T_r(long) = 100 ms is not above T_r(short) + O = 20 ms + 90 ms. */
     start_hpf(1, 90000);
@@ -258,29 +258,29 @@ static void overhead_margin_prevents_preemption(void **state)
     corun__null_clear(fx.be);
     shrt = submit("short", 0, 20000);
     assert_int_equal(signals(lng, CORUN_SIG_HALT_GEN, NULL), 0);
-    assert_int_equal(shrt->state, CORUN_KS_WAITING);
+    assert_int_equal(shrt->state, CORUN_JS_WAITING);
     /* Nor does a long kernel preempt a shorter one. */
     leave(lng, lng->tasks);
-    assert_int_equal(shrt->state, CORUN_KS_RUNNING);
+    assert_int_equal(shrt->state, CORUN_JS_RUNNING);
     corun__null_clear(fx.be);
     lng = submit("long", 0, 100000);
     assert_int_equal(signals(shrt, CORUN_SIG_HALT_GEN, NULL), 0);
-    assert_int_equal(lng->state, CORUN_KS_WAITING);
+    assert_int_equal(lng->state, CORUN_JS_WAITING);
 }
 
 static void kernels_without_a_model_run_in_arrival_order(void **state)
 {
-    corun__kernel *a, *b, *c;
+    corun__job *a, *b, *c;
 
     start_hpf(1, 50);
     a = submit("unknown1", 0, 100000);
     b = submit("unknown2", 0, 10);
     assert_int_equal(signals(a, CORUN_SIG_HALT_GEN, NULL), 0);
-    assert_int_equal(b->state, CORUN_KS_WAITING);
+    assert_int_equal(b->state, CORUN_JS_WAITING);
     /* A kernel with a model preempts one without. */
     c = submit("short", 0, 20000);
     assert_int_equal(signals(a, CORUN_SIG_HALT_GEN, NULL), 1);
-    assert_int_equal(c->state, CORUN_KS_RUNNING);
+    assert_int_equal(c->state, CORUN_JS_RUNNING);
 }
 
 /* ---- the host API selects the policies by name --------------------------- */

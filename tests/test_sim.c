@@ -50,14 +50,14 @@ static corun__kspec spec_of(const char *name, uint32_t tasks, uint32_t threads, 
     return s;
 }
 
-static corun__bkernel *open_kernel(corun__backend *be, const corun__kspec *s, uint32_t *per_sm)
+static corun__exec *open_kernel(corun__backend *be, const corun__kspec *s, uint32_t *per_sm)
 {
-    corun__bkernel *k = NULL;
+    corun__exec *k = NULL;
     uint32_t p = 0;
     char why[256] = "";
-    int rc = be->ops->kernel_open(be, s, &k, &p, why, sizeof(why));
+    int rc = be->ops->exec_open(be, s, &k, &p, why, sizeof(why));
     if (rc != CORUN_OK) {
-        fail_msg("kernel_open: %s (%s)", corun_status_name(rc), why);
+        fail_msg("exec_open: %s (%s)", corun_status_name(rc), why);
     }
     if (per_sm != NULL) {
         *per_sm = p;
@@ -65,7 +65,7 @@ static corun__bkernel *open_kernel(corun__backend *be, const corun__kspec *s, ui
     return k;
 }
 
-static void launch_workers(corun__backend *be, corun__bkernel *k, uint32_t n, uint32_t base,
+static void launch_workers(corun__backend *be, corun__exec *k, uint32_t n, uint32_t base,
                            uint32_t gen, uint64_t cookie)
 {
     corun__launch_req r = {n, base, gen, 0, 0, cookie};
@@ -107,7 +107,7 @@ static void run_until(corun__backend *be, uint64_t deadline)
     assert_int_equal(be->ops->now_ns(be), deadline);
 }
 
-static corun_progress progress(corun__backend *be, corun__bkernel *k)
+static corun_progress progress(corun__backend *be, corun__exec *k)
 {
     corun_progress p;
     assert_int_equal(be->ops->progress(be, k, &p), CORUN_OK);
@@ -115,7 +115,7 @@ static corun_progress progress(corun__backend *be, corun__bkernel *k)
 }
 
 /* Checks hits[i] == 1 for i < ran and 0 beyond. */
-static void assert_prefix_once(corun__backend *be, corun__bkernel *k, uint64_t tasks, uint64_t ran)
+static void assert_prefix_once(corun__backend *be, corun__exec *k, uint64_t tasks, uint64_t ran)
 {
     const uint32_t *hits = corun__sim_task_hits(be, k);
     uint64_t i;
@@ -137,7 +137,7 @@ static void plain_kernel_runs_in_waves(void **state)
     const uint32_t tasks = 3 * 1056 + 5;
     corun__kspec s = spec_of("waves", tasks, 256, 32, 0, 100 * US);
     uint32_t per_sm;
-    corun__bkernel *k = open_kernel(be, &s, &per_sm);
+    corun__exec *k = open_kernel(be, &s, &per_sm);
     corun__bevent ev[4];
     corun__sim_stats st;
 
@@ -154,7 +154,7 @@ static void plain_kernel_runs_in_waves(void **state)
     assert_true(st.busy_slot_ns == (double)tasks * 100 * US);
     /* A plain kernel has no control block: nothing counted there. */
     assert_int_equal(progress(be, k).done, 0);
-    be->ops->kernel_close(be, k);
+    be->ops->exec_close(be, k);
     be->ops->destroy(be);
 }
 
@@ -177,7 +177,7 @@ static void packing_matches_occupancy_calculator(void **state)
         corun_kernel_shape shape = {shapes[i].threads, shapes[i].regs, shapes[i].smem, 0,
                                     shapes[i].smem > 48 * 1024};
         corun_occupancy occ;
-        corun__bkernel *k;
+        corun__exec *k;
         uint32_t per_sm, sm;
 
         assert_int_equal(corun_occupancy_calc(&be->desc, &shape, &occ, NULL, 0), CORUN_OK);
@@ -199,8 +199,8 @@ static void fifo_leftover_holds_later_grids(void **state)
     /* 2 full waves and 10 leftover blocks of 1 ms, then a small grid. */
     corun__kspec sa = spec_of("batch", 2 * 1056 + 10, 256, 32, 0, MS);
     corun__kspec sb = spec_of("ls", 132, 256, 32, 0, 100 * US);
-    corun__bkernel *a = open_kernel(be, &sa, NULL);
-    corun__bkernel *b = open_kernel(be, &sb, NULL);
+    corun__exec *a = open_kernel(be, &sa, NULL);
+    corun__exec *b = open_kernel(be, &sb, NULL);
     corun__bevent ev[4];
 
     assert_int_equal(be->ops->launch_plain(be, a, 0, 1), CORUN_OK);
@@ -225,7 +225,7 @@ static uint64_t slot_race(corun__sim_dispatch mode, int32_t ls_priority)
     corun__kspec ss = spec_of("short", 1, 256, 32, 0, 300 * US);
     corun__kspec sl = spec_of("long", 2 * 1056 - 1, 256, 32, 0, MS);
     corun__kspec sb = spec_of("ls", 1, 256, 32, 0, 100 * US);
-    corun__bkernel *ks, *kl, *kb;
+    corun__exec *ks, *kl, *kb;
     corun__bevent ev[8];
     uint64_t t = 0;
     size_t n, i;
@@ -276,7 +276,7 @@ static void workers_run_every_task_once(void **state)
     corun__backend *be = default_sim();
     const uint32_t tasks = 20000;
     corun__kspec s = spec_of("w", tasks, 256, 32, 0, 0);
-    corun__bkernel *k;
+    corun__exec *k;
     corun__bevent ev[4];
     corun__sim_stats st;
     corun_progress p;
@@ -305,7 +305,7 @@ static void halt_stops_workers_and_resume_continues(void **state)
     corun__backend *be = default_sim();
     const uint32_t tasks = 100000;
     corun__kspec s = spec_of("h", tasks, 256, 32, 0, 20 * US);
-    corun__bkernel *k = open_kernel(be, &s, NULL);
+    corun__exec *k = open_kernel(be, &s, NULL);
     corun__bevent ev[4];
     corun_progress p;
     const uint64_t t1 = 500 * US;
@@ -354,7 +354,7 @@ typedef struct claim_log {
     uint64_t end_before;           /* 1 + the highest task claimed before split_ns */
 } claim_log;
 
-static void log_claim(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
+static void log_claim(void *ctx, corun__exec *k, const corun__sim_claim *c)
 {
     claim_log *g = ctx;
     (void)k;
@@ -400,7 +400,7 @@ static claim_log *new_claim_log(corun__backend *be)
 /* A simulator whose claims cost nothing, so a worker measures exactly its
  * task time, with kernel s open and told `workers` workers will run. */
 static corun__backend *free_claim_sim(const corun__kspec *s, uint32_t workers,
-                                      corun__bkernel **k)
+                                      corun__exec **k)
 {
     corun__sim_opts o;
     corun__backend *be;
@@ -419,7 +419,7 @@ static void evict_below_leaves_only_low_capsms(void **state)
     corun__backend *be = default_sim();
     const uint32_t tasks = 200000;
     corun__kspec s = spec_of("e", tasks, 256, 32, 0, 20 * US);
-    corun__bkernel *k = open_kernel(be, &s, NULL);
+    corun__exec *k = open_kernel(be, &s, NULL);
     claim_log *g = new_claim_log(be);
     corun__bevent ev[4];
     const uint64_t landed = 300 * US + 8 * US;
@@ -450,7 +450,7 @@ static void sm_range_leaves_workers_outside(void **state)
     corun__backend *be = default_sim();
     const uint32_t tasks = 200000;
     corun__kspec s = spec_of("r", tasks, 256, 32, 0, 20 * US);
-    corun__bkernel *k = open_kernel(be, &s, NULL);
+    corun__exec *k = open_kernel(be, &s, NULL);
     corun__bevent ev[4];
     corun__sim_stats st;
     uint32_t sm;
@@ -479,8 +479,8 @@ static void sm_range_before_launch_keeps_sms_free(void **state)
     corun__backend *be = default_sim();
     corun__kspec s = spec_of("batch", 100000, 256, 32, 0, 2000 * US);
     corun__kspec l = spec_of("ls", 64, 256, 32, 0, 100 * US);
-    corun__bkernel *k = open_kernel(be, &s, NULL);
-    corun__bkernel *ls = open_kernel(be, &l, NULL);
+    corun__exec *k = open_kernel(be, &s, NULL);
+    corun__exec *ls = open_kernel(be, &l, NULL);
     corun__sim_stats st;
     uint32_t sm;
 
@@ -509,7 +509,7 @@ static void task_limit_stops_claims_and_rewind_resumes(void **state)
     corun__backend *be = default_sim();
     const uint32_t tasks = 50000, limit = 20000;
     corun__kspec s = spec_of("l", tasks, 256, 32, 0, 20 * US);
-    corun__bkernel *k = open_kernel(be, &s, NULL);
+    corun__exec *k = open_kernel(be, &s, NULL);
     corun__bevent ev[4];
     corun_progress p;
 
@@ -544,7 +544,7 @@ static void relaunch_starts_from_the_measured_task_time(void **state)
 {
     const uint32_t tasks = 40000, workers = 132;
     corun__kspec s = spec_of("s", tasks, 256, 32, 0, 2 * US);
-    corun__bkernel *k;
+    corun__exec *k;
     /* Free claims: 2 us tasks measure 2 us, and 10 / 2 = 5 fit in a chunk. */
     corun__backend *be = free_claim_sim(&s, workers, &k);
     claim_log *g = new_claim_log(be);
@@ -602,7 +602,7 @@ static void ahead_runs_every_task_once_from_a_preset_start(void **state)
     corun__backend *be = default_sim();
     const uint32_t tasks = 20000, workers = 1056;
     corun__kspec s = spec_of("a", tasks, 256, 32, 0, 3 * US);
-    corun__bkernel *k;
+    corun__exec *k;
     claim_log *g;
     corun__sim_claim first = {UINT64_MAX, 0, 0, 0, 0};
     corun__bevent ev[4];
@@ -646,7 +646,7 @@ static void ahead_halt_keeps_the_prefix_within_two_tasks(void **state)
     corun__backend *be = default_sim();
     const uint32_t tasks = 100000, workers = 1056;
     corun__kspec s = spec_of("h", tasks, 256, 32, 0, 3 * US);
-    corun__bkernel *k;
+    corun__exec *k;
     claim_log *g;
     corun__bevent ev[4];
     corun_progress p;
@@ -895,7 +895,7 @@ static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
 {
     const uint32_t tasks = 40000, workers = 132;
     corun__kspec s = spec_of("c", tasks, 256, 32, 0, 5 * US);
-    corun__bkernel *k;
+    corun__exec *k;
     /* A free claim: then 5 us tasks measure 5 us and 10 / 5 = 2 fit in the
      * budget (any claim cost makes the measured time exceed 5 us and the
      * integer policy chooses 1). */
@@ -938,14 +938,14 @@ static void chunk_ewma_weights_a_quarter(void **state)
 #define SLOW_W 528
 #define SLOW_CLAIMS 256
 typedef struct slow_log {
-    const corun__bkernel *a, *b;
+    const corun__exec *a, *b;
     uint64_t t[SLOW_W][SLOW_CLAIMS];
     uint32_t n[SLOW_W];
     uint8_t b_seen[SLOW_W];
     uint64_t b_all_in; /* the last of b's workers to start */
 } slow_log;
 
-static void log_slow(void *ctx, corun__bkernel *k, const corun__sim_claim *c)
+static void log_slow(void *ctx, corun__exec *k, const corun__sim_claim *c)
 {
     slow_log *g = ctx;
 
@@ -978,7 +978,7 @@ static void chunks_follow_a_slowdown_within_four(void **state)
     corun__kspec sa = spec_of("a", SLOW_W * 400, 32, 0, 56320, 2 * US);
     corun__kspec sb = spec_of("b", SLOW_W * 20, 64, 255, 0, 10 * US);
     const uint64_t task = 8 * US, limit = (uint64_t)(1.1 * 8 * US); /* budget 10 us */
-    corun__bkernel *a, *b;
+    corun__exec *a, *b;
     slow_log *g = calloc(1, sizeof(*g));
     corun__bevent ev[4];
     uint32_t w, i, pa, pb, worst = 0;
@@ -1041,7 +1041,7 @@ static void dram_run(double mem_frac, bool both, uint64_t *ta, uint64_t *tb)
     corun__backend *be;
     corun__kspec sa = spec_of("smem", 528 * 50, 32, 0, 56320, 10 * US);
     corun__kspec sb = spec_of("regs", 528 * 50, 64, 255, 0, 10 * US);
-    corun__bkernel *a, *b;
+    corun__exec *a, *b;
     uint32_t pa, pb, sm;
     corun__bevent ev[4];
     size_t n, i;
@@ -1101,7 +1101,7 @@ static void fault_fails_the_nth_launch(void **state)
     corun__sim_opts o;
     corun__backend *be;
     corun__kspec s = spec_of("f", 100, 256, 32, 0, 10 * US);
-    corun__bkernel *k;
+    corun__exec *k;
     corun__launch_req bad = {0, 0, 0, 0, 0, 9};
     corun__bevent ev[4];
     corun__sim_stats st;
@@ -1129,7 +1129,7 @@ static void fault_signal_at_task_halts_the_kernel(void **state)
     const uint32_t tasks = 50000;
     corun__kspec sv = spec_of("victim", tasks, 256, 32, 0, 20 * US);
     corun__kspec so = spec_of("other", 5000, 256, 32, 0, 20 * US);
-    corun__bkernel *v, *other;
+    corun__exec *v, *other;
     corun__bevent ev[4];
     corun_progress p;
 
@@ -1166,7 +1166,7 @@ static void traced_run(uint64_t seed, run_trace *t)
     corun__backend *be;
     corun__kspec sa = spec_of("a", 30000, 256, 32, 0, 0);
     corun__kspec sb = spec_of("b", 3000, 128, 64, 0, 0);
-    corun__bkernel *a, *b;
+    corun__exec *a, *b;
 
     memset(t, 0, sizeof(*t));
     corun__sim_opts_default(&o);
@@ -1219,8 +1219,8 @@ static void close_waits_for_launches_in_flight(void **state)
 {
     corun__backend *be = default_sim();
     corun__kspec s = spec_of("gone", 2000, 256, 32, 0, 50 * US);
-    corun__bkernel *a = open_kernel(be, &s, NULL);
-    corun__bkernel *b = open_kernel(be, &s, NULL);
+    corun__exec *a = open_kernel(be, &s, NULL);
+    corun__exec *b = open_kernel(be, &s, NULL);
     corun__bevent ev[4];
 
     /* a: closed with a launch running and a signal on its way; the launch
@@ -1228,10 +1228,10 @@ static void close_waits_for_launches_in_flight(void **state)
     launch_workers(be, a, 100, 0, 0, 1);
     run_until(be, 20 * US);
     assert_int_equal(be->ops->signal(be, a, CORUN_SIG_NWORKERS, 100), CORUN_OK);
-    be->ops->kernel_close(be, a);
+    be->ops->exec_close(be, a);
     /* b: closed with only a signal pending, which is dropped. */
     assert_int_equal(be->ops->signal(be, b, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
-    be->ops->kernel_close(be, b);
+    be->ops->exec_close(be, b);
     assert_int_equal(drain(be, ev, 4), 1);
     assert_int_equal(ev[0].cookie, 1);
     be->ops->destroy(be);
@@ -1260,7 +1260,7 @@ static void poll_stops_at_each_notification(void **state)
 {
     corun__backend *be = default_sim();
     corun__kspec s = spec_of("p", 132, 256, 32, 0, 100 * US);
-    corun__bkernel *k = open_kernel(be, &s, NULL);
+    corun__exec *k = open_kernel(be, &s, NULL);
     corun__bevent ev[4];
     size_t n = 0;
 
@@ -1291,7 +1291,7 @@ static void bad_input_is_refused(void **state)
 {
     corun__sim_opts o;
     corun__backend *be = NULL;
-    corun__bkernel *k = NULL;
+    corun__exec *k = NULL;
     corun__kspec s;
     uint32_t per_sm;
     char why[256];
@@ -1311,20 +1311,20 @@ static void bad_input_is_refused(void **state)
     s = spec_of("bad", 100, 256, 32, 0, US);
     s.code = CORUN_CODE_USER;
     why[0] = '\0';
-    assert_int_equal(be->ops->kernel_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_ENOTSUP);
+    assert_int_equal(be->ops->exec_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_ENOTSUP);
     assert_non_null(strstr(why, "synthetic"));
     s = spec_of("bad", 0, 256, 32, 0, US);
-    assert_int_equal(be->ops->kernel_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_EINVAL);
+    assert_int_equal(be->ops->exec_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_EINVAL);
     assert_non_null(strstr(why, "empty grid"));
     s = spec_of("bad", 65536, 256, 32, 0, US);
     s.grid.y = 65536;
-    assert_int_equal(be->ops->kernel_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_ERANGE);
+    assert_int_equal(be->ops->exec_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_ERANGE);
     s = spec_of("bad", 100, 1025, 32, 0, US);
-    assert_int_equal(be->ops->kernel_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_ERANGE);
+    assert_int_equal(be->ops->exec_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_ERANGE);
     assert_non_null(strstr(why, "threads per block"));
     s = spec_of("bad", 100, 256, 32, 0, US);
     s.mem_frac = 1.5;
-    assert_int_equal(be->ops->kernel_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_EINVAL);
+    assert_int_equal(be->ops->exec_open(be, &s, &k, &per_sm, why, sizeof(why)), CORUN_EINVAL);
 
     s = spec_of("ok", 100, 256, 32, 0, US);
     k = open_kernel(be, &s, NULL);
@@ -1332,7 +1332,7 @@ static void bad_input_is_refused(void **state)
     assert_int_equal(be->ops->signal(be, k, (corun__signal)99, 0), CORUN_EINVAL);
     assert_int_equal(be->ops->rewind(be, k, 0, 101), CORUN_ERANGE);
     assert_ptr_equal(corun__sim_task_hits(be, NULL), NULL);
-    be->ops->kernel_close(be, k);
+    be->ops->exec_close(be, k);
     be->ops->destroy(be);
 }
 

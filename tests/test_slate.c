@@ -380,11 +380,11 @@ static int teardown_null(void **state)
     return 0;
 }
 
-static corun__kernel *submit(const char *name, uint32_t tasks)
+static corun__job *submit(const char *name, uint32_t tasks)
 {
     corun__kspec k;
     corun_launch_attr a = {CORUN_CLASS_BATCH, 0, 0, 1, 0};
-    corun__kernel *out = NULL;
+    corun__job *out = NULL;
     char why[256];
 
     memset(&k, 0, sizeof(k));
@@ -398,9 +398,9 @@ static corun__kernel *submit(const char *name, uint32_t tasks)
     return out;
 }
 
-static void complete(corun__kernel *k)
+static void complete(corun__job *k)
 {
-    corun__null_set_done(fx.be, k->bk, k->tasks);
+    corun__null_set_done(fx.be, k->ex, k->tasks);
     while (k->inflight > 0) {
         corun__null_finish(fx.be, (uint64_t)(uintptr_t)k);
         assert_int_equal(corun__sched_step(fx.s, corun__sched_now(fx.s) + 1), CORUN_OK);
@@ -412,71 +412,71 @@ static void complete(corun__kernel *k)
 
 static void complementary_arrival_shares_the_gpu(void **state)
 {
-    corun__kernel *c = submit("compute", 100000), *m;
+    corun__job *c = submit("compute", 100000), *m;
 
-    assert_int_equal(corun__kernel_capsm(c), 132);
+    assert_int_equal(corun__job_capsm(c), 132);
     m = submit("memory", 100000);
     /* H_C running, H_M arriving: corun. Half each. */
-    assert_int_equal(m->state, CORUN_KS_RUNNING);
-    assert_int_equal(corun__kernel_capsm(c), 66);
-    assert_int_equal(corun__kernel_capsm(m), 66);
+    assert_int_equal(m->state, CORUN_JS_RUNNING);
+    assert_int_equal(corun__job_capsm(c), 66);
+    assert_int_equal(corun__job_capsm(m), 66);
     /* The survivor claims the SMs of the one that finished. */
     complete(m);
-    assert_int_equal(corun__kernel_capsm(c), 132);
+    assert_int_equal(corun__job_capsm(c), 132);
 }
 
 static void conflicting_arrival_waits(void **state)
 {
-    corun__kernel *c = submit("compute", 100000), *c2 = submit("compute2", 100000);
+    corun__job *c = submit("compute", 100000), *c2 = submit("compute2", 100000);
 
-    assert_int_equal(c2->state, CORUN_KS_WAITING);
-    assert_int_equal(corun__kernel_capsm(c), 132);
+    assert_int_equal(c2->state, CORUN_JS_WAITING);
+    assert_int_equal(corun__job_capsm(c), 132);
     complete(c);
-    assert_int_equal(c2->state, CORUN_KS_RUNNING);
-    assert_int_equal(corun__kernel_capsm(c2), 132);
+    assert_int_equal(c2->state, CORUN_JS_RUNNING);
+    assert_int_equal(corun__job_capsm(c2), 132);
 }
 
 static void first_complementary_kernel_in_the_queue_is_chosen(void **state)
 {
-    corun__kernel *c = submit("compute", 100000);
-    corun__kernel *c2 = submit("compute2", 100000);
-    corun__kernel *u = submit("unprofiled", 100000);
-    corun__kernel *m = submit("memory", 100000);
+    corun__job *c = submit("compute", 100000);
+    corun__job *c2 = submit("compute2", 100000);
+    corun__job *u = submit("unprofiled", 100000);
+    corun__job *m = submit("memory", 100000);
 
     /* Slate skips kernels that conflict (or are unknown) to find one that
      * complements the running kernel. */
-    assert_int_equal(c2->state, CORUN_KS_WAITING);
-    assert_int_equal(u->state, CORUN_KS_WAITING);
-    assert_int_equal(m->state, CORUN_KS_RUNNING);
-    assert_int_equal(corun__kernel_capsm(c), 66);
+    assert_int_equal(c2->state, CORUN_JS_WAITING);
+    assert_int_equal(u->state, CORUN_JS_WAITING);
+    assert_int_equal(m->state, CORUN_JS_RUNNING);
+    assert_int_equal(corun__job_capsm(c), 66);
     /* When one co-runner is done, the other is the running kernel: nothing
      * waiting complements it (H_M then H_C is solo), so it takes the GPU. */
     complete(c);
-    assert_int_equal(c2->state, CORUN_KS_WAITING);
-    assert_int_equal(corun__kernel_capsm(m), 132);
+    assert_int_equal(c2->state, CORUN_JS_WAITING);
+    assert_int_equal(corun__job_capsm(m), 132);
     /* Then the head of the queue runs, solo. */
     complete(m);
-    assert_int_equal(c2->state, CORUN_KS_RUNNING);
-    assert_int_equal(corun__kernel_capsm(c2), 132);
-    assert_int_equal(u->state, CORUN_KS_WAITING);
+    assert_int_equal(c2->state, CORUN_JS_RUNNING);
+    assert_int_equal(corun__job_capsm(c2), 132);
+    assert_int_equal(u->state, CORUN_JS_WAITING);
 }
 
 static void asymmetric_cell_follows_the_running_kernel(void **state)
 {
-    corun__kernel *m = submit("memory", 100000), *c = submit("compute", 100000);
+    corun__job *m = submit("memory", 100000), *c = submit("compute", 100000);
 
     /* Row H_M, column H_C: solo (the other way round, it is corun). */
-    assert_int_equal(c->state, CORUN_KS_WAITING);
-    assert_int_equal(corun__kernel_capsm(m), 132);
+    assert_int_equal(c->state, CORUN_JS_WAITING);
+    assert_int_equal(corun__job_capsm(m), 132);
 }
 
 static void small_kernel_takes_only_what_it_needs(void **state)
 {
-    corun__kernel *m = submit("memory", 100000), *l = submit("light", 80);
+    corun__job *m = submit("memory", 100000), *l = submit("light", 80);
 
     /* 80 blocks need 10 SMs; the partner keeps the rest. */
-    assert_int_equal(corun__kernel_capsm(l), 10);
-    assert_int_equal(corun__kernel_capsm(m), 122);
+    assert_int_equal(corun__job_capsm(l), 10);
+    assert_int_equal(corun__job_capsm(m), 122);
 }
 
 /* ---- all of Slate's pairings, on the simulator --------------------------- */

@@ -15,7 +15,7 @@ typedef struct fixture {
     int done_calls;
 } fixture;
 
-static void on_done(corun__sched *s, corun__kernel *k, void *user)
+static void on_done(corun__sched *s, corun__job *k, void *user)
 {
     ((fixture *)user)->done_calls++;
 }
@@ -72,11 +72,11 @@ static corun__kspec spec(const char *name, uint32_t blocks)
     return k;
 }
 
-static corun__kernel *submit(fixture *f, const char *name, corun_class cls, uint32_t capsm)
+static corun__job *submit(fixture *f, const char *name, corun_class cls, uint32_t capsm)
 {
     corun__kspec k = spec(name, 10000);
     corun_launch_attr a = {cls, capsm, 0, 1, 0};
-    corun__kernel *out = NULL;
+    corun__job *out = NULL;
     char why[256];
     assert_int_equal(corun__sched_submit(f->s, &k, &a, on_done, f, &out, why, sizeof(why)), CORUN_OK);
     return out;
@@ -106,9 +106,9 @@ static int count_signals(fixture *f, corun__signal sig)
     return count;
 }
 
-static void complete(fixture *f, corun__kernel *k)
+static void complete(fixture *f, corun__job *k)
 {
-    corun__null_set_done(f->be, k->bk, k->tasks);
+    corun__null_set_done(f->be, k->ex, k->tasks);
     while (k->inflight > 0) {
         corun__null_finish(f->be, (uint64_t)(uintptr_t)k);
         assert_int_equal(corun__sched_step(f->s, corun__sched_now(f->s) + 1), CORUN_OK);
@@ -119,40 +119,40 @@ static void complete(fixture *f, corun__kernel *k)
 static void batch_quota_is_the_rest_of_the_gpu(void **state)
 {
     fixture *f = *state;
-    corun__kernel *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    corun__job *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
     const corun__null_call *c = last(f, CORUN_NULL_WORKERS);
 
     /* 132 SMs - 8 reserved = 124 CapSMs x 8 workers per CapSM. */
     assert_non_null(c);
     assert_int_equal(c->req.nworkers, 124 * 8);
     assert_int_equal(c->req.base, 0);
-    assert_int_equal(corun__kernel_capsm(b), 124);
+    assert_int_equal(corun__job_capsm(b), 124);
     assert_int_equal(corun__sched_free_capsm(f->s), 8);
 }
 
 static void reservation_fits_in_the_reserve(void **state)
 {
     fixture *f = *state;
-    corun__kernel *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
-    corun__kernel *ls;
+    corun__job *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    corun__job *ls;
 
     corun__null_clear(f->be);
     ls = submit(f, "ls", CORUN_CLASS_LS, 0);
-    assert_int_equal(corun__kernel_capsm(ls), 8);
+    assert_int_equal(corun__job_capsm(ls), 8);
     assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 64);
     assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.priority, 1);
     /* Nothing was evicted. */
     assert_int_equal(count_signals(f, CORUN_SIG_EVICT_BELOW), 0);
-    assert_int_equal(corun__kernel_capsm(b), 124);
+    assert_int_equal(corun__job_capsm(b), 124);
     assert_int_equal(corun__sched_free_capsm(f->s), 0);
 }
 
 static void reservation_beyond_free_evicts_and_gives_back(void **state)
 {
     fixture *f = *state;
-    corun__kernel *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
-    corun__kernel *ls1 = submit(f, "ls1", CORUN_CLASS_LS, 0);
-    corun__kernel *ls2;
+    corun__job *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    corun__job *ls1 = submit(f, "ls1", CORUN_CLASS_LS, 0);
+    corun__job *ls2;
     const corun__null_call *c;
     const corun__null_call *calls;
     size_t n, i;
@@ -165,14 +165,14 @@ static void reservation_beyond_free_evicts_and_gives_back(void **state)
     n = corun__null_calls(f->be, &calls);
     for (i = 0; i < n; i++) {
         if (calls[i].what == CORUN_NULL_SIGNAL && calls[i].sig == CORUN_SIG_EVICT_BELOW) {
-            assert_ptr_equal(calls[i].k, b->bk);
+            assert_ptr_equal(calls[i].k, b->ex);
             assert_int_equal(calls[i].value, 20);
             evicted = 1;
         }
     }
     assert_true(evicted);
-    assert_int_equal(corun__kernel_capsm(b), 104);
-    assert_int_equal(corun__kernel_capsm(ls2), 20);
+    assert_int_equal(corun__job_capsm(b), 104);
+    assert_int_equal(corun__job_capsm(ls2), 20);
     assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 160);
 
     /* When ls2 completes, the batch kernel gets its 20 CapSMs back as new
@@ -181,10 +181,10 @@ static void reservation_beyond_free_evicts_and_gives_back(void **state)
     complete(f, ls2);
     c = last(f, CORUN_NULL_WORKERS);
     assert_non_null(c);
-    assert_ptr_equal(c->k, b->bk);
+    assert_ptr_equal(c->k, b->ex);
     assert_int_equal(c->req.nworkers, 160);
     assert_int_equal(c->req.base, 124 * 8);
-    assert_int_equal(corun__kernel_capsm(b), 124);
+    assert_int_equal(corun__job_capsm(b), 124);
     assert_int_equal(f->done_calls, 1);
     (void)ls1;
 }
@@ -195,7 +195,7 @@ static void reservation_beyond_free_evicts_and_gives_back(void **state)
 static void bound_batch_fills_the_sms_outside_the_reserve(void **state)
 {
     fixture *f = *state;
-    corun__kernel *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    corun__job *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
     const corun__null_call *calls;
     size_t n = corun__null_calls(f->be, &calls), i;
     int range_at = -1, launch_at = -1;
@@ -210,7 +210,7 @@ static void bound_batch_fills_the_sms_outside_the_reserve(void **state)
     }
     assert_true(range_at >= 0 && launch_at > range_at);
     assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 132 * 8);
-    assert_int_equal(corun__kernel_capsm(b), 124);
+    assert_int_equal(corun__job_capsm(b), 124);
     assert_int_equal(corun__sched_free_capsm(f->s), 8);
     assert_int_equal(b->sm_lo, 0);
     assert_int_equal(b->sm_hi, 123);
@@ -222,9 +222,9 @@ static void bound_batch_fills_the_sms_outside_the_reserve(void **state)
 static void bound_batch_gives_and_takes_back_whole_sms(void **state)
 {
     fixture *f = *state;
-    corun__kernel *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
-    corun__kernel *ls1 = submit(f, "ls1", CORUN_CLASS_LS, 0);
-    corun__kernel *ls2;
+    corun__job *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    corun__job *ls1 = submit(f, "ls1", CORUN_CLASS_LS, 0);
+    corun__job *ls2;
     const corun__null_call *c;
 
     corun__null_clear(f->be);
@@ -233,8 +233,8 @@ static void bound_batch_gives_and_takes_back_whole_sms(void **state)
     c = last(f, CORUN_NULL_SIGNAL);
     assert_non_null(c);
     assert_int_equal(b->sm_hi, 103);
-    assert_int_equal(corun__kernel_capsm(b), 104);
-    assert_int_equal(corun__kernel_capsm(ls2), 20);
+    assert_int_equal(corun__job_capsm(b), 104);
+    assert_int_equal(corun__job_capsm(ls2), 20);
     /* LS kernels are not bound. */
     assert_int_equal(ls2->sm_hi, 131);
 
@@ -243,43 +243,43 @@ static void bound_batch_gives_and_takes_back_whole_sms(void **state)
     assert_int_equal(b->sm_hi, 123);
     c = last(f, CORUN_NULL_WORKERS);
     assert_non_null(c);
-    assert_ptr_equal(c->k, b->bk);
+    assert_ptr_equal(c->k, b->ex);
     /* 20 SMs' worth, over-launched by 132/124 for the reserved SMs. */
     assert_int_equal(c->req.nworkers, (20 * 8 * 132 + 123) / 124);
-    assert_int_equal(corun__kernel_capsm(b), 124);
+    assert_int_equal(corun__job_capsm(b), 124);
     (void)ls1;
 }
 
 static void quota_waits_when_nothing_is_free(void **state)
 {
     fixture *f = *state;
-    corun__kernel *b1 = submit(f, "b1", CORUN_CLASS_BATCH, 132);
-    corun__kernel *b2;
+    corun__job *b1 = submit(f, "b1", CORUN_CLASS_BATCH, 132);
+    corun__job *b2;
 
-    assert_int_equal(corun__kernel_capsm(b1), 132);
+    assert_int_equal(corun__job_capsm(b1), 132);
     b2 = submit(f, "b2", CORUN_CLASS_BATCH, 50);
-    assert_int_equal(b2->state, CORUN_KS_WAITING);
+    assert_int_equal(b2->state, CORUN_JS_WAITING);
     complete(f, b1);
-    assert_int_equal(b2->state, CORUN_KS_RUNNING);
-    assert_int_equal(corun__kernel_capsm(b2), 50);
+    assert_int_equal(b2->state, CORUN_JS_RUNNING);
+    assert_int_equal(corun__job_capsm(b2), 50);
 }
 
 static void partial_quota_then_grows_back(void **state)
 {
     fixture *f = *state;
-    corun__kernel *b1 = submit(f, "b1", CORUN_CLASS_BATCH, 100);
-    corun__kernel *b2 = submit(f, "b2", CORUN_CLASS_BATCH, 100);
+    corun__job *b1 = submit(f, "b1", CORUN_CLASS_BATCH, 100);
+    corun__job *b2 = submit(f, "b2", CORUN_CLASS_BATCH, 100);
 
     /* Algorithm 1 line 9: R_quota = R_remain = 32. */
-    assert_int_equal(corun__kernel_capsm(b2), 32);
+    assert_int_equal(corun__job_capsm(b2), 32);
     complete(f, b1);
-    assert_int_equal(corun__kernel_capsm(b2), 100);
+    assert_int_equal(corun__job_capsm(b2), 100);
 }
 
 static void stop_pause_and_resume_from_the_counter(void **state)
 {
     fixture *f = *state;
-    corun__kernel *b = submit(f, "b", CORUN_CLASS_BATCH, 10);
+    corun__job *b = submit(f, "b", CORUN_CLASS_BATCH, 10);
     const corun__null_call *c;
 
     assert_int_equal(corun__sched_stop(f->s, b), CORUN_OK);
@@ -287,11 +287,11 @@ static void stop_pause_and_resume_from_the_counter(void **state)
     assert_int_equal(c->sig, CORUN_SIG_HALT_GEN);
     assert_int_equal(c->value, 1);
     assert_int_equal(corun__sched_free_capsm(f->s), 132);
-    assert_int_equal(b->state, CORUN_KS_STOPPING);
+    assert_int_equal(b->state, CORUN_JS_STOPPING);
 
     /* The workers leave having done 4000 tasks: the kernel pauses, and the
      * policy resumes it at once (CapSMs are free) from task 4000, gen 1. */
-    corun__null_set_done(f->be, b->bk, 4000);
+    corun__null_set_done(f->be, b->ex, 4000);
     corun__null_clear(f->be);
     corun__null_finish(f->be, (uint64_t)(uintptr_t)b);
     assert_int_equal(corun__sched_step(f->s, corun__sched_now(f->s) + 1), CORUN_OK);
@@ -302,7 +302,7 @@ static void stop_pause_and_resume_from_the_counter(void **state)
     assert_non_null(c);
     assert_int_equal(c->req.gen, 1);
     assert_int_equal(c->req.base, 10 * 8);
-    assert_int_equal(b->state, CORUN_KS_RUNNING);
+    assert_int_equal(b->state, CORUN_JS_RUNNING);
     assert_int_equal(b->preemptions, 1);
 }
 
@@ -311,14 +311,14 @@ static void stop_pause_and_resume_from_the_counter(void **state)
 static void limit_waits_for_the_next_resume(void **state)
 {
     fixture *f = *state;
-    corun__kernel *b = submit(f, "b", CORUN_CLASS_BATCH, 10);
+    corun__job *b = submit(f, "b", CORUN_CLASS_BATCH, 10);
     const corun__null_call *c;
 
     corun__null_clear(f->be);
     assert_int_equal(corun__sched_limit(f->s, b, 6000), CORUN_OK);
     assert_int_equal(count_signals(f, CORUN_SIG_TASK_LIMIT), 0);
     assert_int_equal(corun__sched_stop(f->s, b), CORUN_OK);
-    corun__null_set_done(f->be, b->bk, 4000);
+    corun__null_set_done(f->be, b->ex, 4000);
     corun__null_clear(f->be);
     corun__null_finish(f->be, (uint64_t)(uintptr_t)b);
     assert_int_equal(corun__sched_step(f->s, corun__sched_now(f->s) + 1), CORUN_OK);
@@ -327,7 +327,7 @@ static void limit_waits_for_the_next_resume(void **state)
     assert_non_null(c);
     assert_int_equal(c->value, 4000);
     assert_int_equal(c->limit, 6000);
-    assert_int_equal(b->state, CORUN_KS_RUNNING);
+    assert_int_equal(b->state, CORUN_JS_RUNNING);
 }
 
 static void oversized_reservation_is_refused(void **state)
@@ -335,7 +335,7 @@ static void oversized_reservation_is_refused(void **state)
     fixture *f = *state;
     corun__kspec k = spec("big", 100);
     corun_launch_attr a = {CORUN_CLASS_LS, 133, 0, 1, 0};
-    corun__kernel *out = NULL;
+    corun__job *out = NULL;
     char why[256] = "";
 
     assert_int_equal(corun__sched_submit(f->s, &k, &a, NULL, NULL, &out, why, sizeof(why)),
@@ -350,7 +350,7 @@ static void impossible_shape_is_refused(void **state)
     fixture *f = *state;
     corun__kspec k = spec("wide", 100);
     corun_launch_attr a = {CORUN_CLASS_BATCH, 0, 0, 1, 0};
-    corun__kernel *out = NULL;
+    corun__job *out = NULL;
     char why[256] = "";
 
     k.block.x = 2048;
@@ -363,11 +363,11 @@ static void impossible_shape_is_refused(void **state)
 static void failed_launch_fails_the_kernel(void **state)
 {
     fixture *f = *state;
-    corun__kernel *b;
+    corun__job *b;
 
     corun__null_fail_next(f->be, CORUN_EFAULT);
     b = submit(f, "b", CORUN_CLASS_BATCH, 0);
-    assert_int_equal(b->state, CORUN_KS_FAILED);
+    assert_int_equal(b->state, CORUN_JS_FAILED);
     assert_int_equal(b->status, CORUN_EFAULT);
     assert_int_equal(corun__sched_free_capsm(f->s), 132);
     assert_int_equal(corun__sched_step(f->s, corun__sched_now(f->s) + 1), CORUN_OK);

@@ -76,7 +76,7 @@ struct corun_kernel {
 struct corun_job {
     corun_ctx *ctx;
     corun_kernel *kern;
-    corun__kernel *k;    /* the scheduler's record; NULL until adopted */
+    corun__job *k;    /* the scheduler's record; NULL until adopted */
     int done;
     int status;
     int released;
@@ -85,7 +85,7 @@ struct corun_job {
     bool direct;
     corun__kspec spec;
     corun_launch_attr attr;
-    corun__bkernel *bk;
+    corun__exec *ex;
     corun__direct_info info;
     uint32_t workers;    /* of its primary grid */
     struct corun_job *qnext;
@@ -155,12 +155,12 @@ static void publish_allot(corun_ctx *c)
 
 /* ---- jobs and their adoption ----------------------------------------------- */
 
-static void job_done(corun__sched *s, corun__kernel *k, void *user)
+static void job_done(corun__sched *s, corun__job *k, void *user)
 {
     corun_job *j = user;
     corun_kernel *kern = j->kern;
 
-    if (k->state == CORUN_KS_DONE && !k->plain) {
+    if (k->state == CORUN_JS_DONE && !k->plain) {
         pthread_mutex_lock(&kern->mu);
         corun__entry_learn(&kern->memo, k->task_ns, k->ran_ahead, corun__budget_ns(&j->ctx->set));
         if (k->task_ns != 0 && j->direct) {
@@ -190,7 +190,7 @@ static void adopt_pending(corun_ctx *c)
     pthread_mutex_unlock(&c->q_mu);
     while (j != NULL) {
         corun_job *next = j->qnext;
-        int rc = corun__sched_adopt(c->s, &j->spec, &j->attr, j->bk, &j->info, job_done, j, &j->k);
+        int rc = corun__sched_adopt(c->s, &j->spec, &j->attr, j->ex, &j->info, job_done, j, &j->k);
         if (rc != CORUN_OK) {
             /* No record for it (out of memory): it runs on, unscheduled. */
             j->done = 1;
@@ -349,7 +349,7 @@ CORUN_API void corun_ctx_describe(corun_ctx *c, char *buf, size_t len)
     }
     pthread_mutex_unlock(&c->q_mu);
     if (pthread_mutex_trylock(&c->mu) == 0) {
-        corun__kernel *k;
+        corun__job *k;
         for (k = corun__sched_first(c->s); k != NULL; k = k->next) {
             n[k->state]++;
         }
@@ -360,8 +360,8 @@ CORUN_API void corun_ctx_describe(corun_ctx *c, char *buf, size_t len)
     }
     snprintf(buf, len, "jobs: %u waiting, %u running, %u stopping, %u paused, %u done (not yet "
              "released); %u launches not yet taken in; plain so far %llu; %s",
-             n[CORUN_KS_WAITING], n[CORUN_KS_RUNNING], n[CORUN_KS_STOPPING], n[CORUN_KS_PAUSED],
-             n[CORUN_KS_DONE] + n[CORUN_KS_FAILED], queued,
+             n[CORUN_JS_WAITING], n[CORUN_JS_RUNNING], n[CORUN_JS_STOPPING], n[CORUN_JS_PAUSED],
+             n[CORUN_JS_DONE] + n[CORUN_JS_FAILED], queued,
              (unsigned long long)atomic_load_explicit(&c->plain, memory_order_relaxed), be);
 }
 
@@ -610,11 +610,11 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     if (vt) {
         pthread_mutex_lock(&c->mu);
     }
-    rc = c->be->ops->direct_launch(c->be, spec, &req, &j->bk, &per_sm, &j->info.ahead, why,
+    rc = c->be->ops->direct_launch(c->be, spec, &req, &j->ex, &per_sm, &j->info.ahead, why,
                                    sizeof(why));
     if (rc == CORUN_EBUSY && out == NULL) {
         req.capsm = 0; /* no control block free: run it plain rather than wait */
-        rc = c->be->ops->direct_launch(c->be, spec, &req, &j->bk, &per_sm, &j->info.ahead, why,
+        rc = c->be->ops->direct_launch(c->be, spec, &req, &j->ex, &per_sm, &j->info.ahead, why,
                                        sizeof(why));
     }
     if (rc != CORUN_OK) {
@@ -624,13 +624,13 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
         free(j);
         return fail(rc, "%s", why[0] ? why : corun_strerror(rc));
     }
-    if (j->bk == NULL) {
+    if (j->ex == NULL) {
         atomic_fetch_add_explicit(&c->plain, 1, memory_order_relaxed);
     }
     j->spec = *spec;
     j->spec.args = NULL;
     j->info.per_sm = per_sm;
-    j->info.capsm = j->bk != NULL ? req.capsm : 0;
+    j->info.capsm = j->ex != NULL ? req.capsm : 0;
     j->info.sm_lo = req.sm_lo;
     j->info.sm_hi = req.sm_hi;
     j->info.t_launch = c->be->ops->now_ns(c->be);
@@ -759,7 +759,7 @@ CORUN_API int corun_kernel_get(corun_ctx *c, const corun_kernel_desc *d, corun_k
 /* ---- jobs ------------------------------------------------------------------ */
 
 /* Under c->mu: the job's scheduler record exists (adopting what is queued). */
-static corun__kernel *job_kernel(corun_job *j)
+static corun__job *job_rec(corun_job *j)
 {
     if (j->k == NULL) {
         adopt_pending(j->ctx);
@@ -772,7 +772,7 @@ static int settle(corun_job *j)
 {
     corun_ctx *c = j->ctx;
 
-    while (job_kernel(j)->state == CORUN_KS_STOPPING) {
+    while (job_rec(j)->state == CORUN_JS_STOPPING) {
         if (c->threaded) {
             pthread_cond_wait(&c->cv, &c->mu);
         } else {
@@ -788,14 +788,14 @@ static int settle(corun_job *j)
 CORUN_API int corun_job_preempt(corun_job *j)
 {
     corun_ctx *c = j->ctx;
-    corun__kernel *k;
+    corun__job *k;
     int rc;
 
     pthread_mutex_lock(&c->mu);
-    k = job_kernel(j);
+    k = job_rec(j);
     if (j->done) {
         rc = fail(CORUN_ESTATE, "job '%s' has already finished", k->name);
-    } else if (k->state != CORUN_KS_RUNNING) {
+    } else if (k->state != CORUN_JS_RUNNING) {
         rc = CORUN_OK; /* already stopping or paused, or not yet started */
     } else {
         rc = corun__sched_stop(c->s, k);
@@ -822,9 +822,9 @@ CORUN_API int corun_job_resize(corun_job *j, uint32_t capsm)
     if (rc == CORUN_OK && j->done) {
         rc = fail(CORUN_ESTATE, "job '%s' has already finished", j->k->name);
     } else if (rc == CORUN_OK) {
-        corun__kernel *k = j->k;
-        uint32_t held = corun__kernel_capsm(k);
-        if (k->state == CORUN_KS_RUNNING) {
+        corun__job *k = j->k;
+        uint32_t held = corun__job_capsm(k);
+        if (k->state == CORUN_JS_RUNNING) {
             rc = capsm > held   ? corun__sched_grow(c->s, k, capsm - held)
                  : capsm < held ? corun__sched_shrink(c->s, k, held - capsm)
                                 : CORUN_OK;
@@ -853,7 +853,7 @@ CORUN_API int corun_job_resume(corun_job *j, uint32_t capsm)
     if (rc == CORUN_OK && j->done) {
         rc = fail(CORUN_ESTATE, "job '%s' has already finished", j->k->name);
     } else if (rc == CORUN_OK &&
-               (j->k->state == CORUN_KS_PAUSED || j->k->state == CORUN_KS_WAITING)) {
+               (j->k->state == CORUN_JS_PAUSED || j->k->state == CORUN_JS_WAITING)) {
         uint32_t n = capsm ? capsm : j->capsm_asked ? j->capsm_asked : c->be->desc.sm_count;
         rc = corun__sched_run(c->s, j->k, n);
         if (rc != CORUN_OK) {
@@ -881,7 +881,7 @@ CORUN_API int corun_job_wait(corun_job *j, int64_t timeout_ms)
         }
     }
     pthread_mutex_lock(&c->mu);
-    (void)job_kernel(j);
+    (void)job_rec(j);
     if (c->threaded) {
         while (!j->done && c->loop_error == CORUN_OK) {
             if (timeout_ms < 0) {
@@ -897,7 +897,7 @@ CORUN_API int corun_job_wait(corun_job *j, int64_t timeout_ms)
         uint64_t limit = timeout_ms < 0 ? UINT64_MAX
                                         : corun__sched_now(c->s) + (uint64_t)timeout_ms * 1000000ull;
         while (!j->done && rc == CORUN_OK) {
-            if (j->k->state == CORUN_KS_PAUSED) {
+            if (j->k->state == CORUN_JS_PAUSED) {
                 rc = fail(CORUN_ESTATE, "job '%s' is paused: resume it first", j->k->name);
                 break;
             }
@@ -918,12 +918,12 @@ CORUN_API int corun_job_wait(corun_job *j, int64_t timeout_ms)
 CORUN_API int corun_job_progress(corun_job *j, corun_progress *out)
 {
     corun_ctx *c = j->ctx;
-    corun__kernel *k;
+    corun__job *k;
     int rc;
 
     pthread_mutex_lock(&c->mu);
-    k = job_kernel(j);
-    if (k->state == CORUN_KS_WAITING) {
+    k = job_rec(j);
+    if (k->state == CORUN_JS_WAITING) {
         memset(out, 0, sizeof(*out));
         out->tasks = k->tasks;
         rc = CORUN_OK;
@@ -945,7 +945,7 @@ CORUN_API uint32_t corun_job_capsm(corun_job *j)
     uint32_t n;
 
     pthread_mutex_lock(&j->ctx->mu);
-    n = corun__kernel_capsm(job_kernel(j));
+    n = corun__job_capsm(job_rec(j));
     pthread_mutex_unlock(&j->ctx->mu);
     return n;
 }
@@ -959,7 +959,7 @@ CORUN_API void corun_job_release(corun_job *j)
     }
     c = j->ctx;
     pthread_mutex_lock(&c->mu);
-    (void)job_kernel(j);
+    (void)job_rec(j);
     if (j->done) {
         if (j->k != NULL) {
             corun__sched_release(c->s, j->k);

@@ -84,7 +84,7 @@ static json_t *kernels_json(const corun__run_result *r, const corun__app_result 
     size_t j;
 
     for (j = 0; j < a->completed; j++) {
-        const corun__kernel_rec *k = &a->kernels[j];
+        const corun__job_rec *k = &a->kernels[j];
         double turn = a->turnaround_ns[j];
         json_array_append_new(
             arr, json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "submit_us",

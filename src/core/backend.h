@@ -5,8 +5,12 @@
  * `sim` (a discrete-event GPU). The scheduler never knows which one it has;
  * where they differ, it asks for a capability (caps).
  *
- * Model. A backend kernel (corun__bkernel) is one launch of a kernel as the
- * user wrote it: a virtual grid of block-tasks plus, for corun-managed
+ * Words. A *kernel* is what a program registers (corun_kernel); a *job* is
+ * one launch of it, as the scheduler tracks it (corun__job, the public
+ * corun_job); an *exec* (corun__exec) is a backend's handle of one job; a
+ * *declaration* is a kernel's source text as corun-cc finds it.
+ *
+ * Model. An exec is one launch of a kernel as the user wrote it: a virtual grid of block-tasks plus, for corun-managed
  * kernels, a control block (corun_ctl.h; the words to write come from
  * src/core/ctl.h). The scheduler may then
  *  - launch_workers: start `nworkers` persistent workers on it (any number
@@ -40,8 +44,8 @@
  * same time; wake may be called from any thread. A backend with it is called
  * by one thread at a time.
  *
- * Ownership. Specs are copied by kernel_open; the backend owns the bkernel
- * until kernel_close. The scheduler closes a kernel once no launch of it is
+ * Ownership. Specs are copied by exec_open; the backend owns the exec
+ * until exec_close. The scheduler closes a kernel once no launch of it is
  * in flight, except when it is destroyed: then the backend must wait for
  * (cuda) or cancel (sim) what is still in flight before freeing.
  */
@@ -165,7 +169,7 @@ typedef struct corun__rates {
     char source[320];        /* how: "cupti counters", "counted operations (why)" */
 } corun__rates;
 
-typedef struct corun__bkernel corun__bkernel;
+typedef struct corun__exec corun__exec;
 typedef struct corun__backend corun__backend;
 
 typedef struct corun__backend_ops {
@@ -175,9 +179,9 @@ typedef struct corun__backend_ops {
      * worker form (SMGuard's MaxActivePBlock); for plain-only use it is the
      * plain kernel's occupancy. Returns CORUN_ERANGE for shapes that cannot
      * run, with a reason in why. */
-    int (*kernel_open)(corun__backend *be, const corun__kspec *spec, corun__bkernel **out,
+    int (*exec_open)(corun__backend *be, const corun__kspec *spec, corun__exec **out,
                        uint32_t *per_sm, char *why, size_t why_len);
-    void (*kernel_close)(corun__backend *be, corun__bkernel *k);
+    void (*exec_close)(corun__backend *be, corun__exec *k);
     /* CORUN_BE_USER_CODE: takes a program's kernel (plain, worker and ahead
      * entry) and returns what kspec.user names it by; freed by destroy. */
     int (*code_register)(corun__backend *be, const corun_kernel_desc *d, const void **code,
@@ -189,21 +193,21 @@ typedef struct corun__backend_ops {
      * CORUN_EBUSY when no control block is free (the caller may launch the
      * plain kernel instead), CORUN_ENOTSUP while the stream is capturing. */
     int (*direct_launch)(corun__backend *be, const corun__kspec *spec,
-                         const corun__direct_req *req, corun__bkernel **out, uint32_t *per_sm,
+                         const corun__direct_req *req, corun__exec **out, uint32_t *per_sm,
                          bool *ahead, char *why, size_t why_len);
     /* CORUN_BE_DIRECT: the cookie poll reports k's direct events with. */
-    void (*bind)(corun__backend *be, corun__bkernel *k, uint64_t cookie);
-    int (*launch_workers)(corun__backend *be, corun__bkernel *k, const corun__launch_req *req);
+    void (*bind)(corun__backend *be, corun__exec *k, uint64_t cookie);
+    int (*launch_workers)(corun__backend *be, corun__exec *k, const corun__launch_req *req);
     /* Plain launch: grid as in the spec, on a stream of the given priority. */
-    int (*launch_plain)(corun__backend *be, corun__bkernel *k, int32_t priority, uint64_t cookie);
-    int (*signal)(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value);
+    int (*launch_plain)(corun__backend *be, corun__exec *k, int32_t priority, uint64_t cookie);
+    int (*signal)(corun__backend *be, corun__exec *k, corun__signal sig, uint64_t value);
     /* Only while no launch of k is in flight (else CORUN_EBUSY): set the
      * task counter and the limit at once; the done counter is kept. Raise a
      * limit after a launch this way, not with CORUN_SIG_TASK_LIMIT: the
      * launch's failed claims have moved `next` past the old limit, and the
      * tasks between would otherwise never run. */
-    int (*rewind)(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit);
-    int (*progress)(corun__backend *be, corun__bkernel *k, corun_progress *out);
+    int (*rewind)(corun__backend *be, corun__exec *k, uint64_t next, uint64_t limit);
+    int (*progress)(corun__backend *be, corun__exec *k, corun_progress *out);
     uint64_t (*now_ns)(corun__backend *be);
     /* Wait until a launch finishes or the clock reaches deadline_ns. Fills up
      * to cap events; *n = 0 means the deadline passed with nothing finished,

@@ -38,7 +38,7 @@ const corun__policy_ops *corun__policy_at(size_t i)
     return i < NPOLICIES ? policies[i] : NULL;
 }
 
-void corun__policy_forget_pdata(corun__sched *s, void *state, corun__kernel *k)
+void corun__policy_forget_pdata(corun__sched *s, void *state, corun__job *k)
 {
     free(k->pdata);
     k->pdata = NULL;

@@ -35,24 +35,24 @@ struct corun__policy_ops {
     unsigned needs;  /* CORUN_POLICY_NEEDS_* */
     int (*create)(corun__sched *s, void **state);
     void (*destroy)(void *state);
-    void (*arrive)(corun__sched *s, void *state, corun__kernel *k);
-    void (*paused)(corun__sched *s, void *state, corun__kernel *k);
-    void (*complete)(corun__sched *s, void *state, corun__kernel *k);
+    void (*arrive)(corun__sched *s, void *state, corun__job *k);
+    void (*paused)(corun__sched *s, void *state, corun__job *k);
+    void (*complete)(corun__sched *s, void *state, corun__job *k);
     void (*timer)(corun__sched *s, void *state, uint64_t now);
     /* Optional: the allotment of a class (default: workers on every SM). */
     void (*allot)(corun__sched *s, void *state, corun_class cls, corun__allotment *out);
     /* Optional: a direct kernel was adopted (corun__sched_adopt): RUNNING on
      * what the allotment gave it, or DONE if it ran plain. */
-    void (*direct)(corun__sched *s, void *state, corun__kernel *k);
+    void (*direct)(corun__sched *s, void *state, corun__job *k);
     /* Optional: the scheduler is destroyed while k (with pdata) is live. */
-    void (*forget)(corun__sched *s, void *state, corun__kernel *k);
+    void (*forget)(corun__sched *s, void *state, corun__job *k);
 };
 
 /* The policy of that name, or NULL. */
 const corun__policy_ops *corun__policy_find(const char *name);
 /* A policy's forget when its per-kernel record (k->pdata) is one malloc'd
  * block: frees it. */
-void corun__policy_forget_pdata(corun__sched *s, void *state, corun__kernel *k);
+void corun__policy_forget_pdata(corun__sched *s, void *state, corun__job *k);
 size_t corun__policy_count(void);
 const corun__policy_ops *corun__policy_at(size_t i);
 

@@ -60,7 +60,7 @@ typedef struct ffs {
     double max_overhead, min_epoch_ns, grace_ns;
 } ffs;
 
-static ffs_kernel *fk(const corun__kernel *k)
+static ffs_kernel *fk(const corun__job *k)
 {
     return (ffs_kernel *)k->pdata;
 }
@@ -92,7 +92,7 @@ static void ffs_destroy(void *state)
 }
 
 /* The flow of a kernel name, created on first sight; NO_FLOW out of memory. */
-static size_t flow_of(ffs *f, const corun__kernel *k)
+static size_t flow_of(ffs *f, const corun__job *k)
 {
     size_t i;
 
@@ -116,18 +116,18 @@ static size_t flow_of(ffs *f, const corun__kernel *k)
     return f->nflows++;
 }
 
-static bool in_flow(const corun__kernel *k, size_t flow)
+static bool in_flow(const corun__job *k, size_t flow)
 {
     return k->pdata != NULL && fk(k)->flow == flow;
 }
 
 /* The kernel of `flow` that runs now, or NULL. */
-static corun__kernel *flow_running(corun__sched *s, size_t flow)
+static corun__job *flow_running(corun__sched *s, size_t flow)
 {
-    corun__kernel *k;
+    corun__job *k;
 
     for (k = corun__sched_first(s); k != NULL; k = k->next) {
-        if (in_flow(k, flow) && k->state == CORUN_KS_RUNNING) {
+        if (in_flow(k, flow) && k->state == CORUN_JS_RUNNING) {
             return k;
         }
     }
@@ -135,12 +135,12 @@ static corun__kernel *flow_running(corun__sched *s, size_t flow)
 }
 
 /* The flow's next launch to run: the oldest waiting or paused one. */
-static corun__kernel *flow_next(corun__sched *s, size_t flow)
+static corun__job *flow_next(corun__sched *s, size_t flow)
 {
-    corun__kernel *k;
+    corun__job *k;
 
     for (k = corun__sched_first(s); k != NULL; k = k->next) {
-        if (in_flow(k, flow) && (k->state == CORUN_KS_WAITING || k->state == CORUN_KS_PAUSED)) {
+        if (in_flow(k, flow) && (k->state == CORUN_JS_WAITING || k->state == CORUN_JS_PAUSED)) {
             return k;
         }
     }
@@ -149,7 +149,7 @@ static corun__kernel *flow_next(corun__sched *s, size_t flow)
 
 static bool flow_live(corun__sched *s, size_t flow)
 {
-    corun__kernel *k;
+    corun__job *k;
 
     for (k = corun__sched_first(s); k != NULL; k = k->next) {
         if (in_flow(k, flow)) {
@@ -192,7 +192,7 @@ static size_t next_flow(corun__sched *s, ffs *f)
 
 static void run_next_of(corun__sched *s, size_t flow)
 {
-    corun__kernel *k = flow_next(s, flow);
+    corun__job *k = flow_next(s, flow);
     const uint32_t sms = corun__sched_gpu(s)->sm_count;
     uint32_t n = corun__sched_free_capsm(s), need = sms;
 
@@ -223,7 +223,7 @@ static void switch_flow(corun__sched *s, ffs *f, uint64_t now)
 static void step(corun__sched *s, ffs *f)
 {
     uint64_t now = corun__sched_now(s);
-    corun__kernel *r;
+    corun__job *r;
 
     if (f->cur == NO_FLOW) {
         switch_flow(s, f, now);
@@ -271,7 +271,7 @@ static void step(corun__sched *s, ffs *f)
     switch_flow(s, f, now);
 }
 
-static void ffs_arrive(corun__sched *s, void *state, corun__kernel *k)
+static void ffs_arrive(corun__sched *s, void *state, corun__job *k)
 {
     ffs *f = state;
     ffs_kernel *p = calloc(1, sizeof(*p));
@@ -292,7 +292,7 @@ static void ffs_arrive(corun__sched *s, void *state, corun__kernel *k)
     step(s, f);
 }
 
-static void ffs_paused(corun__sched *s, void *state, corun__kernel *k)
+static void ffs_paused(corun__sched *s, void *state, corun__job *k)
 {
     ffs *f = state;
 
@@ -303,7 +303,7 @@ static void ffs_paused(corun__sched *s, void *state, corun__kernel *k)
     step(s, f);
 }
 
-static void ffs_complete(corun__sched *s, void *state, corun__kernel *k)
+static void ffs_complete(corun__sched *s, void *state, corun__job *k)
 {
     corun__policy_forget_pdata(s, state, k);
     step(s, state);

@@ -68,19 +68,19 @@ typedef struct hpf {
     bool spatial;
 } hpf;
 
-static hpf_kernel *hk(const corun__kernel *k)
+static hpf_kernel *hk(const corun__job *k)
 {
     return (hpf_kernel *)k->pdata;
 }
 
-static bool waiting(const corun__kernel *k)
+static bool waiting(const corun__job *k)
 {
-    return k->pdata != NULL && (k->state == CORUN_KS_WAITING || k->state == CORUN_KS_PAUSED);
+    return k->pdata != NULL && (k->state == CORUN_JS_WAITING || k->state == CORUN_JS_PAUSED);
 }
 
-static bool running(const corun__kernel *k)
+static bool running(const corun__job *k)
 {
-    return k->pdata != NULL && k->state == CORUN_KS_RUNNING && !k->plain;
+    return k->pdata != NULL && k->state == CORUN_JS_RUNNING && !k->plain;
 }
 
 static int hpf_create(corun__sched *s, void **state)
@@ -122,7 +122,7 @@ static void hpf_destroy(void *state)
 static void update_times(corun__sched *s)
 {
     uint64_t now = corun__sched_now(s);
-    corun__kernel *k;
+    corun__job *k;
 
     for (k = corun__sched_first(s); k != NULL; k = k->next) {
         hpf_kernel *p = hk(k);
@@ -132,8 +132,8 @@ static void update_times(corun__sched *s)
         }
         dt = (double)(now - p->t_upd);
         p->t_upd = now;
-        if (k->state == CORUN_KS_RUNNING && p->need > 0) {
-            double frac = (double)corun__kernel_capsm(k) / p->need;
+        if (k->state == CORUN_JS_RUNNING && p->need > 0) {
+            double frac = (double)corun__job_capsm(k) / p->need;
             p->tr = fmax(0.0, p->tr - dt * fmin(1.0, frac));
         } else {
             p->tw += dt;
@@ -142,7 +142,7 @@ static void update_times(corun__sched *s)
 }
 
 /* Orders kernels for service: priority, then shortest T_r, then arrival. */
-static bool before(const corun__kernel *a, const corun__kernel *b)
+static bool before(const corun__job *a, const corun__job *b)
 {
     if (a->attr.priority != b->attr.priority) {
         return a->attr.priority > b->attr.priority;
@@ -154,9 +154,9 @@ static bool before(const corun__kernel *a, const corun__kernel *b)
 }
 
 /* The first kernel in service order among those `ok` accepts, or NULL. */
-static corun__kernel *best(corun__sched *s, bool (*ok)(const corun__kernel *))
+static corun__job *best(corun__sched *s, bool (*ok)(const corun__job *))
 {
-    corun__kernel *k, *b = NULL;
+    corun__job *k, *b = NULL;
 
     for (k = corun__sched_first(s); k != NULL; k = k->next) {
         if (ok(k) && (b == NULL || before(k, b))) {
@@ -169,7 +169,7 @@ static corun__kernel *best(corun__sched *s, bool (*ok)(const corun__kernel *))
 /* May `ks` take CapSMs from the running kernel v? Lower priority always;
  * equal priority when v would take longer than ks plus the cost of
  * preempting v (FLEP's Schedule_for_queue). */
-static bool may_preempt(const hpf *h, const corun__kernel *ks, const corun__kernel *v)
+static bool may_preempt(const hpf *h, const corun__job *ks, const corun__job *v)
 {
     if (v->attr.priority != ks->attr.priority) {
         return v->attr.priority < ks->attr.priority;
@@ -177,7 +177,7 @@ static bool may_preempt(const hpf *h, const corun__kernel *ks, const corun__kern
     return hk(v)->tr > hk(ks)->tr + corun__pcost_get(&h->cost, v->name);
 }
 
-static void stop(corun__sched *s, corun__kernel *v)
+static void stop(corun__sched *s, corun__job *v)
 {
     if (corun__sched_stop(s, v) == CORUN_OK) {
         hk(v)->t_stop = corun__sched_now(s);
@@ -186,16 +186,16 @@ static void stop(corun__sched *s, corun__kernel *v)
 
 /* Frees CapSMs for ks from the kernels it may preempt, lowest priority and
  * longest remaining time first, then starts it. */
-static void preempt_for(corun__sched *s, hpf *h, corun__kernel *ks)
+static void preempt_for(corun__sched *s, hpf *h, corun__job *ks)
 {
     const uint32_t sms = corun__sched_gpu(s)->sm_count;
     uint32_t need = hk(ks)->need, free_now = corun__sched_free_capsm(s), n;
     bool spatial = h->spatial && need < sms;
 
     while (need > free_now) {
-        corun__kernel *k, *v = NULL;
+        corun__job *k, *v = NULL;
         for (k = corun__sched_first(s); k != NULL; k = k->next) {
-            if (!running(k) || k == ks || corun__kernel_capsm(k) == 0 || !may_preempt(h, ks, k)) {
+            if (!running(k) || k == ks || corun__job_capsm(k) == 0 || !may_preempt(h, ks, k)) {
                 continue;
             }
             /* the last in service order is the first victim */
@@ -206,13 +206,13 @@ static void preempt_for(corun__sched *s, hpf *h, corun__kernel *ks)
         if (v == NULL) {
             break;
         }
-        if (spatial && corun__kernel_capsm(v) > need - free_now) {
+        if (spatial && corun__job_capsm(v) > need - free_now) {
             if (corun__sched_shrink(s, v, need - free_now) != CORUN_OK) {
                 break;
             }
         } else {
             stop(s, v);
-            if (v->state != CORUN_KS_STOPPING) {
+            if (v->state != CORUN_JS_STOPPING) {
                 break;
             }
         }
@@ -231,43 +231,43 @@ static void preempt_for(corun__sched *s, hpf *h, corun__kernel *ks)
  * kernels, in service order. */
 static void fill(corun__sched *s, hpf *h)
 {
-    corun__kernel *k;
+    corun__job *k;
 
     for (;;) {
-        corun__kernel *b = NULL;
+        corun__job *b = NULL;
         uint32_t free_now = corun__sched_free_capsm(s);
         if (free_now == 0) {
             return;
         }
         for (k = corun__sched_first(s); k != NULL; k = k->next) {
-            if (running(k) && corun__kernel_capsm(k) < hk(k)->need && (b == NULL || before(k, b))) {
+            if (running(k) && corun__job_capsm(k) < hk(k)->need && (b == NULL || before(k, b))) {
                 b = k;
             }
         }
         if (b == NULL) {
             break;
         }
-        if (corun__sched_grow(s, b, hk(b)->need - corun__kernel_capsm(b) < free_now
-                                        ? hk(b)->need - corun__kernel_capsm(b)
+        if (corun__sched_grow(s, b, hk(b)->need - corun__job_capsm(b) < free_now
+                                        ? hk(b)->need - corun__job_capsm(b)
                                         : free_now) != CORUN_OK) {
             break;
         }
     }
     if (!h->spatial) {
         for (k = corun__sched_first(s); k != NULL; k = k->next) {
-            if (k->pdata != NULL && corun__kernel_active(k)) {
+            if (k->pdata != NULL && corun__job_active(k)) {
                 return; /* temporal only: one kernel at a time */
             }
         }
     }
     for (;;) {
         uint32_t free_now = corun__sched_free_capsm(s);
-        corun__kernel *b = best(s, waiting);
+        corun__job *b = best(s, waiting);
         if (free_now == 0 || b == NULL) {
             return;
         }
         if (corun__sched_run(s, b, hk(b)->need < free_now ? hk(b)->need : free_now) != CORUN_OK &&
-            b->state != CORUN_KS_FAILED) {
+            b->state != CORUN_JS_FAILED) {
             return;
         }
         if (!h->spatial) {
@@ -279,7 +279,7 @@ static void fill(corun__sched *s, hpf *h)
 /* Fig. 6, both cases: an arrival or a completion. */
 static void decide(corun__sched *s, hpf *h)
 {
-    corun__kernel *ks, *top;
+    corun__job *ks, *top;
 
     update_times(s);
     ks = best(s, waiting);
@@ -290,7 +290,7 @@ static void decide(corun__sched *s, hpf *h)
     fill(s, h);
 }
 
-static void hpf_arrive(corun__sched *s, void *state, corun__kernel *k)
+static void hpf_arrive(corun__sched *s, void *state, corun__job *k)
 {
     hpf *h = state;
     const uint32_t sms = corun__sched_gpu(s)->sm_count;
@@ -323,7 +323,7 @@ static void hpf_arrive(corun__sched *s, void *state, corun__kernel *k)
     decide(s, h);
 }
 
-static void hpf_paused(corun__sched *s, void *state, corun__kernel *k)
+static void hpf_paused(corun__sched *s, void *state, corun__job *k)
 {
     hpf *h = state;
     hpf_kernel *p = hk(k);
@@ -340,7 +340,7 @@ static void hpf_paused(corun__sched *s, void *state, corun__kernel *k)
     decide(s, h);
 }
 
-static void hpf_complete(corun__sched *s, void *state, corun__kernel *k)
+static void hpf_complete(corun__sched *s, void *state, corun__job *k)
 {
     corun__policy_forget_pdata(s, state, k);
     decide(s, state);

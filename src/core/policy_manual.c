@@ -5,7 +5,7 @@
  */
 #include "core/policy.h"
 
-static void manual_arrive(corun__sched *s, void *state, corun__kernel *k)
+static void manual_arrive(corun__sched *s, void *state, corun__job *k)
 {
     uint32_t n = k->attr.capsm ? k->attr.capsm : corun__sched_gpu(s)->sm_count;
 

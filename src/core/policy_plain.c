@@ -11,12 +11,12 @@
  */
 #include "core/policy.h"
 
-static void mps_arrive(corun__sched *s, void *state, corun__kernel *k)
+static void mps_arrive(corun__sched *s, void *state, corun__job *k)
 {
     (void)corun__sched_run_plain(s, k, 0);
 }
 
-static void priority_arrive(corun__sched *s, void *state, corun__kernel *k)
+static void priority_arrive(corun__sched *s, void *state, corun__job *k)
 {
     int32_t prio = (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) ? 1 : 0;
 

@@ -55,7 +55,7 @@ typedef struct slate {
     corun__pstore profiles;
 } slate;
 
-static slate_kernel *sk(const corun__kernel *k)
+static slate_kernel *sk(const corun__job *k)
 {
     return (slate_kernel *)k->pdata;
 }
@@ -84,9 +84,9 @@ static void slate_destroy(void *state)
     free(p);
 }
 
-static bool queued(const corun__kernel *k)
+static bool queued(const corun__job *k)
 {
-    return k->pdata != NULL && (k->state == CORUN_KS_WAITING || k->state == CORUN_KS_PAUSED);
+    return k->pdata != NULL && (k->state == CORUN_JS_WAITING || k->state == CORUN_JS_PAUSED);
 }
 
 /* CapSMs for two co-runners with needs a (running) and b (candidate). */
@@ -111,9 +111,9 @@ static void split(uint32_t sms, uint32_t a, uint32_t b, uint32_t *ra, uint32_t *
 
 /* Sets a running kernel's CapSMs to `want` (shrinking at once, growing as
  * far as free CapSMs allow). */
-static void resize(corun__sched *s, corun__kernel *k, uint32_t want)
+static void resize(corun__sched *s, corun__job *k, uint32_t want)
 {
-    uint32_t held = corun__kernel_capsm(k), free_now;
+    uint32_t held = corun__job_capsm(k), free_now;
 
     if (held > want) {
         (void)corun__sched_shrink(s, k, held - want);
@@ -128,7 +128,7 @@ static void resize(corun__sched *s, corun__kernel *k, uint32_t want)
     }
 }
 
-static void start(corun__sched *s, corun__kernel *k, uint32_t want)
+static void start(corun__sched *s, corun__job *k, uint32_t want)
 {
     uint32_t free_now = corun__sched_free_capsm(s);
 
@@ -143,11 +143,11 @@ static void start(corun__sched *s, corun__kernel *k, uint32_t want)
 static void decide(corun__sched *s)
 {
     const uint32_t sms = corun__sched_gpu(s)->sm_count;
-    corun__kernel *k, *run[2] = {NULL, NULL}, *cand = NULL;
+    corun__job *k, *run[2] = {NULL, NULL}, *cand = NULL;
     size_t nrun = 0;
 
     for (k = corun__sched_first(s); k != NULL; k = k->next) {
-        if (k->pdata != NULL && corun__kernel_active(k) && nrun < 2) {
+        if (k->pdata != NULL && corun__job_active(k) && nrun < 2) {
             run[nrun++] = k;
         }
     }
@@ -158,7 +158,7 @@ static void decide(corun__sched *s)
             return;
         }
         start(s, k, sk(k)->need);
-        if (k->state != CORUN_KS_RUNNING) {
+        if (k->state != CORUN_JS_RUNNING) {
             return;
         }
         run[nrun++] = k;
@@ -168,7 +168,7 @@ static void decide(corun__sched *s)
          * other keeps what it has. */
         return;
     }
-    if (run[0]->state != CORUN_KS_RUNNING) {
+    if (run[0]->state != CORUN_JS_RUNNING) {
         return;
     }
     for (k = corun__sched_first(s); k != NULL; k = k->next) {
@@ -189,7 +189,7 @@ static void decide(corun__sched *s)
     }
 }
 
-static void slate_arrive(corun__sched *s, void *state, corun__kernel *k)
+static void slate_arrive(corun__sched *s, void *state, corun__job *k)
 {
     slate *p = state;
     const uint32_t sms = corun__sched_gpu(s)->sm_count;
@@ -216,12 +216,12 @@ static void slate_arrive(corun__sched *s, void *state, corun__kernel *k)
     decide(s);
 }
 
-static void slate_paused(corun__sched *s, void *state, corun__kernel *k)
+static void slate_paused(corun__sched *s, void *state, corun__job *k)
 {
     decide(s);
 }
 
-static void slate_complete(corun__sched *s, void *state, corun__kernel *k)
+static void slate_complete(corun__sched *s, void *state, corun__job *k)
 {
     corun__policy_forget_pdata(s, state, k);
     corun__sched_timer(s, corun__sched_now(s));

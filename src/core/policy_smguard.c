@@ -66,7 +66,7 @@
 
 /* CapSMs an LS kernel took from a batch kernel, owed back on completion. */
 typedef struct loan {
-    corun__kernel *lender;
+    corun__job *lender;
     uint32_t lender_id;  /* the record may be reused: check the id too */
     uint32_t n;
     struct loan *next;
@@ -84,7 +84,7 @@ typedef struct smguard_kernel {
     loan *loans;         /* LS kernels: what they took */
 } smguard_kernel;
 
-static uint32_t default_request(corun__sched *s, const corun__kernel *k)
+static uint32_t default_request(corun__sched *s, const corun__job *k)
 {
     uint32_t total = corun__sched_gpu(s)->sm_count;
     uint32_t reserve = (uint32_t)corun__sched_settings(s)->reserve_capsm;
@@ -101,7 +101,7 @@ static uint32_t default_request(corun__sched *s, const corun__kernel *k)
     return total - reserve > 0 ? total - reserve : 1;
 }
 
-static smguard_kernel *pk(corun__kernel *k)
+static smguard_kernel *pk(corun__job *k)
 {
     return (smguard_kernel *)k->pdata;
 }
@@ -117,17 +117,17 @@ static void free_loans(smguard_kernel *g)
 
 /* Picks the running batch kernel to take CapSMs from: most CapSMs, then
  * lowest priority, then latest submitted. */
-static corun__kernel *pick_victim(corun__sched *s, const corun__kernel *except)
+static corun__job *pick_victim(corun__sched *s, const corun__job *except)
 {
-    corun__kernel *k, *best = NULL;
+    corun__job *k, *best = NULL;
 
     for (k = corun__sched_first(s); k != NULL; k = k->next) {
-        if (k == except || k->attr.cls != CORUN_CLASS_BATCH || k->state != CORUN_KS_RUNNING ||
-            k->plain || corun__kernel_capsm(k) == 0) {
+        if (k == except || k->attr.cls != CORUN_CLASS_BATCH || k->state != CORUN_JS_RUNNING ||
+            k->plain || corun__job_capsm(k) == 0) {
             continue;
         }
-        if (best == NULL || corun__kernel_capsm(k) > corun__kernel_capsm(best) ||
-            (corun__kernel_capsm(k) == corun__kernel_capsm(best) &&
+        if (best == NULL || corun__job_capsm(k) > corun__job_capsm(best) ||
+            (corun__job_capsm(k) == corun__job_capsm(best) &&
              k->attr.priority <= best->attr.priority)) {
             best = k;
         }
@@ -137,19 +137,19 @@ static corun__kernel *pick_victim(corun__sched *s, const corun__kernel *except)
 
 /* onlineResourceAdjust(R_gap): evict up to gap CapSMs from batch kernels on
  * behalf of the LS kernel `ls`. Returns how many were freed. */
-static uint32_t online_resource_adjust(corun__sched *s, corun__kernel *ls, uint32_t gap)
+static uint32_t online_resource_adjust(corun__sched *s, corun__job *ls, uint32_t gap)
 {
     uint32_t freed = 0;
 
     while (freed < gap) {
-        corun__kernel *v = pick_victim(s, ls);
+        corun__job *v = pick_victim(s, ls);
         uint32_t take;
         loan *l;
 
         if (v == NULL) {
             break;
         }
-        take = corun__kernel_capsm(v);
+        take = corun__job_capsm(v);
         if (take > gap - freed) {
             take = gap - freed;
         }
@@ -170,7 +170,7 @@ static uint32_t online_resource_adjust(corun__sched *s, corun__kernel *ls, uint3
 }
 
 /* Algorithm 1 for one kernel. Returns true if it was started. */
-static bool resource_decision(corun__sched *s, corun__kernel *k)
+static bool resource_decision(corun__sched *s, corun__job *k)
 {
     uint32_t request = pk(k)->request;
     uint32_t remain = corun__sched_free_capsm(s);
@@ -187,14 +187,14 @@ static bool resource_decision(corun__sched *s, corun__kernel *k)
     if (n == 0) {
         return false; /* waits for CapSMs (departure: see above) */
     }
-    return corun__sched_run(s, k, n) == CORUN_OK || k->state == CORUN_KS_FAILED;
+    return corun__sched_run(s, k, n) == CORUN_OK || k->state == CORUN_JS_FAILED;
 }
 
 /* CapSMs were released: start waiting kernels in arrival order (LS first),
  * then let batch kernels below their quota grow back. */
 static void redistribute(corun__sched *s)
 {
-    corun__kernel *k;
+    corun__job *k;
     int pass;
 
     if (corun__sched_free_capsm(s) == 0) {
@@ -206,7 +206,7 @@ static void redistribute(corun__sched *s)
             if (k->attr.cls != want || k->pdata == NULL) {
                 continue;
             }
-            if (k->state == CORUN_KS_WAITING || k->state == CORUN_KS_PAUSED) {
+            if (k->state == CORUN_JS_WAITING || k->state == CORUN_JS_PAUSED) {
                 if (corun__sched_free_capsm(s) == 0) {
                     return;
                 }
@@ -220,11 +220,11 @@ static void redistribute(corun__sched *s)
         if (free_now == 0) {
             return;
         }
-        if (k->attr.cls != CORUN_CLASS_BATCH || k->state != CORUN_KS_RUNNING || k->plain ||
+        if (k->attr.cls != CORUN_CLASS_BATCH || k->state != CORUN_JS_RUNNING || k->plain ||
             k->pdata == NULL) {
             continue;
         }
-        held = corun__kernel_capsm(k);
+        held = corun__job_capsm(k);
         want = pk(k)->request > held ? pk(k)->request - held : 0;
         if (want > free_now) {
             want = free_now;
@@ -235,7 +235,7 @@ static void redistribute(corun__sched *s)
     }
 }
 
-static void note_ls(corun__sched *s, void *state, const corun__kernel *k)
+static void note_ls(corun__sched *s, void *state, const corun__job *k)
 {
     if (k->attr.cls == CORUN_CLASS_LS && state != NULL) {
         uint64_t now = corun__sched_now(s);
@@ -243,7 +243,7 @@ static void note_ls(corun__sched *s, void *state, const corun__kernel *k)
     }
 }
 
-static void smguard_arrive(corun__sched *s, void *state, corun__kernel *k)
+static void smguard_arrive(corun__sched *s, void *state, corun__job *k)
 {
     smguard_kernel *g = calloc(1, sizeof(*g));
 
@@ -271,14 +271,14 @@ static void smguard_arrive(corun__sched *s, void *state, corun__kernel *k)
     (void)resource_decision(s, k);
 }
 
-static void smguard_paused(corun__sched *s, void *state, corun__kernel *k)
+static void smguard_paused(corun__sched *s, void *state, corun__job *k)
 {
     /* Evicted down to nothing, or stopped from outside: it runs again as
      * soon as CapSMs allow, like a new arrival. */
     redistribute(s);
 }
 
-static void smguard_complete(corun__sched *s, void *state, corun__kernel *k)
+static void smguard_complete(corun__sched *s, void *state, corun__job *k)
 {
     smguard_kernel *g = pk(k);
 
@@ -289,9 +289,9 @@ static void smguard_complete(corun__sched *s, void *state, corun__kernel *k)
         /* Give back what this LS kernel took, to the kernels it took from. */
         loan *l;
         for (l = g->loans; l != NULL; l = l->next) {
-            corun__kernel *v = l->lender;
+            corun__job *v = l->lender;
             uint32_t n = l->n, free_now = corun__sched_free_capsm(s);
-            if (v->id != l->lender_id || v->state != CORUN_KS_RUNNING) {
+            if (v->id != l->lender_id || v->state != CORUN_JS_RUNNING) {
                 continue;
             }
             if (n > free_now) {
@@ -310,27 +310,27 @@ static void smguard_complete(corun__sched *s, void *state, corun__kernel *k)
 
 /* A kernel the program's thread started on our allotment: recorded like an
  * arrival; an LS one takes what it lacks from batch kernels. */
-static void smguard_direct(corun__sched *s, void *state, corun__kernel *k)
+static void smguard_direct(corun__sched *s, void *state, corun__job *k)
 {
     smguard_kernel *g;
 
     note_ls(s, state, k);
-    if (k->state != CORUN_KS_RUNNING) {
+    if (k->state != CORUN_JS_RUNNING) {
         return; /* ran plain */
     }
     g = calloc(1, sizeof(*g));
     if (g == NULL) {
         return;
     }
-    g->request = corun__kernel_capsm(k);
+    g->request = corun__job_capsm(k);
     k->pdata = g;
     if (k->attr.cls == CORUN_CLASS_LS) {
         uint32_t total = corun__sched_gpu(s)->sm_count;
         uint32_t held = 0;
-        corun__kernel *o;
+        corun__job *o;
         for (o = corun__sched_first(s); o != NULL; o = o->next) {
-            if (o != k && o->state == CORUN_KS_RUNNING && !o->plain) {
-                held += corun__kernel_capsm(o);
+            if (o != k && o->state == CORUN_JS_RUNNING && !o->plain) {
+                held += corun__job_capsm(o);
             }
         }
         if (held + g->request > total) {
@@ -372,7 +372,7 @@ static void smguard_destroy(void *state)
     free(state);
 }
 
-static void smguard_forget(corun__sched *s, void *state, corun__kernel *k)
+static void smguard_forget(corun__sched *s, void *state, corun__job *k)
 {
     free_loans(pk(k));
     free(k->pdata);

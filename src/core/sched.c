@@ -17,20 +17,20 @@ struct corun__sched {
     const corun__policy_ops *pol;
     void *pst;
     corun__settings set;
-    corun__kernel *head, *tail;     /* live kernels, submission order */
-    corun__kernel **deferred;       /* kernels whose completion is not yet announced */
+    corun__job *head, *tail;     /* live kernels, submission order */
+    corun__job **deferred;       /* kernels whose completion is not yet announced */
     size_t ndeferred, capdeferred;
     uint32_t next_id;
     uint32_t held;                  /* CapSMs held by all kernels */
     uint64_t timer;                 /* policy timer, UINT64_MAX = none */
     uint64_t direct_plain;          /* direct launches that ran plain */
-    corun__kernel *free_list;       /* released records, reused */
+    corun__job *free_list;       /* released records, reused */
     corun__bevent ev[CORUN_SCHED_EVBUF];
 };
 
 /* Per-kernel state the scheduler keeps beside the public record. */
 typedef struct kernel_ext {
-    corun__kernel k;
+    corun__job k;
     uint64_t limit;          /* task limit now in force on the device */
     uint64_t limit_pending;  /* limit to apply at the next resume */
     bool announced;          /* complete/on_done already called */
@@ -39,7 +39,7 @@ typedef struct kernel_ext {
     bool clock_on;           /* k->t_run_since is valid (the sim clock starts at 0) */
 } kernel_ext;
 
-static kernel_ext *ext(corun__kernel *k)
+static kernel_ext *ext(corun__job *k)
 {
     return (kernel_ext *)k;
 }
@@ -91,7 +91,7 @@ uint32_t corun__sched_free_capsm(const corun__sched *s)
     return s->held >= total ? 0 : total - s->held;
 }
 
-corun__kernel *corun__sched_first(const corun__sched *s)
+corun__job *corun__sched_first(const corun__sched *s)
 {
     return s->head;
 }
@@ -124,7 +124,7 @@ int corun__sched_create(const corun__sched_opts *o, corun__sched **out)
     return CORUN_OK;
 }
 
-static void unlink_kernel(corun__sched *s, corun__kernel *k)
+static void unlink_kernel(corun__sched *s, corun__job *k)
 {
     if (k->prev) {
         k->prev->next = k->next;
@@ -139,11 +139,11 @@ static void unlink_kernel(corun__sched *s, corun__kernel *k)
     k->prev = k->next = NULL;
 }
 
-static void free_kernel(corun__sched *s, corun__kernel *k)
+static void free_kernel(corun__sched *s, corun__job *k)
 {
-    if (k->bk != NULL) {
-        s->be->ops->kernel_close(s->be, k->bk);
-        k->bk = NULL;
+    if (k->ex != NULL) {
+        s->be->ops->exec_close(s->be, k->ex);
+        k->ex = NULL;
     }
     k->next = s->free_list;
     s->free_list = k;
@@ -151,7 +151,7 @@ static void free_kernel(corun__sched *s, corun__kernel *k)
 
 void corun__sched_destroy(corun__sched *s)
 {
-    corun__kernel *k, *n;
+    corun__job *k, *n;
     uint64_t give_up;
 
     if (s == NULL) {
@@ -163,10 +163,10 @@ void corun__sched_destroy(corun__sched *s)
      * the stream goes on. */
     for (k = s->head; k != NULL; k = k->next) {
         if (k->direct && k->gates_open < k->gates) {
-            (void)s->be->ops->signal(s->be, k->bk, CORUN_SIG_RESUME, k->gates);
+            (void)s->be->ops->signal(s->be, k->ex, CORUN_SIG_RESUME, k->gates);
             k->gates_open = k->gates;
-        } else if (corun__kernel_active(k) && !k->plain && !k->direct && k->inflight > 0) {
-            (void)s->be->ops->signal(s->be, k->bk, CORUN_SIG_HALT_GEN, (uint64_t)k->gen + 1);
+        } else if (corun__job_active(k) && !k->plain && !k->direct && k->inflight > 0) {
+            (void)s->be->ops->signal(s->be, k->ex, CORUN_SIG_HALT_GEN, (uint64_t)k->gen + 1);
         }
     }
     give_up = corun__sched_now(s) + 1000000000ull;
@@ -183,7 +183,7 @@ void corun__sched_destroy(corun__sched *s)
             break;
         }
         for (i = 0; i < n_ev; i++) {
-            corun__kernel *ek = (corun__kernel *)(uintptr_t)s->ev[i].cookie;
+            corun__job *ek = (corun__job *)(uintptr_t)s->ev[i].cookie;
             if (s->ev[i].kind != CORUN_BEV_HELD && ek->inflight > 0) {
                 ek->inflight--;
             }
@@ -194,9 +194,9 @@ void corun__sched_destroy(corun__sched *s)
         if (k->pdata != NULL && s->pol->forget != NULL) {
             s->pol->forget(s, s->pst, k);
         }
-        if (k->bk != NULL) {
+        if (k->ex != NULL) {
             /* Backends wait for, or outlive, launches still in flight. */
-            s->be->ops->kernel_close(s->be, k->bk);
+            s->be->ops->exec_close(s->be, k->ex);
         }
         free(ext(k));
     }
@@ -211,11 +211,11 @@ void corun__sched_destroy(corun__sched *s)
     free(s);
 }
 
-static int defer(corun__sched *s, corun__kernel *k)
+static int defer(corun__sched *s, corun__job *k)
 {
     if (s->ndeferred == s->capdeferred) {
         size_t cap = s->capdeferred ? s->capdeferred * 2 : 16;
-        corun__kernel **v = realloc(s->deferred, cap * sizeof(*v));
+        corun__job **v = realloc(s->deferred, cap * sizeof(*v));
         if (v == NULL) {
             return CORUN_ENOMEM;
         }
@@ -227,27 +227,27 @@ static int defer(corun__sched *s, corun__kernel *k)
 }
 
 /* Brings k->capsm_ns up to now; called before every change of k's CapSMs. */
-static void capsm_clock(corun__sched *s, corun__kernel *k)
+static void capsm_clock(corun__sched *s, corun__job *k)
 {
     uint64_t now = corun__sched_now(s);
 
     if (now > k->t_capsm) {
-        k->capsm_ns += (double)corun__kernel_capsm(k) * (double)(now - k->t_capsm);
+        k->capsm_ns += (double)corun__job_capsm(k) * (double)(now - k->t_capsm);
     }
     k->t_capsm = now;
 }
 
 /* Gives back whatever CapSMs k holds. */
-static void drop_capsm(corun__sched *s, corun__kernel *k)
+static void drop_capsm(corun__sched *s, corun__job *k)
 {
-    uint32_t n = corun__kernel_capsm(k);
+    uint32_t n = corun__job_capsm(k);
 
     capsm_clock(s, k);
     s->held -= n;
     k->capsm_lo = k->capsm_hi;
 }
 
-static void stop_running_clock(corun__sched *s, corun__kernel *k)
+static void stop_running_clock(corun__sched *s, corun__job *k)
 {
     if (ext(k)->clock_on) {
         k->run_ns += corun__sched_now(s) - k->t_run_since;
@@ -257,12 +257,12 @@ static void stop_running_clock(corun__sched *s, corun__kernel *k)
 }
 
 /* Marks k finished (DONE or FAILED) and queues the announcement. */
-static void finish(corun__sched *s, corun__kernel *k, corun__kstate state, int status)
+static void finish(corun__sched *s, corun__job *k, corun__jstate state, int status)
 {
     if (k->direct && k->gates_open < k->gates) {
         /* A resume grid enqueued by a halt that came too late: let it run,
          * find nothing to do and leave, so the block can be reused. */
-        (void)s->be->ops->signal(s->be, k->bk, CORUN_SIG_RESUME, k->gates);
+        (void)s->be->ops->signal(s->be, k->ex, CORUN_SIG_RESUME, k->gates);
         k->gates_open = k->gates;
     }
     drop_capsm(s, k);
@@ -270,7 +270,7 @@ static void finish(corun__sched *s, corun__kernel *k, corun__kstate state, int s
     k->state = state;
     k->status = status;
     k->t_end = corun__sched_now(s);
-    if (state == CORUN_KS_DONE) {
+    if (state == CORUN_JS_DONE) {
         k->done_tasks = k->tasks;
     }
     if (defer(s, k) != CORUN_OK) {
@@ -294,7 +294,7 @@ static void announce_deferred(corun__sched *s)
     size_t i;
 
     for (i = 0; i < s->ndeferred; i++) {
-        corun__kernel *k = s->deferred[i];
+        corun__job *k = s->deferred[i];
         if (ext(k)->announced) {
             continue;
         }
@@ -310,12 +310,12 @@ static void announce_deferred(corun__sched *s)
 }
 
 /* A zeroed record, reused or new; NULL when out of memory. */
-static corun__kernel *new_record(corun__sched *s)
+static corun__job *new_record(corun__sched *s)
 {
     kernel_ext *e;
 
     if (s->free_list != NULL) {
-        corun__kernel *k = s->free_list;
+        corun__job *k = s->free_list;
         s->free_list = k->next;
         e = ext(k);
         memset(e, 0, sizeof(*e));
@@ -325,10 +325,10 @@ static corun__kernel *new_record(corun__sched *s)
     return e != NULL ? &e->k : NULL;
 }
 
-/* Fills k from spec and attr and links it at the tail; bk already set. */
-static void setup_record(corun__sched *s, corun__kernel *k, const corun__kspec *spec,
+/* Fills k from spec and attr and links it at the tail; ex already set. */
+static void setup_record(corun__sched *s, corun__job *k, const corun__kspec *spec,
                          const corun_launch_attr *attr, uint32_t per_sm,
-                         corun__kernel_done_fn on_done, void *user)
+                         corun__job_done_fn on_done, void *user)
 {
     kernel_ext *e = ext(k);
     uint64_t tasks = (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z;
@@ -347,7 +347,7 @@ static void setup_record(corun__sched *s, corun__kernel *k, const corun__kspec *
     k->sm_top = k->sm_hi;
     k->block_threads = spec->block.x * spec->block.y * spec->block.z;
     k->smem_bytes = spec->shape.smem_static + spec->smem_dynamic;
-    k->state = CORUN_KS_WAITING;
+    k->state = CORUN_JS_WAITING;
     k->status = CORUN_OK;
     k->t_submit = corun__sched_now(s);
     k->on_done = on_done;
@@ -364,10 +364,10 @@ static void setup_record(corun__sched *s, corun__kernel *k, const corun__kspec *
 }
 
 int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
-                        corun__kernel_done_fn on_done, void *user, corun__kernel **out, char *why,
+                        corun__job_done_fn on_done, void *user, corun__job **out, char *why,
                         size_t why_len)
 {
-    corun__kernel *k;
+    corun__job *k;
     uint32_t per_sm = 0;
     int rc;
 
@@ -385,9 +385,9 @@ int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_l
     if (k == NULL) {
         return CORUN_ENOMEM;
     }
-    rc = s->be->ops->kernel_open(s->be, spec, &k->bk, &per_sm, why, why_len);
+    rc = s->be->ops->exec_open(s->be, spec, &k->ex, &per_sm, why, why_len);
     if (rc != CORUN_OK) {
-        k->bk = NULL;
+        k->ex = NULL;
         k->next = s->free_list;
         s->free_list = k;
         return rc;
@@ -403,15 +403,15 @@ int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_l
 }
 
 int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
-                       corun__bkernel *bk, const corun__direct_info *info,
-                       corun__kernel_done_fn on_done, void *user, corun__kernel **out)
+                       corun__exec *ex, const corun__direct_info *info,
+                       corun__job_done_fn on_done, void *user, corun__job **out)
 {
-    corun__kernel *k = new_record(s);
+    corun__job *k = new_record(s);
 
     if (k == NULL) {
         return CORUN_ENOMEM;
     }
-    k->bk = bk;
+    k->ex = ex;
     setup_record(s, k, spec, attr, info->per_sm, on_done, user);
     k->direct = true;
     k->ran_ahead = info->ahead;
@@ -420,11 +420,11 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
     if (out != NULL) {
         *out = k;
     }
-    s->be->ops->bind(s->be, bk, (uint64_t)(uintptr_t)k);
+    s->be->ops->bind(s->be, ex, (uint64_t)(uintptr_t)k);
     if (info->capsm == 0) {
         k->plain = true;
         s->direct_plain++;
-        finish(s, k, CORUN_KS_DONE, CORUN_OK);
+        finish(s, k, CORUN_JS_DONE, CORUN_OK);
     } else {
         k->inflight = 1; /* the primary grid, until its device side reports */
         k->sm_lo = info->sm_lo;
@@ -433,7 +433,7 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
         k->capsm_hi = info->capsm;
         k->t_capsm = corun__sched_now(s);
         s->held += info->capsm;
-        k->state = CORUN_KS_RUNNING;
+        k->state = CORUN_JS_RUNNING;
         k->t_run_since = info->t_launch;
         ext(k)->clock_on = true;
     }
@@ -443,9 +443,9 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
     return CORUN_OK;
 }
 
-void corun__sched_release(corun__sched *s, corun__kernel *k)
+void corun__sched_release(corun__sched *s, corun__job *k)
 {
-    if (k == NULL || (k->state != CORUN_KS_DONE && k->state != CORUN_KS_FAILED)) {
+    if (k == NULL || (k->state != CORUN_JS_DONE && k->state != CORUN_JS_FAILED)) {
         return;
     }
     if (k->inflight > 0) {
@@ -456,16 +456,16 @@ void corun__sched_release(corun__sched *s, corun__kernel *k)
     free_kernel(s, k);
 }
 
-static void set_nworkers(corun__sched *s, corun__kernel *k)
+static void set_nworkers(corun__sched *s, corun__job *k)
 {
-    (void)s->be->ops->signal(s->be, k->bk, CORUN_SIG_NWORKERS,
-                             (uint64_t)corun__kernel_capsm(k) * k->per_sm);
+    (void)s->be->ops->signal(s->be, k->ex, CORUN_SIG_NWORKERS,
+                             (uint64_t)corun__job_capsm(k) * k->per_sm);
 }
 
 /* Moves k's SM range (within what corun__sched_bind allowed). */
-static int set_range(corun__sched *s, corun__kernel *k, uint32_t lo, uint32_t hi)
+static int set_range(corun__sched *s, corun__job *k, uint32_t lo, uint32_t hi)
 {
-    int rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_SM_RANGE,
+    int rc = s->be->ops->signal(s->be, k->ex, CORUN_SIG_SM_RANGE,
                                 (uint64_t)lo | ((uint64_t)hi << 32));
     if (rc == CORUN_OK) {
         k->sm_lo = lo;
@@ -484,7 +484,7 @@ static int set_range(corun__sched *s, corun__kernel *k, uint32_t lo, uint32_t hi
  * slots). So a batch kernel bound to the SMs outside a reservation fills
  * them and leaves the reserved SMs empty. The surplus workers carry CapSM
  * ids beyond n; eviction by CapSM id stays approximate for a bound kernel. */
-static int launch_workers(corun__sched *s, corun__kernel *k, uint32_t first, uint32_t n)
+static int launch_workers(corun__sched *s, corun__job *k, uint32_t first, uint32_t n)
 {
     corun__launch_req req;
     uint64_t nworkers = corun__workers_for(n, k->per_sm, k->sm_lo, k->sm_hi,
@@ -501,7 +501,7 @@ static int launch_workers(corun__sched *s, corun__kernel *k, uint32_t first, uin
     req.gen = k->gen;
     req.priority = (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) ? 1 : 0;
     req.cookie = (uint64_t)(uintptr_t)k;
-    rc = s->be->ops->launch_workers(s->be, k->bk, &req);
+    rc = s->be->ops->launch_workers(s->be, k->ex, &req);
     if (rc != CORUN_OK) {
         return rc;
     }
@@ -514,11 +514,11 @@ static int launch_workers(corun__sched *s, corun__kernel *k, uint32_t first, uin
 }
 
 /* A launch failed: if nothing of k is on the GPU any more, k has failed. */
-static int launch_failed(corun__sched *s, corun__kernel *k, int rc)
+static int launch_failed(corun__sched *s, corun__job *k, int rc)
 {
     k->status = rc;
     if (k->inflight == 0) {
-        finish(s, k, CORUN_KS_FAILED, rc);
+        finish(s, k, CORUN_JS_FAILED, rc);
     }
     return rc;
 }
@@ -527,7 +527,7 @@ static int launch_failed(corun__sched *s, corun__kernel *k, int rc)
  * enqueued (corun__sched_stop): that grid carries a worker for every slot of
  * the GPU, CapSM ids [gate_base, gate_base + sm_count); the lowest are
  * evicted before the gate opens so that n CapSMs' worth run. */
-static int resume_direct(corun__sched *s, corun__kernel *k, uint32_t n)
+static int resume_direct(corun__sched *s, corun__job *k, uint32_t n)
 {
     const uint32_t nsm = s->be->desc.sm_count;
     const uint32_t lo = k->gate_base + (nsm - (n < nsm ? n : nsm));
@@ -539,15 +539,15 @@ static int resume_direct(corun__sched *s, corun__kernel *k, uint32_t n)
     if (n > nsm) {
         n = nsm;
     }
-    rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_EVICT_BELOW, lo);
+    rc = s->be->ops->signal(s->be, k->ex, CORUN_SIG_EVICT_BELOW, lo);
     if (rc == CORUN_OK && k->sm_hi < k->sm_top) {
         rc = set_range(s, k, k->sm_lo, k->sm_top);
     }
     if (rc == CORUN_OK) {
-        rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_NWORKERS, (uint64_t)n * k->per_sm);
+        rc = s->be->ops->signal(s->be, k->ex, CORUN_SIG_NWORKERS, (uint64_t)n * k->per_sm);
     }
     if (rc == CORUN_OK) {
-        rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_RESUME, k->gates);
+        rc = s->be->ops->signal(s->be, k->ex, CORUN_SIG_RESUME, k->gates);
     }
     if (rc != CORUN_OK) {
         return rc;
@@ -557,13 +557,13 @@ static int resume_direct(corun__sched *s, corun__kernel *k, uint32_t n)
     k->capsm_lo = lo;
     k->capsm_hi = k->gate_base + nsm;
     s->held += n;
-    k->state = CORUN_KS_RUNNING;
+    k->state = CORUN_JS_RUNNING;
     k->t_run_since = corun__sched_now(s);
     ext(k)->clock_on = true;
     return CORUN_OK;
 }
 
-int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n)
+int corun__sched_run(corun__sched *s, corun__job *k, uint32_t n)
 {
     kernel_ext *e = ext(k);
     int rc;
@@ -574,24 +574,24 @@ int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n)
     if (k->plain) {
         return CORUN_ESTATE;
     }
-    if (k->state == CORUN_KS_RUNNING) {
+    if (k->state == CORUN_JS_RUNNING) {
         return corun__sched_grow(s, k, n);
     }
-    if (k->state != CORUN_KS_WAITING && k->state != CORUN_KS_PAUSED) {
+    if (k->state != CORUN_JS_WAITING && k->state != CORUN_JS_PAUSED) {
         return CORUN_ESTATE;
     }
     if (k->direct) {
         return resume_direct(s, k, n);
     }
-    if (k->state == CORUN_KS_PAUSED) {
+    if (k->state == CORUN_JS_PAUSED) {
         /* Every worker has left, so the tasks run are exactly [0, done):
          * continue from there, with any raised limit now in force. */
         corun_progress p;
-        rc = s->be->ops->progress(s->be, k->bk, &p);
+        rc = s->be->ops->progress(s->be, k->ex, &p);
         if (rc != CORUN_OK) {
             return rc;
         }
-        rc = s->be->ops->rewind(s->be, k->bk, p.done, e->limit_pending);
+        rc = s->be->ops->rewind(s->be, k->ex, p.done, e->limit_pending);
         if (rc != CORUN_OK) {
             return rc;
         }
@@ -613,22 +613,22 @@ int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n)
     capsm_clock(s, k);
     k->capsm_hi += n;
     s->held += n;
-    k->state = CORUN_KS_RUNNING;
+    k->state = CORUN_JS_RUNNING;
     k->t_run_since = corun__sched_now(s);
     e->clock_on = true;
     set_nworkers(s, k);
     return CORUN_OK;
 }
 
-int corun__sched_run_plain(corun__sched *s, corun__kernel *k, int32_t priority)
+int corun__sched_run_plain(corun__sched *s, corun__job *k, int32_t priority)
 {
     int rc;
 
-    if (k->state != CORUN_KS_WAITING) {
+    if (k->state != CORUN_JS_WAITING) {
         return CORUN_ESTATE;
     }
     k->plain = true;
-    rc = s->be->ops->launch_plain(s->be, k->bk, priority, (uint64_t)(uintptr_t)k);
+    rc = s->be->ops->launch_plain(s->be, k->ex, priority, (uint64_t)(uintptr_t)k);
     if (rc != CORUN_OK) {
         return launch_failed(s, k, rc);
     }
@@ -637,21 +637,21 @@ int corun__sched_run_plain(corun__sched *s, corun__kernel *k, int32_t priority)
     k->t_start = corun__sched_now(s);
     k->t_run_since = k->t_start;
     ext(k)->clock_on = true;
-    k->state = CORUN_KS_RUNNING;
+    k->state = CORUN_JS_RUNNING;
     return CORUN_OK;
 }
 
-int corun__sched_grow(corun__sched *s, corun__kernel *k, uint32_t n)
+int corun__sched_grow(corun__sched *s, corun__job *k, uint32_t n)
 {
     int rc;
 
     if (n == 0) {
         return CORUN_OK;
     }
-    if (k->state == CORUN_KS_PAUSED || k->state == CORUN_KS_WAITING) {
+    if (k->state == CORUN_JS_PAUSED || k->state == CORUN_JS_WAITING) {
         return corun__sched_run(s, k, n);
     }
-    if (k->state != CORUN_KS_RUNNING || k->plain) {
+    if (k->state != CORUN_JS_RUNNING || k->plain) {
         return CORUN_ESTATE;
     }
     if (k->sm_hi < k->sm_top) {
@@ -672,14 +672,14 @@ int corun__sched_grow(corun__sched *s, corun__kernel *k, uint32_t n)
     return CORUN_OK;
 }
 
-int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n)
+int corun__sched_shrink(corun__sched *s, corun__job *k, uint32_t n)
 {
     int rc;
 
-    if (k->state != CORUN_KS_RUNNING || k->plain) {
+    if (k->state != CORUN_JS_RUNNING || k->plain) {
         return CORUN_ESTATE;
     }
-    if (n > corun__kernel_capsm(k)) {
+    if (n > corun__job_capsm(k)) {
         return CORUN_ERANGE;
     }
     if (n == 0) {
@@ -689,7 +689,7 @@ int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n)
         /* Bound: whole SMs, the top n of its range. */
         rc = set_range(s, k, k->sm_lo, k->sm_hi - n);
     } else {
-        rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_EVICT_BELOW, k->capsm_lo + n);
+        rc = s->be->ops->signal(s->be, k->ex, CORUN_SIG_EVICT_BELOW, k->capsm_lo + n);
     }
     if (rc != CORUN_OK) {
         return rc;
@@ -701,14 +701,14 @@ int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n)
     return CORUN_OK;
 }
 
-int corun__sched_stop(corun__sched *s, corun__kernel *k)
+int corun__sched_stop(corun__sched *s, corun__job *k)
 {
     int rc;
 
     if (k->plain) {
         return CORUN_ENOTSUP;
     }
-    if (k->state != CORUN_KS_RUNNING) {
+    if (k->state != CORUN_JS_RUNNING) {
         return CORUN_ESTATE;
     }
     if (k->direct) {
@@ -726,7 +726,7 @@ int corun__sched_stop(corun__sched *s, corun__kernel *k)
         req.priority = (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) ? 1 : 0;
         req.gate = k->gates + 1;
         req.cookie = (uint64_t)(uintptr_t)k;
-        rc = s->be->ops->launch_workers(s->be, k->bk, &req);
+        rc = s->be->ops->launch_workers(s->be, k->ex, &req);
         if (rc != CORUN_OK) {
             return rc;
         }
@@ -736,18 +736,18 @@ int corun__sched_stop(corun__sched *s, corun__kernel *k)
         k->launches++;
     }
     k->gen++;
-    rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_HALT_GEN, k->gen);
+    rc = s->be->ops->signal(s->be, k->ex, CORUN_SIG_HALT_GEN, k->gen);
     if (rc != CORUN_OK) {
         k->gen--;
         return rc;
     }
     drop_capsm(s, k);
     k->preemptions++;
-    k->state = CORUN_KS_STOPPING;
+    k->state = CORUN_JS_STOPPING;
     return CORUN_OK;
 }
 
-int corun__sched_bind(corun__sched *s, corun__kernel *k, uint32_t sm_lo, uint32_t sm_hi)
+int corun__sched_bind(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t sm_hi)
 {
     int rc;
 
@@ -764,7 +764,7 @@ int corun__sched_bind(corun__sched *s, corun__kernel *k, uint32_t sm_lo, uint32_
     return rc;
 }
 
-int corun__sched_limit(corun__sched *s, corun__kernel *k, uint64_t limit)
+int corun__sched_limit(corun__sched *s, corun__job *k, uint64_t limit)
 {
     kernel_ext *e = ext(k);
     int rc;
@@ -779,8 +779,8 @@ int corun__sched_limit(corun__sched *s, corun__kernel *k, uint64_t limit)
     /* Never launched: set it now. Otherwise it waits for the next resume
      * (the rewind sets it): changed under running workers, a limit can leave
      * a task unrun (corun_ctl.h), and a paused kernel is rewound anyway. */
-    if (k->state == CORUN_KS_WAITING && limit != e->limit) {
-        rc = s->be->ops->signal(s->be, k->bk, CORUN_SIG_TASK_LIMIT, limit);
+    if (k->state == CORUN_JS_WAITING && limit != e->limit) {
+        rc = s->be->ops->signal(s->be, k->ex, CORUN_SIG_TASK_LIMIT, limit);
         if (rc != CORUN_OK) {
             return rc;
         }
@@ -796,14 +796,14 @@ void corun__sched_timer(corun__sched *s, uint64_t t)
     }
 }
 
-int corun__sched_progress(corun__sched *s, corun__kernel *k, corun_progress *out)
+int corun__sched_progress(corun__sched *s, corun__job *k, corun_progress *out)
 {
     int rc;
 
     if (k->plain) {
         return CORUN_ENOTSUP;
     }
-    rc = s->be->ops->progress(s->be, k->bk, out);
+    rc = s->be->ops->progress(s->be, k->ex, out);
     if (rc == CORUN_OK) {
         k->done_tasks = out->done;
     }
@@ -811,43 +811,43 @@ int corun__sched_progress(corun__sched *s, corun__kernel *k, corun_progress *out
 }
 
 /* Every launch of k has finished: it is done, paused, or failed. */
-static void quiescent(corun__sched *s, corun__kernel *k)
+static void quiescent(corun__sched *s, corun__job *k)
 {
     corun_progress p;
     int rc;
 
     if (k->status != CORUN_OK) {
-        finish(s, k, CORUN_KS_FAILED, k->status);
+        finish(s, k, CORUN_JS_FAILED, k->status);
         return;
     }
     if (k->plain) {
-        finish(s, k, CORUN_KS_DONE, CORUN_OK);
+        finish(s, k, CORUN_JS_DONE, CORUN_OK);
         return;
     }
-    rc = s->be->ops->progress(s->be, k->bk, &p);
+    rc = s->be->ops->progress(s->be, k->ex, &p);
     if (rc != CORUN_OK) {
-        finish(s, k, CORUN_KS_FAILED, rc);
+        finish(s, k, CORUN_JS_FAILED, rc);
         return;
     }
     k->done_tasks = p.done;
     k->task_ns = p.task_ns;
     k->ran_ahead = p.ahead != 0;
     if (p.done >= k->tasks) {
-        finish(s, k, CORUN_KS_DONE, CORUN_OK);
+        finish(s, k, CORUN_JS_DONE, CORUN_OK);
         return;
     }
     drop_capsm(s, k);
     stop_running_clock(s, k);
-    k->state = CORUN_KS_PAUSED;
+    k->state = CORUN_JS_PAUSED;
     if (s->pol->paused) {
         s->pol->paused(s, s->pst, k);
     }
 }
 
 /* What a direct kernel's device side reported. */
-static void direct_event(corun__sched *s, corun__kernel *k, const corun__bevent *ev)
+static void direct_event(corun__sched *s, corun__job *k, const corun__bevent *ev)
 {
-    if (k->state == CORUN_KS_DONE || k->state == CORUN_KS_FAILED) {
+    if (k->state == CORUN_JS_DONE || k->state == CORUN_JS_FAILED) {
         return;
     }
     k->done_tasks = ev->done;
@@ -858,11 +858,11 @@ static void direct_event(corun__sched *s, corun__kernel *k, const corun__bevent 
     case CORUN_BEV_HELD:
         /* Paused once nothing runs after a halt, or after an eviction of
          * every CapSM it held. */
-        if (ev->live == 0 && (k->state == CORUN_KS_STOPPING ||
-                              (k->state == CORUN_KS_RUNNING && corun__kernel_capsm(k) == 0))) {
+        if (ev->live == 0 && (k->state == CORUN_JS_STOPPING ||
+                              (k->state == CORUN_JS_RUNNING && corun__job_capsm(k) == 0))) {
             drop_capsm(s, k);
             stop_running_clock(s, k);
-            k->state = CORUN_KS_PAUSED;
+            k->state = CORUN_JS_PAUSED;
             if (s->pol->paused) {
                 s->pol->paused(s, s->pst, k);
             }
@@ -872,13 +872,13 @@ static void direct_event(corun__sched *s, corun__kernel *k, const corun__bevent 
         if (k->inflight > 0) {
             k->inflight--;
         }
-        finish(s, k, CORUN_KS_DONE, CORUN_OK);
+        finish(s, k, CORUN_JS_DONE, CORUN_OK);
         break;
     case CORUN_BEV_RELEASED:
         if (k->inflight > 0) {
             k->inflight--;
         }
-        finish(s, k, CORUN_KS_FAILED, CORUN_ESTATE);
+        finish(s, k, CORUN_JS_FAILED, CORUN_ESTATE);
         break;
     case CORUN_BEV_LAUNCH:
         break;
@@ -887,7 +887,7 @@ static void direct_event(corun__sched *s, corun__kernel *k, const corun__bevent 
 
 static void launch_finished(corun__sched *s, const corun__bevent *ev)
 {
-    corun__kernel *k = (corun__kernel *)(uintptr_t)ev->cookie;
+    corun__job *k = (corun__job *)(uintptr_t)ev->cookie;
 
     if (ev->kind != CORUN_BEV_LAUNCH) {
         direct_event(s, k, ev);
@@ -902,8 +902,8 @@ static void launch_finished(corun__sched *s, const corun__bevent *ev)
     }
     if (k->direct) {
         /* a resume or growth grid: the primary grid's reports decide */
-        if (ev->status != CORUN_OK && k->state != CORUN_KS_DONE && k->state != CORUN_KS_FAILED) {
-            finish(s, k, CORUN_KS_FAILED, ev->status);
+        if (ev->status != CORUN_OK && k->state != CORUN_JS_DONE && k->state != CORUN_JS_FAILED) {
+            finish(s, k, CORUN_JS_FAILED, ev->status);
         }
         if (k->inflight == 0 && ext(k)->release_asked) {
             corun__sched_release(s, k);

@@ -30,31 +30,31 @@
 typedef struct corun__sched corun__sched;
 typedef struct corun__policy_ops corun__policy_ops;
 
-typedef enum corun__kstate {
-    CORUN_KS_WAITING,  /* submitted, never started */
-    CORUN_KS_RUNNING,  /* has (or is launching) workers or a plain grid */
-    CORUN_KS_STOPPING, /* told to halt; workers still leaving */
-    CORUN_KS_PAUSED,   /* no worker left, tasks remain */
-    CORUN_KS_DONE,     /* every task ran */
-    CORUN_KS_FAILED    /* a launch failed; see status */
-} corun__kstate;
+typedef enum corun__jstate {
+    CORUN_JS_WAITING,  /* submitted, never started */
+    CORUN_JS_RUNNING,  /* has (or is launching) workers or a plain grid */
+    CORUN_JS_STOPPING, /* told to halt; workers still leaving */
+    CORUN_JS_PAUSED,   /* no worker left, tasks remain */
+    CORUN_JS_DONE,     /* every task ran */
+    CORUN_JS_FAILED    /* a launch failed; see status */
+} corun__jstate;
 
-typedef struct corun__kernel corun__kernel;
+typedef struct corun__job corun__job;
 
 /* Called when a kernel reaches DONE or FAILED. The kernel record stays valid
  * until corun__sched_release. */
-typedef void (*corun__kernel_done_fn)(corun__sched *s, corun__kernel *k, void *user);
+typedef void (*corun__job_done_fn)(corun__sched *s, corun__job *k, void *user);
 
-struct corun__kernel {
+struct corun__job {
     uint32_t id;               /* unique while the record lives */
     char name[64];
     corun_launch_attr attr;
-    corun__bkernel *bk;
+    corun__exec *ex;
     uint64_t tasks;
     uint32_t per_sm;           /* max active workers per SM (SMGuard's MaxActivePBlock) */
     uint32_t block_threads;    /* threads per block, as launched (duration models) */
     uint32_t smem_bytes;       /* shared memory per block, static + dynamic */
-    corun__kstate state;
+    corun__jstate state;
     bool plain;                /* runs as an ordinary grid (baselines) */
     int status;                /* CORUN_OK, or why it failed */
 
@@ -86,11 +86,11 @@ struct corun__kernel {
     uint32_t gates_open;       /* gates opened (CORUN_SIG_RESUME) */
     uint32_t gate_base;        /* CapSM id of the last gated grid's first workers */
 
-    corun__kernel_done_fn on_done;
+    corun__job_done_fn on_done;
     void *user;
     void *pdata;               /* policy-private */
 
-    corun__kernel *prev, *next; /* in the scheduler's list of live kernels */
+    corun__job *prev, *next; /* in the scheduler's list of live kernels */
 };
 
 typedef struct corun__sched_opts {
@@ -108,10 +108,10 @@ void corun__sched_destroy(corun__sched *s);
  * CORUN_EINVAL (with why) for shapes that cannot run; nothing is then
  * launched. *out stays owned by the scheduler (release it after on_done). */
 int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
-                        corun__kernel_done_fn on_done, void *user, corun__kernel **out, char *why,
+                        corun__job_done_fn on_done, void *user, corun__job **out, char *why,
                         size_t why_len);
 /* Forgets a DONE or FAILED kernel (once its last launch has ended). */
-void corun__sched_release(corun__sched *s, corun__kernel *k);
+void corun__sched_release(corun__sched *s, corun__job *k);
 
 /* What a direct launch did (backend direct_launch), for corun__sched_adopt. */
 typedef struct corun__direct_info {
@@ -123,12 +123,12 @@ typedef struct corun__direct_info {
 } corun__direct_info;
 
 /* Takes in a kernel the program's thread launched itself (spec as given to
- * direct_launch, bk what it returned): RUNNING on info->capsm CapSMs, or,
+ * direct_launch, ex what it returned): RUNNING on info->capsm CapSMs, or,
  * launched plain, DONE at once (counted in corun__sched_direct_plain). The
  * policy's `direct` callback hears of it; bind is called with the kernel. */
 int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_launch_attr *attr,
-                       corun__bkernel *bk, const corun__direct_info *info,
-                       corun__kernel_done_fn on_done, void *user, corun__kernel **out);
+                       corun__exec *ex, const corun__direct_info *info,
+                       corun__job_done_fn on_done, void *user, corun__job **out);
 /* Direct launches that ran as plain kernels. */
 uint64_t corun__sched_direct_plain(const corun__sched *s);
 /* The policy's allotment of class cls now (policy.h). */
@@ -150,36 +150,36 @@ uint64_t corun__sched_now(const corun__sched *s);
 
 /* Start or resume k on n CapSMs (n x per_sm workers). A paused kernel
  * continues from its counter. */
-int corun__sched_run(corun__sched *s, corun__kernel *k, uint32_t n);
+int corun__sched_run(corun__sched *s, corun__job *k, uint32_t n);
 /* Launch k as one ordinary grid on a stream of the given priority. */
-int corun__sched_run_plain(corun__sched *s, corun__kernel *k, int32_t priority);
+int corun__sched_run_plain(corun__sched *s, corun__job *k, int32_t priority);
 /* Add n CapSMs to a running kernel (new workers on the same control block).
  * A bound kernel that was shrunk first widens its SM range by n again, up to
  * the range it was bound to. */
-int corun__sched_grow(corun__sched *s, corun__kernel *k, uint32_t n);
+int corun__sched_grow(corun__sched *s, corun__job *k, uint32_t n);
 /* Take n CapSMs from a running kernel by evicting its lowest ones; their
  * workers finish their chunk and leave. The CapSMs count as free at once.
  * A kernel bound to an SM range (corun__sched_bind) gives up whole SMs
  * instead: its range loses its top n SMs, and the workers there leave. */
-int corun__sched_shrink(corun__sched *s, corun__kernel *k, uint32_t n);
+int corun__sched_shrink(corun__sched *s, corun__job *k, uint32_t n);
 /* Temporal preemption: every worker of k leaves after its chunk. k turns
  * PAUSED (policy->paused is called) once the last one has left, or DONE.
  * A direct kernel's resume grid is enqueued first, behind a gate that
  * corun__sched_run opens (corun_ctl.h): resuming it needs no launch. */
-int corun__sched_stop(corun__sched *s, corun__kernel *k);
+int corun__sched_stop(corun__sched *s, corun__job *k);
 /* Bind k's workers to SMs [lo, hi] (Slate/FLEP spatial); workers elsewhere
  * leave. Also before k's first launch: its launches then carry enough extra
  * workers to fill the range (see launch_workers in sched.c). */
-int corun__sched_bind(corun__sched *s, corun__kernel *k, uint32_t sm_lo, uint32_t sm_hi);
+int corun__sched_bind(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t sm_hi);
 /* Epoch quota: k claims no task at or beyond `limit` (absolute task index).
  * Set at once if k has never been launched; otherwise it takes effect when k
  * is next resumed (a kernel that stops at its limit pauses, and is resumed
  * with the limit then pending). */
-int corun__sched_limit(corun__sched *s, corun__kernel *k, uint64_t limit);
+int corun__sched_limit(corun__sched *s, corun__job *k, uint64_t limit);
 /* Ask the policy to be called back at time t (the earliest request wins). */
 void corun__sched_timer(corun__sched *s, uint64_t t);
 /* Reads k's counters from the backend (also refreshes k->done_tasks). */
-int corun__sched_progress(corun__sched *s, corun__kernel *k, corun_progress *out);
+int corun__sched_progress(corun__sched *s, corun__job *k, corun_progress *out);
 
 /* ---- what policies may read --------------------------------------------- */
 
@@ -193,14 +193,14 @@ const corun__settings *corun__sched_settings(const corun__sched *s);
 /* CapSMs not held by any kernel. */
 uint32_t corun__sched_free_capsm(const corun__sched *s);
 /* Live kernels (not yet released), in submission order. */
-corun__kernel *corun__sched_first(const corun__sched *s);
-static inline uint32_t corun__kernel_capsm(const corun__kernel *k)
+corun__job *corun__sched_first(const corun__sched *s);
+static inline uint32_t corun__job_capsm(const corun__job *k)
 {
     return k->capsm_hi - k->capsm_lo;
 }
-static inline bool corun__kernel_active(const corun__kernel *k)
+static inline bool corun__job_active(const corun__job *k)
 {
-    return k->state == CORUN_KS_RUNNING || k->state == CORUN_KS_STOPPING;
+    return k->state == CORUN_JS_RUNNING || k->state == CORUN_JS_STOPPING;
 }
 
 #endif

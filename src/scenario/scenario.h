@@ -113,7 +113,7 @@ typedef struct corun__run_env {
 
 /* One completed kernel of an application. Times are ns from the start of
  * the run. */
-typedef struct corun__kernel_rec {
+typedef struct corun__job_rec {
     double submit_ns;         /* arrival */
     double start_ns;          /* first launch */
     double end_ns;            /* completion seen by the host */
@@ -121,20 +121,20 @@ typedef struct corun__kernel_rec {
     double capsm_ns;          /* CapSMs held x time; plain kernels count the whole GPU
                                  while their grid runs */
     uint32_t preemptions;
-} corun__kernel_rec;
+} corun__job_rec;
 
 typedef struct corun__app_result {
     char name[64];
     corun_class cls;
     size_t submitted, completed, failed;
     double *turnaround_ns;    /* per completed kernel, in completion order */
-    corun__kernel_rec *kernels; /* per completed kernel, same order */
+    corun__job_rec *kernels; /* per completed kernel, same order */
     double mean_ns, p50_ns, p99_ns, max_ns;
     double span_ns;           /* first arrival to last completion */
     double rate_per_s;        /* completed / span */
     double tasks_done;        /* block-tasks of completed kernels */
     uint32_t preemptions;
-    double capsm_ns;          /* sum over its kernels (see corun__kernel_rec) */
+    double capsm_ns;          /* sum over its kernels (see corun__job_rec) */
     double window_capsm_ns;   /* the part of it inside the arrival window */
     double window_tasks;      /* block-tasks done inside the arrival window */
     bool plain;               /* ran plain grids: CapSM-time is then launch to end

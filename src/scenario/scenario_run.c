@@ -107,16 +107,16 @@ static uint64_t next_after(app_state *a, uint64_t now)
     return t >= a->run->stop_arrivals ? NEVER : t;
 }
 
-static int push_completed(app_state *a, const corun__kernel *k)
+static int push_completed(app_state *a, const corun__job *k)
 {
     corun__app_result *r = a->res;
     const double t0 = (double)a->run->t0;
-    corun__kernel_rec *rec;
+    corun__job_rec *rec;
 
     if (r->completed == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 256;
         double *v = realloc(r->turnaround_ns, cap * sizeof(*v));
-        corun__kernel_rec *kr;
+        corun__job_rec *kr;
         if (v == NULL) {
             return CORUN_ENOMEM;
         }
@@ -147,7 +147,7 @@ static int push_completed(app_state *a, const corun__kernel *k)
     return CORUN_OK;
 }
 
-static void on_done(corun__sched *s, corun__kernel *k, void *user)
+static void on_done(corun__sched *s, corun__job *k, void *user)
 {
     app_state *a = user;
     uint64_t now = k->t_end;
@@ -155,7 +155,7 @@ static void on_done(corun__sched *s, corun__kernel *k, void *user)
     a->inflight--;
     a->last_completion = now;
     a->res->preemptions += k->preemptions;
-    if (k->state == CORUN_KS_DONE) {
+    if (k->state == CORUN_JS_DONE) {
         if (push_completed(a, k) != CORUN_OK &&
             a->run->status == CORUN_OK) {
             a->run->status = CORUN_ENOMEM;
@@ -177,7 +177,7 @@ static void on_done(corun__sched *s, corun__kernel *k, void *user)
 
 static int submit(run_ctx *rc, app_state *a, char *why, size_t why_len)
 {
-    corun__kernel *k = NULL;
+    corun__job *k = NULL;
     uint64_t now = corun__sched_now(rc->s);
     int st;
 
@@ -211,20 +211,20 @@ static int submit(run_ctx *rc, app_state *a, char *why, size_t why_len)
 static void close_window(run_ctx *rc, corun__run_result *out)
 {
     uint64_t now = corun__sched_now(rc->s);
-    corun__kernel *k;
+    corun__job *k;
 
     for (k = corun__sched_first(rc->s); k != NULL; k = k->next) {
         app_state *a = k->user;
         double part;
-        if (k->state == CORUN_KS_DONE || k->state == CORUN_KS_FAILED || a == NULL) {
+        if (k->state == CORUN_JS_DONE || k->state == CORUN_JS_FAILED || a == NULL) {
             continue;
         }
         if (k->plain) {
-            part = k->state == CORUN_KS_RUNNING ? (double)(now - k->t_start) * rc->sm_count : 0;
+            part = k->state == CORUN_JS_RUNNING ? (double)(now - k->t_start) * rc->sm_count : 0;
         } else {
             corun_progress p;
-            part = k->capsm_ns + (double)corun__kernel_capsm(k) * (double)(now - k->t_capsm);
-            if (k->state != CORUN_KS_WAITING && corun__sched_progress(rc->s, k, &p) == CORUN_OK) {
+            part = k->capsm_ns + (double)corun__job_capsm(k) * (double)(now - k->t_capsm);
+            if (k->state != CORUN_JS_WAITING && corun__sched_progress(rc->s, k, &p) == CORUN_OK) {
                 a->res->window_tasks += (double)p.done;
             }
         }

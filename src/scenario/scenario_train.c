@@ -36,7 +36,7 @@ typedef struct solo_done {
     int done;
 } solo_done;
 
-static void on_solo_done(corun__sched *s, corun__kernel *k, void *user)
+static void on_solo_done(corun__sched *s, corun__job *k, void *user)
 {
     ((solo_done *)user)->done = 1;
 }
@@ -47,7 +47,7 @@ static int run_alone(corun__sched *s, const corun__kspec *spec, const corun_laun
                      double *dur_ns, uint32_t *per_sm, char *why, size_t why_len)
 {
     solo_done d = {0};
-    corun__kernel *k = NULL;
+    corun__job *k = NULL;
     uint64_t give_up;
     int rc;
 
@@ -69,7 +69,7 @@ static int run_alone(corun__sched *s, const corun__kspec *spec, const corun_laun
                      corun_strerror(rc));
             return rc;
         }
-        if (!d.done && k->state == CORUN_KS_PAUSED) {
+        if (!d.done && k->state == CORUN_JS_PAUSED) {
             /* Nothing halted it, and under the manual policy nothing would
              * resume it: its workers left on their own (how a control
              * block that never arrived showed, cuda_backend.c's
@@ -81,7 +81,7 @@ static int run_alone(corun__sched *s, const corun__kspec *spec, const corun_laun
             return CORUN_ESTATE; /* the scheduler's destruction frees it */
         }
     }
-    if (k->state != CORUN_KS_DONE) {
+    if (k->state != CORUN_JS_DONE) {
         snprintf(why, why_len, "kernel '%s' failed while profiling: %s", spec->name,
                  corun_strerror(k->status));
         rc = k->status != CORUN_OK ? k->status : CORUN_ELAUNCH;

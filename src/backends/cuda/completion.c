@@ -134,10 +134,10 @@ static void drain(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *n)
 /* Moves the direct kernels launched since into our own list. */
 static void take_new(cuda_backend *b)
 {
-    corun__bkernel *k = atomic_exchange(&b->direct_new, NULL);
+    corun__exec *k = atomic_exchange(&b->direct_new, NULL);
 
     while (k != NULL) {
-        corun__bkernel *next = k->dnext;
+        corun__exec *next = k->dnext;
         k->dprev = NULL;
         k->dnext = b->direct_head;
         if (b->direct_head != NULL) {
@@ -153,7 +153,7 @@ static void take_new(cuda_backend *b)
  * Reads host memory only, takes no lock; the scheduler's thread. */
 static void scan_direct(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *n)
 {
-    corun__bkernel *k, *next;
+    corun__exec *k, *next;
 
     take_new(b);
     for (k = b->direct_head; k != NULL && *n < cap; k = next) {
@@ -227,9 +227,9 @@ int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, s
     return CORUN_OK;
 }
 
-void corun__cuda_direct_watch(cuda_backend *b, corun__bkernel *k)
+void corun__cuda_direct_watch(cuda_backend *b, corun__exec *k)
 {
-    corun__bkernel *head = atomic_load_explicit(&b->direct_new, memory_order_relaxed);
+    corun__exec *head = atomic_load_explicit(&b->direct_new, memory_order_relaxed);
 
     k->listed = false;
     do {
@@ -243,7 +243,7 @@ void corun__cuda_direct_watch(cuda_backend *b, corun__bkernel *k)
     }
 }
 
-void corun__cuda_direct_unwatch(cuda_backend *b, corun__bkernel *k)
+void corun__cuda_direct_unwatch(cuda_backend *b, corun__exec *k)
 {
     if (!k->listed) {
         take_new(b);

@@ -53,7 +53,7 @@ static int check_grid(const corun_gpu_desc *g, const corun__kspec *spec, char *w
     return CORUN_OK;
 }
 
-int corun__cuda_pack_args(cuda_backend *b, corun__bkernel *k, const cuda_code *c, char *why,
+int corun__cuda_pack_args(cuda_backend *b, corun__exec *k, const cuda_code *c, char *why,
                           size_t why_len)
 {
     void *const *user = (void *const *)k->spec.args;
@@ -85,7 +85,7 @@ int corun__cuda_pack_args(cuda_backend *b, corun__bkernel *k, const cuda_code *c
 }
 
 /* The synthetic kernel of a scenario: its parameters and occupancy. */
-static int open_synthetic(cuda_backend *b, corun__bkernel *k, char *why, size_t why_len)
+static int open_synthetic(cuda_backend *b, corun__exec *k, char *why, size_t why_len)
 {
     const corun__cu *cu = b->d->cu;
     const uint32_t threads = k->spec.block.x * k->spec.block.y * k->spec.block.z;
@@ -125,7 +125,7 @@ static int open_synthetic(cuda_backend *b, corun__bkernel *k, char *why, size_t 
 }
 
 /* A program's registered kernel, launched by the scheduler. */
-static int open_user(cuda_backend *b, corun__bkernel *k, char *why, size_t why_len)
+static int open_user(cuda_backend *b, corun__exec *k, char *why, size_t why_len)
 {
     cuda_code *c = (cuda_code *)k->spec.user;
     bool ahead_ok = false;
@@ -151,11 +151,11 @@ static int open_user(cuda_backend *b, corun__bkernel *k, char *why, size_t why_l
     return rc;
 }
 
-static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun__bkernel **out,
+static int cuda_exec_open(corun__backend *be, const corun__kspec *spec, corun__exec **out,
                             uint32_t *per_sm, char *why, size_t why_len)
 {
     cuda_backend *b = cb(be);
-    corun__bkernel *k;
+    corun__exec *k;
     size_t i;
     int rc = check_grid(&b->d->desc, spec, why, why_len);
 
@@ -169,7 +169,7 @@ static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun_
     if (k == NULL) {
         return CORUN_ENOMEM;
     }
-    memset(k, 0, offsetof(corun__bkernel, offset));
+    memset(k, 0, offsetof(corun__exec, offset));
     k->spec = *spec;
     rc = spec->code == CORUN_CODE_USER ? open_user(b, k, why, why_len)
                                        : open_synthetic(b, k, why, why_len);
@@ -198,7 +198,7 @@ static int cuda_kernel_open(corun__backend *be, const corun__kspec *spec, corun_
     return CORUN_OK;
 }
 
-void corun__cuda_kernel_free(cuda_backend *b, corun__bkernel *k)
+void corun__cuda_kernel_free(cuda_backend *b, corun__exec *k)
 {
     if (k->ready != NULL) {
         (void)b->d->cu->cuEventDestroy(k->ready);
@@ -209,7 +209,7 @@ void corun__cuda_kernel_free(cuda_backend *b, corun__bkernel *k)
 
 /* Waits for every launch of k on our streams; only when the scheduler is
  * torn down with work on the GPU. */
-static void wait_inflight(cuda_backend *b, corun__bkernel *k)
+static void wait_inflight(cuda_backend *b, corun__exec *k)
 {
     int tries, i;
 
@@ -246,7 +246,7 @@ static void wait_inflight(cuda_backend *b, corun__bkernel *k)
  * scheduler torn down): let its stream go, and wait a second for the last
  * worker to say so. Returns false if it did not (the slot is then never
  * reused). */
-static bool release_direct(cuda_backend *b, corun__bkernel *k)
+static bool release_direct(cuda_backend *b, corun__exec *k)
 {
     corun__ctl_write w = {offsetof(corun_ctl, release), 4, 1};
     uint64_t until = corun__mono_ns() + 1000000000ull;
@@ -264,7 +264,7 @@ static bool release_direct(cuda_backend *b, corun__bkernel *k)
     return false;
 }
 
-static void cuda_kernel_close(corun__backend *be, corun__bkernel *k)
+static void cuda_exec_close(corun__backend *be, corun__exec *k)
 {
     cuda_backend *b = cb(be);
     bool reuse = true;
@@ -304,7 +304,7 @@ static int pick_stream(cuda_backend *b, int high)
 /* A launch on one of our streams: after the control-block writes before it
  * (k->ready), behind the resume gate if it has one, then recorded and handed
  * to a waiter. */
-static int launch(cuda_backend *b, corun__bkernel *k, int worker, unsigned nblocks_x, int32_t prio,
+static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_x, int32_t prio,
                   uint32_t gate, uint64_t cookie)
 {
     const corun__cu *cu = b->d->cu;
@@ -365,7 +365,7 @@ static int launch(cuda_backend *b, corun__bkernel *k, int worker, unsigned nbloc
     return CORUN_OK;
 }
 
-static int cuda_launch_workers(corun__backend *be, corun__bkernel *k, const corun__launch_req *req)
+static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__launch_req *req)
 {
     cuda_backend *b = cb(be);
     int rc;
@@ -382,13 +382,13 @@ static int cuda_launch_workers(corun__backend *be, corun__bkernel *k, const coru
     return rc;
 }
 
-static int cuda_launch_plain(corun__backend *be, corun__bkernel *k, int32_t priority,
+static int cuda_launch_plain(corun__backend *be, corun__exec *k, int32_t priority,
                              uint64_t cookie)
 {
     return launch(cb(be), k, 0, 0, priority, 0, cookie);
 }
 
-int corun__cuda_write(cuda_backend *b, corun__bkernel *k, const corun__ctl_write *w, size_t n)
+int corun__cuda_write(cuda_backend *b, corun__exec *k, const corun__ctl_write *w, size_t n)
 {
     const corun__cu *cu = b->d->cu;
     size_t i;
@@ -411,7 +411,7 @@ int corun__cuda_write(cuda_backend *b, corun__bkernel *k, const corun__ctl_write
 /* Later launches of a kernel on our streams wait for the writes made before
  * them. Not for direct kernels: their resume grids wait at their gate, and
  * an event record may wait on the driver while a stream is held. */
-static int order_after_writes(cuda_backend *b, corun__bkernel *k)
+static int order_after_writes(cuda_backend *b, corun__exec *k)
 {
     const corun__cu *cu = b->d->cu;
 
@@ -427,7 +427,7 @@ static int order_after_writes(cuda_backend *b, corun__bkernel *k)
 
 /* Whether a launch of k on our streams is in flight (task limits and
  * rewinds are written only while none is: corun_ctl.h). */
-static bool in_flight(cuda_backend *b, corun__bkernel *k)
+static bool in_flight(cuda_backend *b, corun__exec *k)
 {
     uint32_t n;
 
@@ -437,7 +437,7 @@ static bool in_flight(cuda_backend *b, corun__bkernel *k)
     return n > 0;
 }
 
-static int cuda_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value)
+static int cuda_signal(corun__backend *be, corun__exec *k, corun__signal sig, uint64_t value)
 {
     cuda_backend *b = cb(be);
     corun__ctl_write w[CORUN_CTL_MAX_WRITES];
@@ -457,7 +457,7 @@ static int cuda_signal(corun__backend *be, corun__bkernel *k, corun__signal sig,
     return rc;
 }
 
-static int cuda_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit)
+static int cuda_rewind(corun__backend *be, corun__exec *k, uint64_t next, uint64_t limit)
 {
     cuda_backend *b = cb(be);
     corun__ctl_write w[CORUN_CTL_MAX_WRITES];
@@ -474,7 +474,7 @@ static int cuda_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uin
     return rc == CORUN_OK ? order_after_writes(b, k) : rc;
 }
 
-static int cuda_progress(corun__backend *be, corun__bkernel *k, corun_progress *out)
+static int cuda_progress(corun__backend *be, corun__exec *k, corun_progress *out)
 {
     cuda_backend *b = cb(be);
     const corun__cu *cu = b->d->cu;
@@ -497,7 +497,7 @@ static int cuda_code_register(corun__backend *be, const corun_kernel_desc *d, co
 }
 
 static int cuda_direct(corun__backend *be, const corun__kspec *spec, const corun__direct_req *req,
-                       corun__bkernel **out, uint32_t *per_sm, bool *ahead, char *why,
+                       corun__exec **out, uint32_t *per_sm, bool *ahead, char *why,
                        size_t why_len)
 {
     int rc = check_grid(&cb(be)->d->desc, spec, why, why_len);
@@ -561,8 +561,8 @@ static void cuda_describe(corun__backend *be, char *buf, size_t len)
 static const corun__backend_ops cuda_ops = {
     .name = "cuda",
     .caps = CORUN_BE_USER_CODE | CORUN_BE_DIRECT,
-    .kernel_open = cuda_kernel_open,
-    .kernel_close = cuda_kernel_close,
+    .exec_open = cuda_exec_open,
+    .exec_close = cuda_exec_close,
     .code_register = cuda_code_register,
     .direct_launch = cuda_direct,
     .bind = corun__cuda_bind,

@@ -130,7 +130,7 @@ int corun__cuda_code_layout(struct cuda_backend *b, cuda_code *c, char *why, siz
 /* ---- the backend and its kernels ---------------------------------------- */
 
 typedef struct launch_rec {
-    struct corun__bkernel *k;
+    struct corun__exec *k;
     uint64_t cookie;
     int stream;                 /* index into streams[] */
     CUevent done;               /* recorded after the kernel (blocking sync) */
@@ -177,12 +177,12 @@ typedef struct cuda_backend {
     /* Direct kernels not yet over: pushed by launching threads onto
      * direct_new (lock-free), moved by poll -- the scheduler's thread, which
      * alone uses direct_head -- into its own list, which it scans. */
-    struct corun__bkernel *_Atomic direct_new;
-    struct corun__bkernel *direct_head;
+    struct corun__exec *_Atomic direct_new;
+    struct corun__exec *direct_head;
     _Atomic uint32_t ndirect;
 } cuda_backend;
 
-struct corun__bkernel {
+struct corun__exec {
     corun__kspec spec;
     const cuda_code *code;
     CUfunction plain, worker, entry;    /* entry: the worker or the ahead entry */
@@ -204,7 +204,7 @@ struct corun__bkernel {
     bool listed;                        /* in b->direct_head (else still in direct_new) */
     corun__report_view last;            /* the last report turned into an event */
     bool over;                          /* FINISHED or RELEASED seen */
-    struct corun__bkernel *dprev, *dnext; /* b->direct_head */
+    struct corun__exec *dprev, *dnext; /* b->direct_head */
     /* last, so a new record zeroes everything before them */
     size_t offset[MAX_PARAMS];
     void *params[MAX_PARAMS + 1];       /* [0] = &wa for the worker, then user params */
@@ -238,8 +238,8 @@ int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, s
 void corun__cuda_waiters_stop(cuda_backend *b);
 /* Adds a direct kernel to the ones poll watches (any thread), removes one
  * (the scheduler's thread). */
-void corun__cuda_direct_watch(cuda_backend *b, struct corun__bkernel *k);
-void corun__cuda_direct_unwatch(cuda_backend *b, struct corun__bkernel *k);
+void corun__cuda_direct_watch(cuda_backend *b, struct corun__exec *k);
+void corun__cuda_direct_unwatch(cuda_backend *b, struct corun__exec *k);
 
 /* ---- synth.c ------------------------------------------------------------ */
 
@@ -253,18 +253,18 @@ int corun__cuda_rates(corun__backend *be, const corun__kspec *spec, corun__rates
 /* ---- direct.c ----------------------------------------------------------- */
 
 int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
-                              const corun__direct_req *req, struct corun__bkernel **out,
+                              const corun__direct_req *req, struct corun__exec **out,
                               uint32_t *per_sm, bool *ahead, char *why, size_t why_len);
-void corun__cuda_bind(corun__backend *be, struct corun__bkernel *k, uint64_t cookie);
+void corun__cuda_bind(corun__backend *be, struct corun__exec *k, uint64_t cookie);
 
 /* ---- cuda_backend.c ----------------------------------------------------- */
 
 /* Writes the control-block words w[0..n) on the control stream, in order. */
-int corun__cuda_write(cuda_backend *b, struct corun__bkernel *k, const corun__ctl_write *w,
+int corun__cuda_write(cuda_backend *b, struct corun__exec *k, const corun__ctl_write *w,
                       size_t n);
 /* Packs the values of spec->args into k (the layout of code c). */
-int corun__cuda_pack_args(cuda_backend *b, struct corun__bkernel *k, const cuda_code *c,
+int corun__cuda_pack_args(cuda_backend *b, struct corun__exec *k, const cuda_code *c,
                           char *why, size_t why_len);
-void corun__cuda_kernel_free(cuda_backend *b, struct corun__bkernel *k);
+void corun__cuda_kernel_free(cuda_backend *b, struct corun__exec *k);
 
 #endif

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "backends/cuda/cuda_int.h"
-#include "core/gpu.h"
+#include "core/occupancy.h"
 
 /*
  * Eager module loading, unless the user chose otherwise. With lazy loading

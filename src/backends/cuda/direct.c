@@ -31,7 +31,7 @@ static int launch_plain_direct(cuda_backend *b, const corun__kspec *spec, const 
 }
 
 int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
-                              const corun__direct_req *req, corun__bkernel **out,
+                              const corun__direct_req *req, corun__exec **out,
                               uint32_t *per_sm, bool *ahead, char *why, size_t why_len)
 {
     cuda_backend *b = cb(be);
@@ -39,7 +39,7 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     cuda_code *c = (cuda_code *)spec->user;
     CUstream s = (CUstream)req->stream;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
-    corun__bkernel *k;
+    corun__exec *k;
     corun__launch_req lr;
     bool ahead_ok = false;
     uint32_t nworkers;
@@ -78,7 +78,7 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     if (k == NULL) {
         return CORUN_ENOMEM;
     }
-    memset(k, 0, offsetof(corun__bkernel, offset)); /* not the two arrays */
+    memset(k, 0, offsetof(corun__exec, offset)); /* not the two arrays */
     rc = corun__cuda_slot_take(b, &k->slot);
     if (rc != CORUN_OK) {
         snprintf(why, why_len, "all %d control blocks are in use", CTL_SLOTS);
@@ -137,7 +137,7 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     return CORUN_OK;
 }
 
-void corun__cuda_bind(corun__backend *be, corun__bkernel *k, uint64_t cookie)
+void corun__cuda_bind(corun__backend *be, corun__exec *k, uint64_t cookie)
 {
     (void)be;
     if (k != NULL) {

@@ -402,7 +402,7 @@ int corun__cuda_rates(corun__backend *be, const corun__kspec *spec, corun__rates
     if (corun__cuda_set_current(b) != CORUN_OK) {
         return CORUN_ECUDA;
     }
-    /* Not through kernel_open: no control block, no control stream, only
+    /* Not through exec_open: no control block, no control stream, only
      * the plain kernel on a stream of its own, as the peak probes run. */
     rc = corun__cuda_synth_args(b, spec, threads, smem, &a, why, why_len);
     if (rc != CORUN_OK) {

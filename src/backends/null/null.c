@@ -7,7 +7,7 @@
 #define NULL_LOG 4096
 #define NULL_PENDING 1024
 
-struct corun__bkernel {
+struct corun__exec {
     uint64_t tasks;
     uint64_t done;
     uint64_t next;
@@ -37,12 +37,12 @@ static void record(corun__backend *be, const corun__null_call *c)
     }
 }
 
-static int null_open(corun__backend *be, const corun__kspec *spec, corun__bkernel **out,
+static int null_open(corun__backend *be, const corun__kspec *spec, corun__exec **out,
                      uint32_t *per_sm, char *why, size_t why_len)
 {
     corun_kernel_shape shape = spec->shape;
     corun_occupancy occ;
-    corun__bkernel *k;
+    corun__exec *k;
     int rc;
 
     shape.threads_per_block = spec->block.x * spec->block.y * spec->block.z;
@@ -62,12 +62,12 @@ static int null_open(corun__backend *be, const corun__kspec *spec, corun__bkerne
     return CORUN_OK;
 }
 
-static void null_close(corun__backend *be, corun__bkernel *k)
+static void null_close(corun__backend *be, corun__exec *k)
 {
     free(k);
 }
 
-static int null_workers(corun__backend *be, corun__bkernel *k, const corun__launch_req *req)
+static int null_workers(corun__backend *be, corun__exec *k, const corun__launch_req *req)
 {
     corun__null_call c = {.what = CORUN_NULL_WORKERS, .k = k, .req = *req};
     if (nb(be)->fail_next != CORUN_OK) {
@@ -79,7 +79,7 @@ static int null_workers(corun__backend *be, corun__bkernel *k, const corun__laun
     return CORUN_OK;
 }
 
-static int null_plain(corun__backend *be, corun__bkernel *k, int32_t priority, uint64_t cookie)
+static int null_plain(corun__backend *be, corun__exec *k, int32_t priority, uint64_t cookie)
 {
     corun__null_call c = {.what = CORUN_NULL_PLAIN, .k = k};
     if (nb(be)->fail_next != CORUN_OK) {
@@ -93,14 +93,14 @@ static int null_plain(corun__backend *be, corun__bkernel *k, int32_t priority, u
     return CORUN_OK;
 }
 
-static int null_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value)
+static int null_signal(corun__backend *be, corun__exec *k, corun__signal sig, uint64_t value)
 {
     corun__null_call c = {.what = CORUN_NULL_SIGNAL, .k = k, .sig = sig, .value = value};
     record(be, &c);
     return CORUN_OK;
 }
 
-static int null_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit)
+static int null_rewind(corun__backend *be, corun__exec *k, uint64_t next, uint64_t limit)
 {
     corun__null_call c = {.what = CORUN_NULL_REWIND, .k = k, .value = next, .limit = limit};
     record(be, &c);
@@ -109,7 +109,7 @@ static int null_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uin
     return CORUN_OK;
 }
 
-static int null_progress(corun__backend *be, corun__bkernel *k, corun_progress *out)
+static int null_progress(corun__backend *be, corun__exec *k, corun_progress *out)
 {
     out->tasks = k->tasks;
     out->claimed = k->next;
@@ -155,8 +155,8 @@ static void null_destroy(corun__backend *be)
 static const corun__backend_ops null_ops = {
     .name = "null",
     .caps = CORUN_BE_VIRTUAL_TIME,
-    .kernel_open = null_open,
-    .kernel_close = null_close,
+    .exec_open = null_open,
+    .exec_close = null_close,
     .launch_workers = null_workers,
     .launch_plain = null_plain,
     .signal = null_signal,
@@ -200,7 +200,7 @@ void corun__null_finish(corun__backend *be, uint64_t cookie)
     }
 }
 
-void corun__null_set_done(corun__backend *be, corun__bkernel *k, uint64_t done)
+void corun__null_set_done(corun__backend *be, corun__exec *k, uint64_t done)
 {
     k->done = done;
 }

@@ -10,7 +10,7 @@
 
 typedef struct corun__null_call {
     enum { CORUN_NULL_WORKERS, CORUN_NULL_PLAIN, CORUN_NULL_SIGNAL, CORUN_NULL_REWIND } what;
-    const corun__bkernel *k;
+    const corun__exec *k;
     corun__launch_req req;     /* WORKERS; PLAIN uses cookie and priority */
     corun__signal sig;         /* SIGNAL */
     uint64_t value;            /* SIGNAL value, REWIND next */
@@ -24,7 +24,7 @@ void corun__null_clear(corun__backend *be);
 /* Makes the launch with this cookie finish at the next poll. */
 void corun__null_finish(corun__backend *be, uint64_t cookie);
 /* Sets what progress() reports for k (done tasks). */
-void corun__null_set_done(corun__backend *be, corun__bkernel *k, uint64_t done);
+void corun__null_set_done(corun__backend *be, corun__exec *k, uint64_t done);
 /* Makes the next launch call (workers or plain) fail with rc. */
 void corun__null_fail_next(corun__backend *be, int rc);
 /* Advances the clock. */

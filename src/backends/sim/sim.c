@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "backends/sim/sim_int.h"
-#include "core/gpu.h"
+#include "core/occupancy.h"
 #include "corun/corun_chunk.h"
 
 static const corun__backend_ops sim_ops;
@@ -80,7 +80,7 @@ void corun__sim_push(corun__sim *s, uint64_t time, corun__sim_ev kind, uint32_t 
 
 /* Cancels every pending event of kernel k. Rare (close), so a scan of the
  * heap is fine. */
-static void cancel_events(corun__sim *s, const corun__bkernel *k)
+static void cancel_events(corun__sim *s, const corun__exec *k)
 {
     size_t i;
 
@@ -94,9 +94,9 @@ static void cancel_events(corun__sim *s, const corun__bkernel *k)
 
 /* Gated launches of k whose gate the block's resume has reached go to the
  * dispatcher now. */
-static void open_gates(corun__sim *s, corun__bkernel *k);
+static void open_gates(corun__sim *s, corun__exec *k);
 
-void corun__sim_apply_writes(corun__sim *s, corun__bkernel *k, const corun__ctl_write *w,
+void corun__sim_apply_writes(corun__sim *s, corun__exec *k, const corun__ctl_write *w,
                              size_t n)
 {
     size_t i;
@@ -109,7 +109,7 @@ void corun__sim_apply_writes(corun__sim *s, corun__bkernel *k, const corun__ctl_
     }
 }
 
-static void kernel_free(corun__sim *s, corun__bkernel *k)
+static void kernel_free(corun__sim *s, corun__exec *k)
 {
     uint32_t i;
 
@@ -134,7 +134,7 @@ static void kernel_free(corun__sim *s, corun__bkernel *k)
 
 void corun__sim_launch_block_gone(corun__sim *s, corun__sim_launch *l)
 {
-    corun__bkernel *k = l->k;
+    corun__exec *k = l->k;
 
     if (++l->gone < l->blocks) {
         return;
@@ -182,10 +182,10 @@ static struct sim_stream *stream_of(corun__sim *s, const void *id)
 
 /* A direct kernel's grid reaches the dispatcher: now if its stream is free,
  * else when the kernel before it is over (corun__sim_report). */
-static void stream_enqueue(corun__sim *s, corun__bkernel *k, corun__sim_launch *l)
+static void stream_enqueue(corun__sim *s, corun__exec *k, corun__sim_launch *l)
 {
     struct sim_stream *st = stream_of(s, k->stream);
-    corun__bkernel *before = st != NULL ? st->tail : NULL;
+    corun__exec *before = st != NULL ? st->tail : NULL;
 
     if (st == NULL) {
         s->broken = CORUN_ENOMEM;
@@ -201,7 +201,7 @@ static void stream_enqueue(corun__sim *s, corun__bkernel *k, corun__sim_launch *
     corun__sim_push(s, s->now + s->launch_ns, CORUN_SIM_EV_ARRIVE, 0, 0, l);
 }
 
-void corun__sim_report(corun__sim *s, corun__bkernel *k, corun__bev_kind kind, uint32_t live)
+void corun__sim_report(corun__sim *s, corun__exec *k, corun__bev_kind kind, uint32_t live)
 {
     uint32_t done = (uint32_t)k->ctl.done;
 
@@ -222,7 +222,7 @@ void corun__sim_report(corun__sim *s, corun__bkernel *k, corun__bev_kind kind, u
     }
 }
 
-static void open_gates(corun__sim *s, corun__bkernel *k)
+static void open_gates(corun__sim *s, corun__exec *k)
 {
     corun__sim_launch *l;
 
@@ -238,7 +238,7 @@ static void open_gates(corun__sim *s, corun__bkernel *k)
  * between events, never inside one (an event may still hold the kernel). */
 static void reap_closed(corun__sim *s)
 {
-    corun__bkernel *k, *next;
+    corun__exec *k, *next;
 
     for (k = s->kernels; k != NULL && s->closing > 0; k = next) {
         next = k->next;
@@ -276,7 +276,7 @@ static int handle(corun__sim *s, const corun__hevent *e, corun__bevent *out)
         break;
     }
     case CORUN_SIM_EV_TASK:
-        corun__sim_on_task_event(s, (corun__bkernel *)e->p, e->b);
+        corun__sim_on_task_event(s, (corun__exec *)e->p, e->b);
         break;
     case CORUN_SIM_EV_CLAIM:
         corun__sim_on_claim_event(s, e->a);
@@ -284,11 +284,11 @@ static int handle(corun__sim *s, const corun__hevent *e, corun__bevent *out)
     case CORUN_SIM_EV_WRITE: {
         corun__ctl_write w = {e->a & 0xffffu, e->a >> 16, e->b};
         s->stats.events++;
-        corun__sim_apply_writes(s, (corun__bkernel *)e->p, &w, 1);
+        corun__sim_apply_writes(s, (corun__exec *)e->p, &w, 1);
         break;
     }
     case CORUN_SIM_EV_REPORT: {
-        corun__bkernel *k = e->p;
+        corun__exec *k = e->p;
         s->stats.events++;
         if (k->owned) {
             break; /* a plain kernel nobody adopted */
@@ -424,13 +424,13 @@ static int check_behaviour(const corun__kspec *spec, char *why, size_t why_len)
  * does before a first launch. The worker form is taken to use the same
  * resources as the plain form, so *per_sm is the plain occupancy either way.
  */
-static int sim_kernel_open(corun__backend *be, const corun__kspec *spec, corun__bkernel **out,
+static int sim_exec_open(corun__backend *be, const corun__kspec *spec, corun__exec **out,
                            uint32_t *per_sm, char *why, size_t why_len)
 {
     corun__sim *s = sim_of(be);
     corun_kernel_shape shape;
     corun_occupancy occ;
-    corun__bkernel *k;
+    corun__exec *k;
     uint64_t threads, tasks;
     int rc;
 
@@ -520,7 +520,7 @@ out_free_kernel:
 
 /* The scheduler closes a kernel only once its launches are over; should one
  * still be in flight, the kernel is freed when it ends instead. */
-static void sim_kernel_close(corun__backend *be, corun__bkernel *k)
+static void sim_exec_close(corun__backend *be, corun__exec *k)
 {
     corun__sim *s = sim_of(be);
 
@@ -562,7 +562,7 @@ static corun__sim_launch *launch_alloc(corun__sim *s)
 /* Common part of both launch calls: fault injection, then the grid is on
  * its way to the dispatcher. Argument errors are reported before and do not
  * count as launch calls. */
-static int launch(corun__sim *s, corun__bkernel *k, uint64_t blocks, bool workers,
+static int launch(corun__sim *s, corun__exec *k, uint64_t blocks, bool workers,
                   const corun_worker_arg *wa, int32_t priority, uint32_t gate, uint64_t cookie,
                   corun__sim_launch **made)
 {
@@ -619,7 +619,7 @@ static int launch(corun__sim *s, corun__bkernel *k, uint64_t blocks, bool worker
     return CORUN_OK;
 }
 
-static int sim_launch_workers(corun__backend *be, corun__bkernel *k, const corun__launch_req *req)
+static int sim_launch_workers(corun__backend *be, corun__exec *k, const corun__launch_req *req)
 {
     corun__sim *s = sim_of(be);
     corun_worker_arg wa;
@@ -639,7 +639,7 @@ static int sim_launch_workers(corun__backend *be, corun__bkernel *k, const corun
     return rc;
 }
 
-static int sim_launch_plain(corun__backend *be, corun__bkernel *k, int32_t priority,
+static int sim_launch_plain(corun__backend *be, corun__exec *k, int32_t priority,
                             uint64_t cookie)
 {
     if (k == NULL) {
@@ -651,16 +651,16 @@ static int sim_launch_plain(corun__backend *be, corun__bkernel *k, int32_t prior
 /* A direct launch: the kernel's grid (workers, or capsm 0: the plain
  * kernel) in the program's stream, behind the kernel launched there before. */
 static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
-                             const corun__direct_req *req, corun__bkernel **out,
+                             const corun__direct_req *req, corun__exec **out,
                              uint32_t *per_sm, bool *ahead, char *why, size_t why_len)
 {
     corun__sim *s = sim_of(be);
     corun__sim_launch *l = NULL;
-    corun__bkernel *k;
+    corun__exec *k;
     corun__launch_req lr;
     corun_worker_arg wa;
     uint32_t nworkers = 0;
-    int rc = sim_kernel_open(be, spec, &k, per_sm, why, why_len);
+    int rc = sim_exec_open(be, spec, &k, per_sm, why, why_len);
 
     *out = NULL;
     *ahead = false;
@@ -697,7 +697,7 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
     return s->broken;
 }
 
-static void sim_bind(corun__backend *be, corun__bkernel *k, uint64_t cookie)
+static void sim_bind(corun__backend *be, corun__exec *k, uint64_t cookie)
 {
     (void)be;
     if (k != NULL) {
@@ -710,7 +710,7 @@ static void sim_bind(corun__backend *be, corun__bkernel *k, uint64_t cookie)
 /* The words change on the device signal_ns from now, in order. The task
  * limit changes only while no worker of k is live or on its way (CORUN_EBUSY
  * otherwise, corun_ctl.h says why), and then at once, as rewind's does. */
-static int sim_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, uint64_t value)
+static int sim_signal(corun__backend *be, corun__exec *k, corun__signal sig, uint64_t value)
 {
     corun__sim *s = sim_of(be);
     corun__ctl_write w[CORUN_CTL_MAX_WRITES];
@@ -752,7 +752,7 @@ static int sim_signal(corun__backend *be, corun__bkernel *k, corun__signal sig, 
 
 /* A host write while no worker runs, so it takes effect at once. The done
  * counter is left alone. */
-static int sim_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint64_t limit)
+static int sim_rewind(corun__backend *be, corun__exec *k, uint64_t next, uint64_t limit)
 {
     corun__ctl_write w[CORUN_CTL_MAX_WRITES];
     size_t n = 0;
@@ -774,7 +774,7 @@ static int sim_rewind(corun__backend *be, corun__bkernel *k, uint64_t next, uint
 /* live counts workers on SMs (started - exited, as the CUDA backend reads
  * it); workers launched but not yet dispatched are not running and are not
  * counted (as on the device, where a worker counts itself when it starts). */
-static int sim_progress(corun__backend *be, corun__bkernel *k, corun_progress *out)
+static int sim_progress(corun__backend *be, corun__exec *k, corun_progress *out)
 {
     (void)be;
     if (k == NULL || out == NULL) {
@@ -811,8 +811,8 @@ static void sim_destroy(corun__backend *be)
 static const corun__backend_ops sim_ops = {
     .name = "sim",
     .caps = CORUN_BE_VIRTUAL_TIME | CORUN_BE_DIRECT,
-    .kernel_open = sim_kernel_open,
-    .kernel_close = sim_kernel_close,
+    .exec_open = sim_exec_open,
+    .exec_close = sim_exec_close,
     .direct_launch = sim_direct_launch,
     .bind = sim_bind,
     .launch_workers = sim_launch_workers,
@@ -898,10 +898,10 @@ void corun__sim_get_stats(corun__backend *be, corun__sim_stats *out)
     *out = s->stats;
 }
 
-const uint32_t *corun__sim_task_hits(corun__backend *be, corun__bkernel *k)
+const uint32_t *corun__sim_task_hits(corun__backend *be, corun__exec *k)
 {
     corun__sim *s = sim_checked(be);
-    const corun__bkernel *it;
+    const corun__exec *it;
 
     if (s == NULL) {
         return NULL;

@@ -5,7 +5,7 @@
  *  - SMs with the resources CUDA's occupancy calculator counts: warp slots,
  *    registers per register-file partition, shared memory, block slots. A
  *    thread block (plain block or corun worker) is placed on one SM if it
- *    fits there, by the same allocation rules as core/gpu.c.
+ *    fits there, by the same allocation rules as core/occupancy.c.
  *  - The hardware block dispatcher, with two orders: "fifo" (MPS: grids in
  *    arrival order, leftover policy — a grid's blocks are dispatched only
  *    once every earlier grid has dispatched all of its blocks) and
@@ -86,8 +86,8 @@ void corun__sim_get_stats(corun__backend *be, corun__sim_stats *out);
 
 /* Per-task execution counts of a kernel (length = its task count), for
  * exactly-once checks; NULL if the kernel is unknown. Owned by the backend,
- * valid until kernel_close. */
-const uint32_t *corun__sim_task_hits(corun__backend *be, corun__bkernel *k);
+ * valid until exec_close. */
+const uint32_t *corun__sim_task_hits(corun__backend *be, corun__exec *k);
 
 /* One chunk claim of a simulated worker, as the device loop makes it. */
 typedef struct corun__sim_claim {
@@ -99,7 +99,7 @@ typedef struct corun__sim_claim {
                            worker runs; 0 = the worker leaves */
 } corun__sim_claim;
 
-typedef void (*corun__sim_claim_fn)(void *ctx, corun__bkernel *k, const corun__sim_claim *c);
+typedef void (*corun__sim_claim_fn)(void *ctx, corun__exec *k, const corun__sim_claim *c);
 
 /* Calls fn(ctx, ...) at every claim from now on (fn NULL: no more calls), for
  * tests of the chunk policy and for traces. fn must not call the backend. */

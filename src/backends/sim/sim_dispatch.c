@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "backends/sim/sim_int.h"
-#include "core/gpu.h"
+#include "core/occupancy.h"
 
 int corun__sim_sms_init(corun__sim *s)
 {
@@ -96,7 +96,7 @@ static uint32_t block_alloc(corun__sim *s)
     return s->nblocks++;
 }
 
-static bool fits(const corun__sim *s, uint32_t j, const corun__bkernel *k)
+static bool fits(const corun__sim *s, uint32_t j, const corun__exec *k)
 {
     const corun__sim_sm *m = &s->sm[j];
 
@@ -168,7 +168,7 @@ static int64_t find_sm(corun__sim *s, corun__sim_launch *l)
  * CORUN_SIM_NO_BLOCK when the pool cannot grow. */
 static uint32_t place(corun__sim *s, uint32_t j, corun__sim_launch *l)
 {
-    const corun__bkernel *k = l->k;
+    const corun__exec *k = l->k;
     corun__sim_sm *m = &s->sm[j];
     uint32_t b = block_alloc(s);
     uint32_t *pf, *bp, w;
@@ -209,7 +209,7 @@ static uint32_t place(corun__sim *s, uint32_t j, corun__sim_launch *l)
 void corun__sim_block_release(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
-    const corun__bkernel *k = blk->l->k;
+    const corun__exec *k = blk->l->k;
     const uint32_t j = blk->sm;
     corun__sim_sm *m = &s->sm[j];
     uint32_t *pf = &s->part_free[(size_t)j * s->nparts];

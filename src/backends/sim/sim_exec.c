@@ -52,7 +52,7 @@
  * double of up to ~1e10 ns, whose rounding error is far below a picosecond. */
 #define VCLOCK_EPS 1e-3
 
-int corun__sim_kernel_exec_init(corun__sim *s, corun__bkernel *k)
+int corun__sim_kernel_exec_init(corun__sim *s, corun__exec *k)
 {
     k->run = malloc((size_t)k->per_sm * s->nsm * sizeof(*k->run));
     if (k->run == NULL) {
@@ -69,7 +69,7 @@ int corun__sim_kernel_exec_init(corun__sim *s, corun__bkernel *k)
     return CORUN_OK;
 }
 
-void corun__sim_kernel_exec_free(corun__bkernel *k)
+void corun__sim_kernel_exec_free(corun__exec *k)
 {
     free(k->run);
     k->run = NULL;
@@ -112,12 +112,12 @@ static double draw_ns(corun__sim *s, const corun__dist *d)
 
 /* --- the DRAM model ---------------------------------------------------- */
 
-static double rate_of(const corun__bkernel *k, double slow)
+static double rate_of(const corun__exec *k, double slow)
 {
     return 1.0 / ((1.0 - k->spec.mem_frac) + k->spec.mem_frac * slow);
 }
 
-static void advance(const corun__sim *s, corun__bkernel *k)
+static void advance(const corun__sim *s, corun__exec *k)
 {
     if (k->vtime != s->now) {
         k->vclock += k->rate * (double)(s->now - k->vtime);
@@ -130,7 +130,7 @@ static bool task_before(const corun__sim_task *a, const corun__sim_task *b)
     return a->vend < b->vend || (a->vend == b->vend && a->seq < b->seq);
 }
 
-static void run_push(corun__bkernel *k, corun__sim_task t)
+static void run_push(corun__exec *k, corun__sim_task t)
 {
     uint32_t i = k->nrun++;
 
@@ -145,7 +145,7 @@ static void run_push(corun__bkernel *k, corun__sim_task t)
     k->run[i] = t;
 }
 
-static corun__sim_task run_pop(corun__bkernel *k)
+static corun__sim_task run_pop(corun__exec *k)
 {
     corun__sim_task top = k->run[0];
     corun__sim_task last = k->run[--k->nrun];
@@ -171,7 +171,7 @@ static corun__sim_task run_pop(corun__bkernel *k)
 
 /* Makes sure the one valid TASK event of k is at the time its earliest task
  * ends (or that there is none when nothing runs). Cheap when unchanged. */
-static void wake(corun__sim *s, corun__bkernel *k)
+static void wake(corun__sim *s, corun__exec *k)
 {
     double dt;
     uint64_t t;
@@ -202,7 +202,7 @@ static void wake(corun__sim *s, corun__bkernel *k)
 
 void corun__sim_update_rates(corun__sim *s)
 {
-    corun__bkernel *k;
+    corun__exec *k;
     double demand = 0, slow;
 
     if (!s->demand_dirty) {
@@ -231,7 +231,7 @@ void corun__sim_update_rates(corun__sim *s)
 static void task_start(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
-    corun__bkernel *k = blk->l->k;
+    corun__exec *k = blk->l->k;
     corun__sim_task t;
 
     advance(s, k);
@@ -257,20 +257,20 @@ static void block_leave(corun__sim *s, uint32_t b)
     corun__sim_launch_block_gone(s, l);
 }
 
-static uint32_t done_of(const corun__bkernel *k)
+static uint32_t done_of(const corun__exec *k)
 {
     return (uint32_t)k->ctl.done;
 }
 
 /* Workers of k running now (the anchor, which has left, not counted). */
-static uint32_t live_of(const corun__bkernel *k)
+static uint32_t live_of(const corun__exec *k)
 {
     const uint32_t gone = k->ctl.exited + (uint32_t)(k->ctl.done >> 32);
     return k->ctl.started > gone ? k->ctl.started - gone : 0;
 }
 
 /* The anchor lets the stream go: the tasks are done. */
-static void anchor_leave(corun__sim *s, corun__bkernel *k)
+static void anchor_leave(corun__sim *s, corun__exec *k)
 {
     uint32_t b = k->anchor;
 
@@ -285,7 +285,7 @@ static void anchor_leave(corun__sim *s, corun__bkernel *k)
 static void worker_leave(corun__sim *s, uint32_t b)
 {
     const corun__sim_block *blk = &s->blocks[b];
-    corun__bkernel *k = blk->l->k;
+    corun__exec *k = blk->l->k;
     corun_ctl *ctl = &k->ctl;
     const uint32_t primary = blk->l->wa.primary;
 
@@ -317,7 +317,7 @@ static void worker_leave(corun__sim *s, uint32_t b)
 
 /* done += n, the anchor's leave once the tasks are done, and the "signal
  * at task k" fault once done reaches k. */
-static void count_done(corun__sim *s, corun__bkernel *k, uint32_t n)
+static void count_done(corun__sim *s, corun__exec *k, uint32_t n)
 {
     const corun__sim_faults *f = &s->opts.faults;
 
@@ -350,7 +350,7 @@ static bool in_launch(const corun__sim_block *blk)
 /* Whether the signals let this worker stay. */
 static bool signals_allow(const corun__sim_block *blk)
 {
-    const corun__bkernel *k = blk->l->k;
+    const corun__exec *k = blk->l->k;
     const corun_ctl *ctl = &k->ctl;
 
     return blk->l->wa.gen >= ctl->halt_gen && blk->worker / k->per_sm >= ctl->evict_below &&
@@ -358,7 +358,7 @@ static bool signals_allow(const corun__sim_block *blk)
 }
 
 /* Reports a claim of c tasks from first, count of them runnable. */
-static void report_claim(corun__sim *s, corun__bkernel *k, uint32_t worker, uint32_t c,
+static void report_claim(corun__sim *s, corun__exec *k, uint32_t worker, uint32_t c,
                          uint64_t first, uint32_t count)
 {
     if (s->claim_fn != NULL) {
@@ -371,7 +371,7 @@ static void report_claim(corun__sim *s, corun__bkernel *k, uint32_t worker, uint
 static void worker_boundary(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
-    corun__bkernel *k = blk->l->k;
+    corun__exec *k = blk->l->k;
     corun_ctl *ctl = &k->ctl;
     uint64_t limit, first;
     uint32_t remaining, c;
@@ -414,7 +414,7 @@ static void worker_boundary(corun__sim *s, uint32_t b)
 /* --- the ahead entry ------------------------------------------------------ */
 
 /* A claim on next's low word, as the ahead entry's 32-bit add makes it. */
-static uint64_t ahead_claim(corun__bkernel *k)
+static uint64_t ahead_claim(corun__exec *k)
 {
     uint32_t lo = (uint32_t)k->ctl.next;
     k->ctl.next = (k->ctl.next & ~0xffffffffull) | (uint32_t)(lo + 1u);
@@ -425,7 +425,7 @@ static uint64_t ahead_claim(corun__bkernel *k)
 static void ahead_task_start(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
-    corun__bkernel *k = blk->l->k;
+    corun__exec *k = blk->l->k;
 
     blk->claimed = blk->go;
     if (blk->go) {
@@ -444,7 +444,7 @@ static void ahead_task_start(corun__sim *s, uint32_t b)
 static void ahead_task_end(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
-    corun__bkernel *k = blk->l->k;
+    corun__exec *k = blk->l->k;
     const uint64_t limit = limit_of(blk);
     uint64_t n = limit;
 
@@ -482,7 +482,7 @@ static void ahead_task_end(corun__sim *s, uint32_t b)
 static void ahead_worker_start(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
-    corun__bkernel *k = blk->l->k;
+    corun__exec *k = blk->l->k;
     const uint64_t limit = limit_of(blk);
 
     blk->pend = 0;
@@ -512,7 +512,7 @@ static void ahead_worker_start(corun__sim *s, uint32_t b)
 void corun__sim_on_claim_event(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
-    corun__bkernel *k = blk->l->k;
+    corun__exec *k = blk->l->k;
 
     s->stats.events++;
     if (k->ahead) { /* the ahead entry's first claim */
@@ -542,7 +542,7 @@ void corun__sim_on_claim_event(corun__sim *s, uint32_t b)
 void corun__sim_block_start(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
-    corun__bkernel *k = blk->l->k;
+    corun__exec *k = blk->l->k;
 
     if (k->bw > 0) {
         k->nres++;
@@ -580,7 +580,7 @@ void corun__sim_block_start(corun__sim *s, uint32_t b)
     worker_boundary(s, b);
 }
 
-void corun__sim_on_task_event(corun__sim *s, corun__bkernel *k, uint64_t version)
+void corun__sim_on_task_event(corun__sim *s, corun__exec *k, uint64_t version)
 {
     corun__sim_task t;
     corun__sim_block *blk;

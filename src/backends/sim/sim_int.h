@@ -52,7 +52,7 @@ typedef enum corun__sim_ev {
 typedef struct corun__sim_launch {
     struct corun__sim_launch *prev, *next; /* dispatch queue, while blocks wait */
     struct corun__sim_launch *all;         /* every record, for destroy */
-    corun__bkernel *k;
+    corun__exec *k;
     uint64_t cookie;
     uint64_t blocks;   /* thread blocks in the grid */
     uint64_t placed;   /* blocks dispatched so far */
@@ -106,8 +106,8 @@ typedef struct corun__sim_sm {
     uint32_t smem;
 } corun__sim_sm;
 
-struct corun__bkernel {
-    corun__bkernel *prev, *next; /* sim->kernels */
+struct corun__exec {
+    corun__exec *prev, *next; /* sim->kernels */
     corun__kspec spec;           /* copy; user code and args are not kept */
     uint64_t tasks;
     uint32_t per_sm;             /* occupancy: max resident blocks per SM */
@@ -138,7 +138,7 @@ struct corun__bkernel {
     /* direct kernels (corun_ctl.h) */
     bool direct;
     const void *stream;          /* the program's stream */
-    struct corun__bkernel *snext;/* the next direct kernel of that stream */
+    struct corun__exec *snext;/* the next direct kernel of that stream */
     corun__sim_launch *primary;  /* its grid in the stream (until it starts) */
     bool over;                   /* finished or released on the device */
     bool owned;                  /* plain: the simulator frees it when over */
@@ -184,7 +184,7 @@ typedef struct corun__sim {
     bool need_dispatch;
 
     /* kernels and the DRAM model */
-    corun__bkernel *kernels;
+    corun__exec *kernels;
     uint32_t closing;       /* closed kernels waiting for their launches */
     double slow;            /* current DRAM slowdown, >= 1 */
     bool demand_dirty;      /* blocks of a kernel with bw > 0 came or went */
@@ -192,7 +192,7 @@ typedef struct corun__sim {
     /* streams of direct kernels: the last kernel launched on each */
     struct sim_stream {
         const void *id;
-        corun__bkernel *tail;
+        corun__exec *tail;
     } *streams;
     uint32_t nstreams, cap_streams;
     uint64_t stream_gap_ns;
@@ -207,12 +207,12 @@ typedef struct corun__sim {
 void corun__sim_push(corun__sim *s, uint64_t time, corun__sim_ev kind, uint32_t a, uint64_t b,
                      void *p);
 /* Writes control-block words of k as the device sees them, now. */
-void corun__sim_apply_writes(corun__sim *s, corun__bkernel *k, const corun__ctl_write *w,
+void corun__sim_apply_writes(corun__sim *s, corun__exec *k, const corun__ctl_write *w,
                              size_t n);
 /* A direct kernel's device side reports (HELD, FINISHED, RELEASED); the
  * host reads it notify_ns later. A FINISHED or RELEASED kernel's stream
  * goes on. */
-void corun__sim_report(corun__sim *s, corun__bkernel *k, corun__bev_kind kind, uint32_t live);
+void corun__sim_report(corun__sim *s, corun__exec *k, corun__bev_kind kind, uint32_t live);
 /* A block of l has left the GPU (its resources are already released); ends
  * the launch when it was the last. */
 void corun__sim_launch_block_gone(corun__sim *s, corun__sim_launch *l);
@@ -234,13 +234,13 @@ void corun__sim_block_release(corun__sim *s, uint32_t b);
 
 /* Prepares k's DRAM-model state; its running-task heap needs per_sm * SMs
  * entries. Returns CORUN_ENOMEM. */
-int corun__sim_kernel_exec_init(corun__sim *s, corun__bkernel *k);
-void corun__sim_kernel_exec_free(corun__bkernel *k);
+int corun__sim_kernel_exec_init(corun__sim *s, corun__exec *k);
+void corun__sim_kernel_exec_free(corun__exec *k);
 /* A block has just been placed on an SM: a plain block starts its task, a
  * worker checks its signals and claims. */
 void corun__sim_block_start(corun__sim *s, uint32_t b);
 /* CORUN_SIM_EV_TASK and CORUN_SIM_EV_CLAIM. */
-void corun__sim_on_task_event(corun__sim *s, corun__bkernel *k, uint64_t version);
+void corun__sim_on_task_event(corun__sim *s, corun__exec *k, uint64_t version);
 void corun__sim_on_claim_event(corun__sim *s, uint32_t b);
 /* Applies a pending change of DRAM demand to every kernel's rate. Must run
  * before the clock moves past an instant in which blocks came or went. */

@@ -1,7 +1,7 @@
-/* gpu.h — internal helpers of the occupancy calculator, shared with the
+/* occupancy.h — internal helpers of the occupancy calculator, shared with the
  * simulator so it allocates SM resources by the same rules. */
-#ifndef CORUN_CORE_GPU_H
-#define CORUN_CORE_GPU_H
+#ifndef CORUN_CORE_OCCUPANCY_H
+#define CORUN_CORE_OCCUPANCY_H
 
 #include "corun/corun.h"
 
