@@ -265,17 +265,20 @@ static long name_edit_at(launch_ctx *x, CXCursor at, long name_off, const corun_
     return -1;
 }
 
-static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
+/* The kernel that launch call runs (ref: the name it launches), or NULL,
+ * refused or warned of, when the launch cannot go through corun: not named
+ * directly, through a pointer, not declared in this file, a refused kernel,
+ * before the kernel's first declaration here. */
+static corun__cc_kernel *launched_kernel(launch_ctx *x, CXCursor call, CXCursor ref)
 {
     const corun__cc_src *s = x->s;
-    CXCursor ref = callee_ref(corun__cc_child(call, 0));
     int why = 0;
 
     if (clang_Cursor_isNull(ref)) {
         refuse(x, call, "launch through an expression",
                "the launched kernel is not named directly (a function pointer?), so corun-cc "
                "cannot tell which kernel runs");
-        return;
+        return NULL;
     }
     CXCursor decl = clang_getCursorReferenced(ref);
     enum CXCursorKind dk = clang_getCursorKind(decl);
@@ -284,7 +287,7 @@ static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
         refuse(x, call, "launch through a function pointer",
                "corun-cc cannot tell which kernel the pointer holds; launch the kernel by "
                "name");
-        return;
+        return NULL;
     }
     CXString nsp = clang_getCursorSpelling(ref);
     char kname[256];
@@ -302,10 +305,10 @@ static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
             refuse(x, call, "launch of something that is not a kernel",
                    "corun-cc cannot tell which kernel runs");
         }
-        return;
+        return NULL;
     }
     if (kn->refused) {
-        return;
+        return NULL;
     }
     long launch_at, launch_end;
     corun__cc_extent(x->t, s, call, &launch_at, &launch_end);
@@ -314,9 +317,35 @@ static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
              "first declared outside this file (a header?), so its launcher does not exist "
              "here yet; launched unchanged, not through corun",
              kn->name);
+        return NULL;
+    }
+    return kn;
+}
+
+/* How many arguments of launch call the parser sees written (not default
+ * arguments it fills in). */
+static unsigned explicit_args(launch_ctx *x, CXCursor call)
+{
+    unsigned nargs = 0, nch = corun__cc_nchildren(call);
+    for (unsigned i = 2; i < nch; i++) {
+        long a0, a1;
+        corun__cc_extent(x->t, x->s, corun__cc_child(call, i), &a0, &a1);
+        CXSourceRange r = clang_getCursorExtent(corun__cc_child(call, i));
+        if (!clang_Range_isNull(r) && !(a0 >= 0 && a0 == a1)) {
+            nargs++;
+        }
+    }
+    return nargs;
+}
+
+static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
+{
+    const corun__cc_src *s = x->s;
+    CXCursor ref = callee_ref(corun__cc_child(call, 0));
+    corun__cc_kernel *kn = launched_kernel(x, call, ref);
+    if (kn == NULL) {
         return;
     }
-
     long name_off = corun__cc_cursor_off(x->t, ref, 1);
     long lt = corun__cc_cursor_off(x->t, cfg, 1);
     if (name_off < 0 || lt < 0) {
@@ -343,15 +372,7 @@ static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
         return;
     }
     /* explicit arguments seen by the parser vs "()" in the text */
-    unsigned nargs = 0, nch = corun__cc_nchildren(call);
-    for (unsigned i = 2; i < nch; i++) {
-        long a0, a1;
-        corun__cc_extent(x->t, s, corun__cc_child(call, i), &a0, &a1);
-        CXSourceRange r = clang_getCursorExtent(corun__cc_child(call, i));
-        if (!clang_Range_isNull(r) && !(a0 >= 0 && a0 == a1)) {
-            nargs++;
-        }
-    }
+    unsigned nargs = explicit_args(x, call);
     int empty = corun__cc_tok_is(s, close + 2, ")");
     if (!empty && nargs == 0) {
         refuse(x, call, "launch in a macro",
