@@ -100,7 +100,7 @@ static void free_walk(kernel_walk *kw)
  * makes such calls (calls of named functions are followed, and cloned). */
 typedef struct outside_ctx {
     checker *k;
-    corun__cc_kernels *ks;
+    corun__cc_decls *ks;
     CXCursor at;
     int found;
     int in_member; /* inside a member function or a lambda */
@@ -124,7 +124,7 @@ static enum CXChildVisitResult outside_visit(CXCursor c, CXCursor p, CXClientDat
         long o = corun__cc_cursor_off(x->k->t, c, 0);
         if ((b == 'b' || b == 'g') && o >= 0) {
             for (size_t i = 0; i < x->ks->n; i++) {
-                const corun__cc_kernel *kk = &x->ks->v[i];
+                const corun__cc_decl *kk = &x->ks->v[i];
                 if (kk->is_def && (unsigned)o >= kk->end && (unsigned)o < kk->body_end) {
                     return CXChildVisit_Continue;
                 }
@@ -144,7 +144,7 @@ enum { PROBLEM_GRID, PROBLEM_DP, PROBLEM_SPIN, PROBLEM_ASM, PROBLEMS };
  * that has it, or the first whose place lies in this file if one does (a
  * use in a header is the consequence of one here); -1 when none has it.
  * Also sets kn->shared from what the functions use. */
-static void first_places(checker *k, corun__cc_kernel *kn, const reach *rs, long best[PROBLEMS])
+static void first_places(checker *k, corun__cc_decl *kn, const reach *rs, long best[PROBLEMS])
 {
     int best_here[PROBLEMS] = {0};
 
@@ -169,7 +169,7 @@ static void first_places(checker *k, corun__cc_kernel *kn, const reach *rs, long
 /* Refuses what the functions the kernel reaches do (one error per kind of
  * problem, at best[kind]) and warns of a loop polling memory; 1 when
  * refused. */
-static int refuse_reached(checker *k, const corun__cc_kernel *kn, const reach *rs,
+static int refuse_reached(checker *k, const corun__cc_decl *kn, const reach *rs,
                           const long best[PROBLEMS])
 {
     int refused = 0;
@@ -232,7 +232,7 @@ static int refuse_reached(checker *k, const corun__cc_kernel *kn, const reach *r
 
 /* Refuses uses of blockIdx/gridDim in the kernel's own body that the
  * body's parameters of those names do not cover; 1 when refused. */
-static int refuse_unshadowed(checker *k, const corun__cc_kernel *kn, const kernel_walk *kw)
+static int refuse_unshadowed(checker *k, const corun__cc_decl *kn, const kernel_walk *kw)
 {
     int refused = 0;
 
@@ -270,7 +270,7 @@ static int refuse_unshadowed(checker *k, const corun__cc_kernel *kn, const kerne
 
 /* Refuses the first return of the kernel's body that some threads of a
  * block may take before a barrier; 1 when refused. */
-static int refuse_divergent_return(checker *k, const corun__cc_kernel *kn, kernel_walk *kw,
+static int refuse_divergent_return(checker *k, const corun__cc_decl *kn, kernel_walk *kw,
                                    reach *tmp)
 {
     for (size_t i = 0; i < kw->nrets; i++) {
@@ -313,7 +313,7 @@ static int refuse_divergent_return(checker *k, const corun__cc_kernel *kn, kerne
 /* Refuses a kernel whose calls are resolved only at instantiation when a
  * member function or lambda outside the kernels reads blockIdx/gridDim
  * (looked for once per file: *outside_done); 1 when refused. */
-static int refuse_unresolved(checker *k, const corun__cc_kernel *kn, const reach *rs,
+static int refuse_unresolved(checker *k, const corun__cc_decl *kn, const reach *rs,
                              int *outside_done, outside_ctx *outside)
 {
     int unresolved = 0;
@@ -343,7 +343,7 @@ static int refuse_unresolved(checker *k, const corun__cc_kernel *kn, const reach
     return 1;
 }
 
-static void check_one(checker *k, corun__cc_kernel *kn, int *outside_done, outside_ctx *outside,
+static void check_one(checker *k, corun__cc_decl *kn, int *outside_done, outside_ctx *outside,
                       reach *rs, reach *tmp)
 {
     kernel_walk kw;
@@ -381,7 +381,7 @@ static void check_one(checker *k, corun__cc_kernel *kn, int *outside_done, outsi
 }
 
 int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
-                            corun__cc_kernels *ks, corun__cc_kernels *clones,
+                            corun__cc_decls *ks, corun__cc_decls *clones,
                             corun__cc_callsites *sites, corun__cc_diags *d)
 {
     checker k;
@@ -396,7 +396,7 @@ int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
     k.sites = sites;
     outside_ctx outside = {&k, ks, clang_getNullCursor(), 0, 0};
     for (size_t i = 0; i < ks->n && !k.oom; i++) {
-        corun__cc_kernel *kn = &ks->v[i];
+        corun__cc_decl *kn = &ks->v[i];
         if (kn->is_def && !kn->refused) {
             check_one(&k, kn, &outside_done, &outside, &rs, &tmp);
         }

@@ -11,7 +11,7 @@
 #include "cc/cc.h"
 #include "corun/corun.h"
 
-char *corun__cc_kernel_usr(CXCursor fn)
+char *corun__cc_decl_usr(CXCursor fn)
 {
     CXCursor t = clang_getSpecializedCursorTemplate(fn);
     if (!clang_Cursor_isNull(t)) {
@@ -24,7 +24,7 @@ char *corun__cc_kernel_usr(CXCursor fn)
     return r;
 }
 
-corun__cc_kernel *corun__cc_kernel_first(corun__cc_kernels *ks, const char *usr)
+corun__cc_decl *corun__cc_decl_first(corun__cc_decls *ks, const char *usr)
 {
     for (size_t i = 0; i < ks->n; i++) {
         if (ks->v[i].first && strcmp(ks->v[i].usr, usr) == 0) {
@@ -42,7 +42,7 @@ static void free_params(corun__cc_param *p, size_t n)
     free(p);
 }
 
-void corun__cc_kernels_free(corun__cc_kernels *ks)
+void corun__cc_decls_free(corun__cc_decls *ks)
 {
     for (size_t i = 0; i < ks->n; i++) {
         free(ks->v[i].name);
@@ -108,20 +108,20 @@ static int has_ident(const corun__cc_src *s, unsigned a, unsigned b, const char 
 typedef struct find_ctx {
     const corun__cc_tu *t;
     const corun__cc_src *s;
-    corun__cc_kernels *ks;
+    corun__cc_decls *ks;
     corun__cc_diags *d;
     int rc;
     int kernels;         /* describing kernels (else functions to clone) */
     const char *what;    /* "kernel" or "function", for messages */
-    /* per kernel being described */
-    corun__cc_kernel *k;
+    /* the declaration being described */
+    corun__cc_decl *k;
     size_t cap_p, cap_t;
 } find_ctx;
 
 static int push_param(find_ctx *x, CXCursor c, int tparam)
 {
     const corun__cc_src *s = x->s;
-    corun__cc_kernel *k = x->k;
+    corun__cc_decl *k = x->k;
     corun__cc_param **v = tparam ? &k->tparams : &k->params;
     size_t *n = tparam ? &k->ntparams : &k->nparams;
     size_t *cap = tparam ? &x->cap_t : &x->cap_p;
@@ -242,18 +242,18 @@ static int placeable(find_ctx *x, CXCursor c, CXCursor parent, long name_ex)
  * identity, what kind of declaration it is. CORUN_ENOMEM. */
 static int new_record(find_ctx *x, CXCursor c)
 {
-    corun__cc_kernels *ks = x->ks;
+    corun__cc_decls *ks = x->ks;
 
     if (ks->n == ks->cap) {
         size_t cap = ks->cap ? ks->cap * 2 : 16;
-        corun__cc_kernel *v = realloc(ks->v, cap * sizeof(*v));
+        corun__cc_decl *v = realloc(ks->v, cap * sizeof(*v));
         if (v == NULL) {
             return CORUN_ENOMEM;
         }
         ks->v = v;
         ks->cap = cap;
     }
-    corun__cc_kernel *k = &ks->v[ks->n++];
+    corun__cc_decl *k = &ks->v[ks->n++];
     memset(k, 0, sizeof(*k));
     x->k = k;
     k->clone = !x->kernels;
@@ -263,7 +263,7 @@ static int new_record(find_ctx *x, CXCursor c)
     CXString sp = clang_getCursorSpelling(c);
     k->name = corun__cc_strndup(clang_getCString(sp), strlen(clang_getCString(sp)));
     clang_disposeString(sp);
-    k->usr = corun__cc_kernel_usr(c);
+    k->usr = corun__cc_decl_usr(c);
     if (k->name == NULL || k->usr == NULL) {
         return CORUN_ENOMEM;
     }
@@ -285,7 +285,7 @@ static int locate_head(find_ctx *x, CXCursor c, CXCursor parent, long name_ex, s
                        size_t *rp)
 {
     const corun__cc_src *s = x->s;
-    corun__cc_kernel *k = x->k;
+    corun__cc_decl *k = x->k;
     long a, b;
 
     corun__cc_extent(x->t, s, c, &a, &b);
@@ -332,7 +332,7 @@ static int locate_head(find_ctx *x, CXCursor c, CXCursor parent, long name_ex, s
 static int locate_template(find_ctx *x, CXCursor c, size_t ni)
 {
     const corun__cc_src *s = x->s;
-    corun__cc_kernel *k = x->k;
+    corun__cc_decl *k = x->k;
 
     k->tmpl_end = k->start;
     if (!k->is_template) {
@@ -360,7 +360,7 @@ static int locate_template(find_ctx *x, CXCursor c, size_t ni)
 static int locate_end(find_ctx *x, CXCursor c, size_t rp)
 {
     const corun__cc_src *s = x->s;
-    corun__cc_kernel *k = x->k;
+    corun__cc_decl *k = x->k;
 
     if (k->is_def) {
         long ba, bb;
@@ -398,7 +398,7 @@ static int locate_end(find_ctx *x, CXCursor c, size_t rp)
 static void check_params(find_ctx *x)
 {
     const corun__cc_src *s = x->s;
-    corun__cc_kernel *k = x->k;
+    corun__cc_decl *k = x->k;
 
     k->launch_bounds = has_ident(s, k->start, k->end, "__launch_bounds__") ||
                        has_ident(s, k->start, k->end, "__maxnreg__");
@@ -494,8 +494,8 @@ static enum CXChildVisitResult find_visit(CXCursor c, CXCursor parent, CXClientD
     return x->rc == CORUN_OK ? CXChildVisit_Continue : CXChildVisit_Break;
 }
 
-int corun__cc_find_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
-                           corun__cc_kernels *ks, corun__cc_diags *d)
+int corun__cc_find_kernel_decls(const corun__cc_tu *dev, const corun__cc_src *s,
+                                corun__cc_decls *ks, corun__cc_diags *d)
 {
     find_ctx x = {dev, s, ks, d, CORUN_OK, 1, "kernel", NULL, 0, 0};
 
@@ -505,7 +505,7 @@ int corun__cc_find_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
 }
 
 int corun__cc_describe_function(const corun__cc_tu *dev, const corun__cc_src *s, CXCursor fn,
-                                corun__cc_kernels *list, corun__cc_diags *d, long *index)
+                                corun__cc_decls *list, corun__cc_diags *d, long *index)
 {
     find_ctx x = {dev, s, list, d, CORUN_OK, 0, "function", NULL, 0, 0};
 

@@ -231,7 +231,7 @@ static void *transform(void *arg)
     corun__cc_diags d = {0};
     corun__cc_src src;
     corun__cc_tu host = {0}, dev = {0};
-    corun__cc_kernels ks = {0}, clones = {0};
+    corun__cc_decls ks = {0}, clones = {0};
     corun__cc_callsites sites = {0};
     corun__cc_edits e = {0};
     corun__cc_buf out = {0};
@@ -247,7 +247,7 @@ static void *transform(void *arg)
         rc = corun__cc_src_index(&src, host.tu, host.file);
     }
     if (rc == CORUN_OK) {
-        rc = corun__cc_find_kernels(&dev, &src, &ks, &d);
+        rc = corun__cc_find_kernel_decls(&dev, &src, &ks, &d);
     }
     int nothing = rc == CORUN_OK && ks.n == 0 && d.errors == 0;
     if (rc == CORUN_OK && !nothing) {
@@ -298,8 +298,8 @@ static void *transform(void *arg)
 
     corun__cc_buf_free(&out);
     corun__cc_edits_free(&e);
-    corun__cc_kernels_free(&ks);
-    corun__cc_kernels_free(&clones);
+    corun__cc_decls_free(&ks);
+    corun__cc_decls_free(&clones);
     free(sites.v);
     if (parsed) {
         corun__cc_tu_free(&host);
