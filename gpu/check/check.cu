@@ -1219,211 +1219,306 @@ static double ls_first_start_us(cudaEvent_t from, cudaEvent_t to, const unsigned
     return 1e3 * ms - 1e-3 * (double)(st[1] + task_ns - st[0]);
 }
 
-static int mode_spatial(int trials)
+/* What every trial of the spatial step uses. */
+struct Spatial {
+    cudaStream_t ks, ls, hs, ws, ss; /* batch, LS, signals, waits, signaller */
+    unsigned long long *stamps;      /* LS first and last block start */
+    unsigned long long *sig_t;       /* signaller: signal sent, evicted workers gone */
+    unsigned *trigger;               /* host -> signaller */
+    cudaEvent_t ev_sig, ev_ls;
+    int k = 8;                                  /* CapSMs evicted */
+    unsigned long long ls_task_ns = 100000;     /* LS: one wave of 100 us blocks */
+    int per_sm, ls_blocks, nw;
+};
+
+/* The samples of one batch task time and LS launch order, in us. */
+struct SpatialSamples {
+    std::vector<double> solo, evict, ls_end, delay, margin, without, progress, spread,
+        free_slots, gpu_start, gpu_last_start, gpu_gone, last_vs_gone, solo_start;
+};
+
+static void spatial_setup(Spatial &sp)
 {
-    cudaStream_t ks, ls, hs, ws;
     int lo, hi, nsm = sm_count();
-    unsigned long long *stamps;
-    const int k = 8;
-    const unsigned long long ls_task_ns = 100000; /* LS: one wave of 100 us blocks */
-    int failures = 0;
 
     CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
-    CK(cudaStreamCreateWithPriority(&ks, cudaStreamNonBlocking, lo));
-    CK(cudaStreamCreateWithPriority(&ls, cudaStreamNonBlocking, hi));
-    CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
-    CK(cudaStreamCreateWithPriority(&ws, cudaStreamNonBlocking, hi));
-    unsigned long long *sig_t;
-    unsigned *trigger;
-    cudaStream_t ss;
-    CK(cudaMalloc(&stamps, 16));
-    CK(cudaMalloc(&sig_t, 16));
-    CK(cudaMalloc(&trigger, 4));
-    CK(cudaStreamCreateWithPriority(&ss, cudaStreamNonBlocking, hi));
+    CK(cudaStreamCreateWithPriority(&sp.ks, cudaStreamNonBlocking, lo));
+    CK(cudaStreamCreateWithPriority(&sp.ls, cudaStreamNonBlocking, hi));
+    CK(cudaStreamCreateWithPriority(&sp.hs, cudaStreamNonBlocking, hi));
+    CK(cudaStreamCreateWithPriority(&sp.ws, cudaStreamNonBlocking, hi));
+    CK(cudaMalloc(&sp.stamps, 16));
+    CK(cudaMalloc(&sp.sig_t, 16));
+    CK(cudaMalloc(&sp.trigger, 4));
+    CK(cudaStreamCreateWithPriority(&sp.ss, cudaStreamNonBlocking, hi));
     /* GPU-side timing of the LS start, on one clock: the signal is written by
      * a resident block (signaller) that stamps %globaltimer when it writes
      * it and when the evicted workers are gone; the LS blocks stamp their
      * start. (Events cannot do this: an operation after a kernel that ends
      * beside running blocks waits ~40-60 us more -- gpu-check dispatch.) */
-    cudaEvent_t ev_sig, ev_ls;
-    CK(cudaEventCreate(&ev_sig));
-    CK(cudaEventCreate(&ev_ls));
-    int per_sm = per_sm_of((const void *)spin__corun, 256, 0);
-    int ls_blocks = k * per_sm_of((const void *)ls_probe, 256, 0);
-    int nw = per_sm * nsm;
+    CK(cudaEventCreate(&sp.ev_sig));
+    CK(cudaEventCreate(&sp.ev_ls));
+    sp.per_sm = per_sm_of((const void *)spin__corun, 256, 0);
+    sp.ls_blocks = sp.k * per_sm_of((const void *)ls_probe, 256, 0);
+    sp.nw = sp.per_sm * nsm;
+}
+
+static void spatial_teardown(Spatial &sp)
+{
+    CK(cudaEventDestroy(sp.ev_sig));
+    CK(cudaEventDestroy(sp.ev_ls));
+    CK(cudaFree(sp.stamps));
+    CK(cudaFree(sp.sig_t));
+    CK(cudaFree(sp.trigger));
+}
+
+/* Readies the LS blocks' start stamps: the first from +inf (atomicMin), the
+ * last from 0. */
+static void spatial_stamps_reset(const Spatial &sp)
+{
+    CK(cudaMemsetAsync(sp.stamps + 1, 0, 8, sp.ls));
+    CK(cudaMemsetAsync(sp.stamps, 0xff, 8, sp.ls));
+    CK(cudaStreamSynchronize(sp.ls));
+}
+
+static void spatial_ls_launch(const Spatial &sp)
+{
+    ls_probe<<<sp.ls_blocks, 256, 0, sp.ls>>>(sp.stamps, sp.ls_task_ns);
+}
+
+/* A fresh batch run of launched workers from base (of sp.nw), given 3 ms
+ * to get going. */
+static void spatial_batch_start(const Spatial &sp, SpinCase &batch, Direct &d, int launched,
+                                uint32_t base)
+{
+    d.init(batch, g_budget_us, sp.nw);
+    d.launch(batch, sp.ks, launched, base, 0);
+    sleep_us(3000);
+}
+
+/* The LS kernel alone: its time, host-observed; its first block's start
+ * after launch, on GPU clocks, into v.solo_start. */
+static double spatial_ls_alone(const Spatial &sp, SpatialSamples &v)
+{
+    spatial_stamps_reset(sp);
+    double t0 = now_us();
+    CK(cudaEventRecord(sp.ev_sig, sp.ls));
+    spatial_ls_launch(sp);
+    CK(cudaEventRecord(sp.ev_ls, sp.ls));
+    CK(cudaStreamSynchronize(sp.ls));
+    double t_solo = now_us() - t0;
+    unsigned long long st[2]; /* LS first and last block start */
+    CK(cudaMemcpy(st, sp.stamps, 16, cudaMemcpyDeviceToHost));
+    v.solo_start.push_back(ls_first_start_us(sp.ev_sig, sp.ev_ls, st, sp.ls_task_ns));
+    return t_solo;
+}
+
+/* The LS kernel into k evicted CapSMs of a running batch kernel, host-
+ * observed from the signal. */
+struct SpatialEvict {
+    double evict;    /* signal -> evicted workers gone */
+    double ls;       /* signal -> LS kernel done */
+    double progress; /* batch tasks done meanwhile */
+    unsigned long long st[2];
+};
+
+static SpatialEvict spatial_evict_host(const Spatial &sp, SpinCase &batch, Direct &d,
+                                       bool ls_first)
+{
+    SpatialEvict e;
+
+    spatial_batch_start(sp, batch, d, sp.nw, 0);
+    corun_ctl before = d.read();
+    spatial_stamps_reset(sp);
+    double t0 = now_us();
+    if (ls_first) { /* the LS launch already waits when the slots free */
+        spatial_ls_launch(sp);
+    }
+    CU(cuStreamWriteValue32((CUstream)sp.hs, d.field(offsetof(corun_ctl, evict_below)),
+                            (cuuint32_t)sp.k, 0));
+    CK(cudaEventRecord(sp.ev_sig, sp.hs));
+    if (!ls_first) {
+        spatial_ls_launch(sp);
+    }
+    CK(cudaEventRecord(sp.ev_ls, sp.ls));
+    CU(cuStreamWaitValue32((CUstream)sp.ws, d.field(offsetof(corun_ctl, exited)),
+                           (cuuint32_t)(sp.k * sp.per_sm), CU_STREAM_WAIT_VALUE_GEQ));
+    CK(cudaStreamSynchronize(sp.ws));
+    e.evict = now_us() - t0;
+    CK(cudaStreamSynchronize(sp.ls));
+    e.ls = now_us() - t0;
+    corun_ctl after = d.read();
+    CK(cudaMemcpy(e.st, sp.stamps, 16, cudaMemcpyDeviceToHost));
+    d.halt(sp.hs);
+    CK(cudaStreamSynchronize(sp.ks));
+    e.progress = (double)(after.done - before.done);
+    return e;
+}
+
+/* The same on one GPU clock: the signal from a resident block (the batch
+ * one worker short, the slot the signaller holds). */
+static void spatial_evict_gpu(const Spatial &sp, SpinCase &batch, Direct &d, bool ls_first,
+                              SpatialSamples &v)
+{
+    CK(cudaMemsetAsync(sp.trigger, 0, 4, sp.ss));
+    CK(cudaStreamSynchronize(sp.ss));
+    d.init(batch, g_budget_us, sp.nw - 1);
+    signaller<<<1, 32, 0, sp.ss>>>(sp.trigger, (unsigned *)d.field(offsetof(corun_ctl, evict_below)),
+                                   (unsigned)sp.k, (const unsigned *)d.field(offsetof(corun_ctl, exited)),
+                                   (unsigned)(sp.k * sp.per_sm), sp.sig_t);
+    d.launch(batch, sp.ks, sp.nw - 1, 0, 0);
+    sleep_us(3000);
+    spatial_stamps_reset(sp);
+    if (ls_first) {
+        spatial_ls_launch(sp);
+    }
+    CU(cuStreamWriteValue32((CUstream)sp.hs, (CUdeviceptr)sp.trigger, 1, 0));
+    if (!ls_first) {
+        spatial_ls_launch(sp);
+    }
+    CK(cudaStreamSynchronize(sp.ls));
+    CK(cudaStreamSynchronize(sp.ss));
+    unsigned long long st[2], tg[2];
+    CK(cudaMemcpy(st, sp.stamps, 16, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(tg, sp.sig_t, 16, cudaMemcpyDeviceToHost));
+    d.halt(sp.hs);
+    CK(cudaStreamSynchronize(sp.ks));
+    v.gpu_start.push_back(1e-3 * (double)(long long)(st[0] - tg[0]));
+    v.gpu_last_start.push_back(1e-3 * (double)(long long)(st[1] - tg[0]));
+    v.gpu_gone.push_back(1e-3 * (double)(long long)(tg[1] - tg[0]));
+    v.last_vs_gone.push_back(1e-3 * (double)(long long)(st[1] - tg[1]));
+}
+
+/* Reference: the same slots left free from the start (the batch runs k
+ * CapSMs short): what co-residency alone costs the LS. */
+static double spatial_free_slots(const Spatial &sp, SpinCase &batch, Direct &d)
+{
+    spatial_batch_start(sp, batch, d, sp.nw - sp.k * sp.per_sm, (uint32_t)(sp.k * sp.per_sm));
+    double t0 = now_us();
+    spatial_ls_launch(sp);
+    CK(cudaStreamSynchronize(sp.ls));
+    double t = now_us() - t0;
+    d.halt(sp.hs);
+    CK(cudaStreamSynchronize(sp.ks));
+    return t;
+}
+
+/* Baseline: the same LS kernel with no eviction waits for slots. */
+static double spatial_no_evict(const Spatial &sp, SpinCase &batch, Direct &d)
+{
+    spatial_batch_start(sp, batch, d, sp.nw, 0);
+    double t0 = now_us();
+    spatial_ls_launch(sp);
+    sleep_us(5000); /* let the LS wait a while behind the batch kernel */
+    d.halt(sp.hs);
+    CK(cudaStreamSynchronize(sp.ls));
+    double t = now_us() - t0;
+    CK(cudaStreamSynchronize(sp.ks));
+    return t;
+}
+
+/* One trial; a warm-up one keeps only the LS alone's GPU-clock start. */
+static void spatial_trial(const Spatial &sp, SpinCase &batch, Direct &d, bool ls_first,
+                          bool warm_up, SpatialSamples &v)
+{
+    double t_solo = spatial_ls_alone(sp, v);
+    SpatialEvict e = spatial_evict_host(sp, batch, d, ls_first);
+    if (warm_up) {
+        return;
+    }
+    v.solo.push_back(t_solo);
+    v.evict.push_back(e.evict);
+    v.ls_end.push_back(e.ls);
+    v.delay.push_back(e.ls - t_solo);
+    v.margin.push_back(e.evict - (e.ls - t_solo));
+    v.progress.push_back(e.progress);
+    v.spread.push_back(1e-3 * (double)(e.st[1] - e.st[0]));
+    spatial_evict_gpu(sp, batch, d, ls_first, v);
+    v.free_slots.push_back(spatial_free_slots(sp, batch, d));
+    v.without.push_back(spatial_no_evict(sp, batch, d));
+}
+
+static void spatial_row(const char *label, unsigned long long batch_us, bool ls_first,
+                        const std::vector<double> &v)
+{
+    char what[80];
+    snprintf(what, sizeof(what), "%s, %llu us tasks%s", label, batch_us,
+             ls_first ? ", LS first" : "");
+    printf("%-52s %10.1f %10.1f %10zu\n", what, median(v), pct(v, 90), v.size());
+}
+
+/* Prints the rows and the JSON record of one batch task time and LS launch
+ * order; 1 when the batch made no progress while the LS ran. */
+static int spatial_report(const Spatial &sp, unsigned long long batch_us, bool ls_first,
+                          const SpatialSamples &v)
+{
+    spatial_row("LS alone", batch_us, ls_first, v.solo);
+    spatial_row("  LS alone: first block start after launch (GPU clocks)", batch_us, ls_first,
+                v.solo_start);
+    spatial_row("evict 8 CapSMs (signal->gone)", batch_us, ls_first, v.evict);
+    spatial_row("LS into the evicted CapSMs", batch_us, ls_first, v.ls_end);
+    spatial_row("  LS start delay (minus LS alone)", batch_us, ls_first, v.delay);
+    spatial_row("  eviction latency - start delay", batch_us, ls_first, v.margin);
+    spatial_row("  LS blocks: last start - first start", batch_us, ls_first, v.spread);
+    spatial_row("  GPU clock: evicted workers gone after the signal", batch_us, ls_first,
+                v.gpu_gone);
+    spatial_row("  GPU clock: LS first block start after the signal", batch_us, ls_first,
+                v.gpu_start);
+    spatial_row("  GPU clock: LS last block start after the signal", batch_us, ls_first,
+                v.gpu_last_start);
+    spatial_row("  GPU clock: LS last block start - evicted gone", batch_us, ls_first,
+                v.last_vs_gone);
+    spatial_row("LS into slots the batch never used", batch_us, ls_first, v.free_slots);
+    spatial_row("LS behind batch, no eviction (>=)", batch_us, ls_first, v.without);
+    bool within = median(v.delay) <= median(v.evict);
+    /* on one clock, same trials: the first LS block no later than the
+     * last evicted worker's exit, the last within 2 us of it */
+    bool within_gpu = median(v.gpu_start) <= median(v.gpu_gone) && median(v.last_vs_gone) <= 2.0;
+    printf("LS starts within the eviction latency: %s by end - alone, %s by GPU clock "
+           "(signal -> first LS block %.1f us, -> evicted gone %.1f us, last LS block "
+           "%+.1f us after that); batch tasks done while LS ran: %.0f\n",
+           within ? "yes" : "NO", within_gpu ? "yes" : "NO", median(v.gpu_start),
+           median(v.gpu_gone), median(v.last_vs_gone), median(v.progress));
+    jrec("{\"mode\":\"spatial\",\"evicted_capsm\":%d,\"batch_task_us\":%llu,"
+         "\"ls_launched\":\"%s\",\"ls_start_spread_us\":%.2f,\"trials\":%zu,"
+         "\"ls_alone_us\":%.2f,\"evict_latency_us\":%.2f,\"evict_latency_p90_us\":%.2f,"
+         "\"ls_with_evict_us\":%.2f,\"ls_start_delay_us\":%.2f,"
+         "\"ls_start_delay_p90_us\":%.2f,\"margin_us_median\":%.2f,"
+         "\"ls_start_within_evict_latency\":%s,\"ls_first_start_after_signal_gpu_us\":%.2f,"
+         "\"ls_first_start_after_signal_gpu_p90_us\":%.2f,"
+         "\"ls_last_start_after_signal_gpu_us\":%.2f,\"evicted_gone_after_signal_gpu_us\":%.2f,"
+         "\"ls_last_start_minus_gone_gpu_us\":%.2f,"
+         "\"ls_gpu_start_within_evict_latency\":%s,\"ls_no_evict_us_at_least\":%.2f,"
+         "\"ls_into_never_used_slots_us\":%.2f,\"batch_tasks_during_ls\":%.0f}",
+         sp.k, batch_us, ls_first ? "before the signal" : "after the signal", median(v.spread),
+         v.solo.size(), median(v.solo), median(v.evict), pct(v.evict, 90),
+         median(v.ls_end), median(v.delay), pct(v.delay, 90), median(v.margin),
+         within ? "true" : "false", median(v.gpu_start), pct(v.gpu_start, 90),
+         median(v.gpu_last_start), median(v.gpu_gone), median(v.last_vs_gone),
+         within_gpu ? "true" : "false", median(v.without), median(v.free_slots),
+         median(v.progress));
+    return median(v.progress) > 0 ? 0 : 1;
+}
+
+static int mode_spatial(int trials)
+{
+    Spatial sp;
+    int failures = 0;
+
+    spatial_setup(sp);
     printf("%-52s %10s %10s %10s\n", "what", "median_us", "p90_us", "trials");
     for (int ls_first = 0; ls_first < 2; ls_first++)
     for (unsigned long long batch_us : {20ull, 200ull}) {
         /* ~20 ms of batch work */
-        SpinCase batch(batch_us * 1000ull, (uint64_t)nw * (20000 / batch_us));
+        SpinCase batch(batch_us * 1000ull, (uint64_t)sp.nw * (20000 / batch_us));
         Direct d;
-        d.per_sm = per_sm;
-        std::vector<double> solo, evict, ls_end, delay, margin, without, progress, spread,
-            free_slots, gpu_start, gpu_last_start, gpu_gone, last_vs_gone, solo_start;
+        d.per_sm = sp.per_sm;
+        SpatialSamples v;
         for (int i = 0; i < trials; i++) {
-            double t0;
-            /* LS alone */
-            CK(cudaMemsetAsync(stamps + 1, 0, 8, ls));
-            CK(cudaMemsetAsync(stamps, 0xff, 8, ls)); /* atomicMin from +inf */
-            CK(cudaStreamSynchronize(ls));
-            t0 = now_us();
-            CK(cudaEventRecord(ev_sig, ls));
-            ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
-            CK(cudaEventRecord(ev_ls, ls));
-            CK(cudaStreamSynchronize(ls));
-            double t_solo = now_us() - t0;
-            unsigned long long st[2]; /* LS first and last block start */
-            CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
-            solo_start.push_back(ls_first_start_us(ev_sig, ev_ls, st, ls_task_ns));
-
-            /* LS into k evicted CapSMs of a running batch kernel */
-            d.init(batch, g_budget_us, nw);
-            d.launch(batch, ks, nw, 0, 0);
-            sleep_us(3000);
-            corun_ctl before = d.read();
-            CK(cudaMemsetAsync(stamps + 1, 0, 8, ls));
-            CK(cudaMemsetAsync(stamps, 0xff, 8, ls));
-            CK(cudaStreamSynchronize(ls));
-            t0 = now_us();
-            if (ls_first) { /* the LS launch already waits when the slots free */
-                ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
-            }
-            CU(cuStreamWriteValue32((CUstream)hs, d.field(offsetof(corun_ctl, evict_below)),
-                                    (cuuint32_t)k, 0));
-            CK(cudaEventRecord(ev_sig, hs));
-            if (!ls_first) {
-                ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
-            }
-            CK(cudaEventRecord(ev_ls, ls));
-            CU(cuStreamWaitValue32((CUstream)ws, d.field(offsetof(corun_ctl, exited)),
-                                   (cuuint32_t)(k * per_sm), CU_STREAM_WAIT_VALUE_GEQ));
-            CK(cudaStreamSynchronize(ws));
-            double t_evict = now_us() - t0;
-            CK(cudaStreamSynchronize(ls));
-            double t_ls = now_us() - t0;
-            corun_ctl after = d.read();
-            CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
-            d.halt(hs);
-            CK(cudaStreamSynchronize(ks));
-            if (i == 0) {
-                continue; /* warm-up */
-            }
-            solo.push_back(t_solo);
-            evict.push_back(t_evict);
-            ls_end.push_back(t_ls);
-            delay.push_back(t_ls - t_solo);
-            margin.push_back(t_evict - (t_ls - t_solo));
-            progress.push_back((double)(after.done - before.done));
-            spread.push_back(1e-3 * (double)(st[1] - st[0]));
-
-            /* the same on one GPU clock: the signal from a resident block
-             * (the batch one worker short, the slot the signaller holds) */
-            CK(cudaMemsetAsync(trigger, 0, 4, ss));
-            CK(cudaStreamSynchronize(ss));
-            d.init(batch, g_budget_us, nw - 1);
-            signaller<<<1, 32, 0, ss>>>(trigger, (unsigned *)d.field(offsetof(corun_ctl, evict_below)),
-                                        (unsigned)k, (const unsigned *)d.field(offsetof(corun_ctl, exited)),
-                                        (unsigned)(k * per_sm), sig_t);
-            d.launch(batch, ks, nw - 1, 0, 0);
-            sleep_us(3000);
-            CK(cudaMemsetAsync(stamps + 1, 0, 8, ls));
-            CK(cudaMemsetAsync(stamps, 0xff, 8, ls));
-            CK(cudaStreamSynchronize(ls));
-            if (ls_first) {
-                ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
-            }
-            CU(cuStreamWriteValue32((CUstream)hs, (CUdeviceptr)trigger, 1, 0));
-            if (!ls_first) {
-                ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
-            }
-            CK(cudaStreamSynchronize(ls));
-            CK(cudaStreamSynchronize(ss));
-            unsigned long long tg[2];
-            CK(cudaMemcpy(st, stamps, 16, cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(tg, sig_t, 16, cudaMemcpyDeviceToHost));
-            d.halt(hs);
-            CK(cudaStreamSynchronize(ks));
-            gpu_start.push_back(1e-3 * (double)(long long)(st[0] - tg[0]));
-            gpu_last_start.push_back(1e-3 * (double)(long long)(st[1] - tg[0]));
-            gpu_gone.push_back(1e-3 * (double)(long long)(tg[1] - tg[0]));
-            last_vs_gone.push_back(1e-3 * (double)(long long)(st[1] - tg[1]));
-
-            /* reference: the same slots left free from the start (the batch
-             * runs k CapSMs short): what co-residency alone costs the LS */
-            d.init(batch, g_budget_us, nw);
-            d.launch(batch, ks, nw - k * per_sm, (uint32_t)(k * per_sm), 0);
-            sleep_us(3000);
-            t0 = now_us();
-            ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
-            CK(cudaStreamSynchronize(ls));
-            free_slots.push_back(now_us() - t0);
-            d.halt(hs);
-            CK(cudaStreamSynchronize(ks));
-
-            /* baseline: the same LS kernel with no eviction waits for slots */
-            d.init(batch, g_budget_us, nw);
-            d.launch(batch, ks, nw, 0, 0);
-            sleep_us(3000);
-            t0 = now_us();
-            ls_probe<<<ls_blocks, 256, 0, ls>>>(stamps, ls_task_ns);
-            sleep_us(5000); /* let the LS wait a while behind the batch kernel */
-            d.halt(hs);
-            CK(cudaStreamSynchronize(ls));
-            without.push_back(now_us() - t0);
-            CK(cudaStreamSynchronize(ks));
+            spatial_trial(sp, batch, d, ls_first != 0, i == 0, v);
         }
-        char what[80];
-#define SPATIAL_ROW(label, v)                                                                  \
-    snprintf(what, sizeof(what), "%s, %llu us tasks%s", label, batch_us,                     \
-             ls_first ? ", LS first" : "");                                                   \
-    printf("%-52s %10.1f %10.1f %10zu\n", what, median(v), pct(v, 90), v.size())
-        SPATIAL_ROW("LS alone", solo);
-        SPATIAL_ROW("  LS alone: first block start after launch (GPU clocks)", solo_start);
-        SPATIAL_ROW("evict 8 CapSMs (signal->gone)", evict);
-        SPATIAL_ROW("LS into the evicted CapSMs", ls_end);
-        SPATIAL_ROW("  LS start delay (minus LS alone)", delay);
-        SPATIAL_ROW("  eviction latency - start delay", margin);
-        SPATIAL_ROW("  LS blocks: last start - first start", spread);
-        SPATIAL_ROW("  GPU clock: evicted workers gone after the signal", gpu_gone);
-        SPATIAL_ROW("  GPU clock: LS first block start after the signal", gpu_start);
-        SPATIAL_ROW("  GPU clock: LS last block start after the signal", gpu_last_start);
-        SPATIAL_ROW("  GPU clock: LS last block start - evicted gone", last_vs_gone);
-        SPATIAL_ROW("LS into slots the batch never used", free_slots);
-        SPATIAL_ROW("LS behind batch, no eviction (>=)", without);
-#undef SPATIAL_ROW
-        bool within = median(delay) <= median(evict);
-        /* on one clock, same trials: the first LS block no later than the
-         * last evicted worker's exit, the last within 2 us of it */
-        bool within_gpu = median(gpu_start) <= median(gpu_gone) && median(last_vs_gone) <= 2.0;
-        printf("LS starts within the eviction latency: %s by end - alone, %s by GPU clock "
-               "(signal -> first LS block %.1f us, -> evicted gone %.1f us, last LS block "
-               "%+.1f us after that); batch tasks done while LS ran: %.0f\n",
-               within ? "yes" : "NO", within_gpu ? "yes" : "NO", median(gpu_start),
-               median(gpu_gone), median(last_vs_gone), median(progress));
-        jrec("{\"mode\":\"spatial\",\"evicted_capsm\":%d,\"batch_task_us\":%llu,"
-             "\"ls_launched\":\"%s\",\"ls_start_spread_us\":%.2f,\"trials\":%zu,"
-             "\"ls_alone_us\":%.2f,\"evict_latency_us\":%.2f,\"evict_latency_p90_us\":%.2f,"
-             "\"ls_with_evict_us\":%.2f,\"ls_start_delay_us\":%.2f,"
-             "\"ls_start_delay_p90_us\":%.2f,\"margin_us_median\":%.2f,"
-             "\"ls_start_within_evict_latency\":%s,\"ls_first_start_after_signal_gpu_us\":%.2f,"
-             "\"ls_first_start_after_signal_gpu_p90_us\":%.2f,"
-             "\"ls_last_start_after_signal_gpu_us\":%.2f,\"evicted_gone_after_signal_gpu_us\":%.2f,"
-             "\"ls_last_start_minus_gone_gpu_us\":%.2f,"
-             "\"ls_gpu_start_within_evict_latency\":%s,\"ls_no_evict_us_at_least\":%.2f,"
-             "\"ls_into_never_used_slots_us\":%.2f,\"batch_tasks_during_ls\":%.0f}",
-             k, batch_us, ls_first ? "before the signal" : "after the signal", median(spread),
-             solo.size(), median(solo), median(evict), pct(evict, 90),
-             median(ls_end), median(delay), pct(delay, 90), median(margin),
-             within ? "true" : "false", median(gpu_start), pct(gpu_start, 90),
-             median(gpu_last_start), median(gpu_gone), median(last_vs_gone),
-             within_gpu ? "true" : "false", median(without), median(free_slots), median(progress));
-        failures += median(progress) > 0 ? 0 : 1;
+        failures += spatial_report(sp, batch_us, ls_first != 0, v);
     }
-    CK(cudaEventDestroy(ev_sig));
-    CK(cudaEventDestroy(ev_ls));
-    CK(cudaFree(stamps));
-    CK(cudaFree(sig_t));
-    CK(cudaFree(trigger));
+    spatial_teardown(sp);
     return failures;
 }
 
@@ -1735,6 +1830,180 @@ static void on_fatal(int sig)
     raise(sig);
 }
 
+/* The command line's settings (besides the g_ ones). */
+struct Options {
+    const char *json_path = nullptr;
+    unsigned events = 1000;
+    int reps = 15, trials = 30;
+    uint64_t seed = 1;
+    bool quick = false;
+    const char *only = nullptr; /* --kernel NAME[,NAME...] */
+};
+
+/* --budgets US,US,...: both modes' budgets; false (with a message) when
+ * one is not a number of microseconds 1..100000. */
+static bool parse_budgets(const char *arg)
+{
+    std::vector<double> v;
+    std::string list = arg;
+    size_t at = 0;
+    while (at <= list.size()) {
+        size_t end = list.find(',', at);
+        std::string item = list.substr(at, end == std::string::npos ? end : end - at);
+        char *stop = nullptr;
+        double b = strtod(item.c_str(), &stop);
+        if (item.empty() || *stop != '\0' || !(b >= 1 && b <= 100000)) {
+            fprintf(stderr, "corun-gpucheck: --budgets wants microseconds 1..100000, "
+                            "comma-separated (got '%s')\n", list.c_str());
+            return false;
+        }
+        v.push_back(b);
+        if (end == std::string::npos) {
+            break;
+        }
+        at = end + 1;
+    }
+    g_budgets_overhead = g_budgets_latency = v;
+    return true;
+}
+
+/* The options after the mode into o and the g_ settings; false when one is
+ * wrong (after a message or the usage). */
+static bool parse_options(int argc, char **argv, Options &o)
+{
+    for (int i = 2; i < argc; i++) {
+        std::string a = argv[i];
+        if (a == "--json" && i + 1 < argc) {
+            o.json_path = argv[++i];
+        } else if (a == "--events" && i + 1 < argc) {
+            o.events = (unsigned)atoi(argv[++i]);
+        } else if (a == "--reps" && i + 1 < argc) {
+            o.reps = atoi(argv[++i]);
+        } else if (a == "--no-void") {
+            g_void = false;
+        } else if (a == "--stream") {
+            g_stream = true;
+        } else if (a == "--trials" && i + 1 < argc) {
+            o.trials = atoi(argv[++i]);
+        } else if (a == "--seed" && i + 1 < argc) {
+            o.seed = strtoull(argv[++i], nullptr, 10);
+        } else if (a == "--budget" && i + 1 < argc) {
+            g_budget_us = atof(argv[++i]);
+        } else if (a == "--chunk-max" && i + 1 < argc) {
+            long v = atol(argv[++i]);
+            if (v < 1 || v > 1 << 20) {
+                fprintf(stderr, "corun-gpucheck: --chunk-max must be 1..1048576\n");
+                return false;
+            }
+            g_chunk_max = (uint32_t)v;
+        } else if (a == "--budgets" && i + 1 < argc) {
+            if (!parse_budgets(argv[++i])) {
+                return false;
+            }
+        } else if (a == "--kernel" && i + 1 < argc) {
+            o.only = argv[++i];
+        } else if (a == "--quick") {
+            o.quick = true;
+        } else {
+            usage();
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Keeps the cases named in only (NAME[,NAME...]) and deletes the others;
+ * false (with a message) when a name is no case's. */
+static bool keep_cases(std::vector<Case *> &cases, const char *only)
+{
+    std::vector<std::string> names;
+    for (const char *p = only; *p != '\0';) {
+        const char *e = strchr(p, ',');
+        names.emplace_back(p, e != nullptr ? (size_t)(e - p) : strlen(p));
+        p = e != nullptr ? e + 1 : p + strlen(p);
+    }
+    std::vector<Case *> keep;
+    for (Case *c : cases) {
+        bool want = false;
+        for (const std::string &n : names) {
+            want = want || n == c->name;
+        }
+        if (want) {
+            keep.push_back(c);
+        } else {
+            delete c;
+        }
+    }
+    for (const std::string &n : names) {
+        bool found = false;
+        for (Case *c : keep) {
+            found = found || n == c->name;
+        }
+        if (!found) {
+            fprintf(stderr, "corun-gpucheck: no kernel named '%s'\n", n.c_str());
+            return false;
+        }
+    }
+    cases = keep;
+    return true;
+}
+
+/* Whether the mode runs the eight kernels of make_cases. */
+static bool mode_wants_cases(const char *mode)
+{
+    static const char *const no_cases[] = {"latency", "spatial", "dispatch", "hostfunc",
+                                           "stream",  "chain",   "hostcost", "lsalone",
+                                           "queued",  "threads", "capture"};
+    bool want_cases = true;
+    for (const char *m : no_cases) {
+        want_cases = want_cases && strcmp(mode, m) != 0;
+    }
+    return want_cases;
+}
+
+/* Runs the mode: its failures, or 2 for an unknown one. */
+static int run_mode(const char *mode, std::vector<Case *> &cases, const Options &o)
+{
+    bool quick = o.quick;
+    int trials = o.trials;
+
+    if (!strcmp(mode, "occupancy")) {
+        return mode_occupancy(cases);
+    } else if (!strcmp(mode, "correctness")) {
+        return mode_correctness(cases, quick ? 10 : o.events, o.seed, quick);
+    } else if (!strcmp(mode, "overhead")) {
+        return mode_overhead(cases, o.reps);
+    } else if (!strcmp(mode, "latency")) {
+        return mode_latency(trials);
+    } else if (!strcmp(mode, "resume")) {
+        return mode_resume(cases, quick ? 2 : 10);
+    } else if (!strcmp(mode, "spatial")) {
+        return mode_spatial(quick ? 3 : trials);
+    } else if (!strcmp(mode, "dispatch")) {
+        return mode_dispatch(quick ? 3 : trials);
+    } else if (!strcmp(mode, "stream")) {
+        return mode_stream(quick ? 2 : 8);
+    } else if (!strcmp(mode, "hostfunc")) {
+        return mode_hostfunc(quick ? 3 : trials);
+    } else if (!strcmp(mode, "chain")) {
+        return mode_chain(quick ? 200 : 10000, quick ? 1 : 5);
+    } else if (!strcmp(mode, "hostcost")) {
+        return mode_hostcost(quick ? 1 : 5);
+    } else if (!strcmp(mode, "lsalone")) {
+        return mode_lsalone(quick ? 5 : 100);
+    } else if (!strcmp(mode, "queued")) {
+        return mode_queued(quick ? 3 : 24);
+    } else if (!strcmp(mode, "threads")) {
+        return mode_threads(quick ? 20 : 250);
+    } else if (!strcmp(mode, "capture")) {
+        return mode_capture();
+    } else if (!strcmp(mode, "sanitize")) {
+        return mode_sanitize(cases);
+    }
+    usage();
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -1742,76 +2011,19 @@ int main(int argc, char **argv)
     signal(SIGSEGV, on_fatal);
     signal(SIGBUS, on_fatal);
     signal(SIGABRT, on_fatal);
-    const char *json_path = nullptr;
-    unsigned events = 1000;
-    int reps = 15, trials = 30, rc = 0;
-    uint64_t seed = 1;
-    bool quick = false;
-    const char *only = nullptr;
+    Options o;
 
-    for (int i = 2; i < argc; i++) {
-        std::string a = argv[i];
-        if (a == "--json" && i + 1 < argc) {
-            json_path = argv[++i];
-        } else if (a == "--events" && i + 1 < argc) {
-            events = (unsigned)atoi(argv[++i]);
-        } else if (a == "--reps" && i + 1 < argc) {
-            reps = atoi(argv[++i]);
-        } else if (a == "--no-void") {
-            g_void = false;
-        } else if (a == "--stream") {
-            g_stream = true;
-        } else if (a == "--trials" && i + 1 < argc) {
-            trials = atoi(argv[++i]);
-        } else if (a == "--seed" && i + 1 < argc) {
-            seed = strtoull(argv[++i], nullptr, 10);
-        } else if (a == "--budget" && i + 1 < argc) {
-            g_budget_us = atof(argv[++i]);
-        } else if (a == "--chunk-max" && i + 1 < argc) {
-            long v = atol(argv[++i]);
-            if (v < 1 || v > 1 << 20) {
-                fprintf(stderr, "corun-gpucheck: --chunk-max must be 1..1048576\n");
-                return 2;
-            }
-            g_chunk_max = (uint32_t)v;
-        } else if (a == "--budgets" && i + 1 < argc) {
-            std::vector<double> v;
-            std::string list = argv[++i];
-            size_t at = 0;
-            while (at <= list.size()) {
-                size_t end = list.find(',', at);
-                std::string item = list.substr(at, end == std::string::npos ? end : end - at);
-                char *stop = nullptr;
-                double b = strtod(item.c_str(), &stop);
-                if (item.empty() || *stop != '\0' || !(b >= 1 && b <= 100000)) {
-                    fprintf(stderr, "corun-gpucheck: --budgets wants microseconds 1..100000, "
-                                    "comma-separated (got '%s')\n", list.c_str());
-                    return 2;
-                }
-                v.push_back(b);
-                if (end == std::string::npos) {
-                    break;
-                }
-                at = end + 1;
-            }
-            g_budgets_overhead = g_budgets_latency = v;
-        } else if (a == "--kernel" && i + 1 < argc) {
-            only = argv[++i];
-        } else if (a == "--quick") {
-            quick = true;
-        } else {
-            usage();
-            return 2;
-        }
+    if (!parse_options(argc, argv, o)) {
+        return 2;
     }
     if (!strcmp(mode, "-h") || !strcmp(mode, "--help") || mode[0] == '\0') {
         usage();
         return mode[0] ? 0 : 2;
     }
-    if (json_path) {
-        json = fopen(json_path, "w");
+    if (o.json_path) {
+        json = fopen(o.json_path, "w");
         if (!json) {
-            perror(json_path);
+            perror(o.json_path);
             return 2;
         }
         fprintf(json, "[");
@@ -1820,88 +2032,17 @@ int main(int argc, char **argv)
     CK(cudaFree(0));
     bool sanitize = !strcmp(mode, "sanitize");
     std::vector<Case *> cases;
-    static const char *const no_cases[] = {"latency", "spatial", "dispatch", "hostfunc",
-                                           "stream",  "chain",   "hostcost", "lsalone",
-                                           "queued",  "threads", "capture"};
-    bool want_cases = true;
-    for (const char *m : no_cases) {
-        want_cases = want_cases && strcmp(mode, m) != 0;
-    }
-    if (want_cases) {
+    if (mode_wants_cases(mode)) {
         /* sizes: tiny for sanitizers and --quick, medium for correctness
          * (outputs are fetched and compared after every run), large for
          * the benchmarks */
-        int scale = sanitize || quick ? 0 : !strcmp(mode, "correctness") ? 1 : 2;
+        int scale = sanitize || o.quick ? 0 : !strcmp(mode, "correctness") ? 1 : 2;
         cases = make_cases(scale);
-        if (only) {
-            /* NAME[,NAME...] */
-            std::vector<std::string> names;
-            for (const char *p = only; *p != '\0';) {
-                const char *e = strchr(p, ',');
-                names.emplace_back(p, e != nullptr ? (size_t)(e - p) : strlen(p));
-                p = e != nullptr ? e + 1 : p + strlen(p);
-            }
-            std::vector<Case *> keep;
-            for (Case *c : cases) {
-                bool want = false;
-                for (const std::string &n : names) {
-                    want = want || n == c->name;
-                }
-                if (want) {
-                    keep.push_back(c);
-                } else {
-                    delete c;
-                }
-            }
-            for (const std::string &n : names) {
-                bool found = false;
-                for (Case *c : keep) {
-                    found = found || n == c->name;
-                }
-                if (!found) {
-                    fprintf(stderr, "corun-gpucheck: no kernel named '%s'\n", n.c_str());
-                    return 2;
-                }
-            }
-            cases = keep;
+        if (o.only && !keep_cases(cases, o.only)) {
+            return 2;
         }
     }
-    if (!strcmp(mode, "occupancy")) {
-        rc = mode_occupancy(cases);
-    } else if (!strcmp(mode, "correctness")) {
-        rc = mode_correctness(cases, quick ? 10 : events, seed, quick);
-    } else if (!strcmp(mode, "overhead")) {
-        rc = mode_overhead(cases, reps);
-    } else if (!strcmp(mode, "latency")) {
-        rc = mode_latency(trials);
-    } else if (!strcmp(mode, "resume")) {
-        rc = mode_resume(cases, quick ? 2 : 10);
-    } else if (!strcmp(mode, "spatial")) {
-        rc = mode_spatial(quick ? 3 : trials);
-    } else if (!strcmp(mode, "dispatch")) {
-        rc = mode_dispatch(quick ? 3 : trials);
-    } else if (!strcmp(mode, "stream")) {
-        rc = mode_stream(quick ? 2 : 8);
-    } else if (!strcmp(mode, "hostfunc")) {
-        rc = mode_hostfunc(quick ? 3 : trials);
-    } else if (!strcmp(mode, "chain")) {
-        rc = mode_chain(quick ? 200 : 10000, quick ? 1 : 5);
-    } else if (!strcmp(mode, "hostcost")) {
-        rc = mode_hostcost(quick ? 1 : 5);
-    } else if (!strcmp(mode, "lsalone")) {
-        rc = mode_lsalone(quick ? 5 : 100);
-    } else if (!strcmp(mode, "queued")) {
-        rc = mode_queued(quick ? 3 : 24);
-    } else if (!strcmp(mode, "threads")) {
-        rc = mode_threads(quick ? 20 : 250);
-    } else if (!strcmp(mode, "capture")) {
-        rc = mode_capture();
-    } else if (sanitize) {
-        rc = mode_sanitize(cases);
-    } else {
-        usage();
-        rc = 2;
-    }
+    int rc = run_mode(mode, cases, o);
     for (Case *c : cases) {
         delete c;
     }

@@ -302,7 +302,7 @@ unsigned corun__cc_nchildren(CXCursor c);
 int corun__cc_has_attr(CXCursor c, enum CXCursorKind kind);
 
 /* ------------------------------------------------------------------------ */
-/* Kernels (kernels.c)                                                      */
+/* Kernel declarations (kernels.c)                                          */
 /* ------------------------------------------------------------------------ */
 
 typedef struct corun__cc_param {
@@ -313,7 +313,10 @@ typedef struct corun__cc_param {
     int pack;             /* a parameter pack (Ts... / Ts... xs) */
 } corun__cc_param;
 
-typedef struct corun__cc_kernel {
+/* One declaration of a kernel in the source (or, with clone set, of a
+ * __device__ function that gets a clone): where its parts lie in the text.
+ * A kernel declared, then defined, has two of them, with one usr. */
+typedef struct corun__cc_decl {
     char *name;
     char *usr;           /* identity shared by declarations and both sides */
     int is_template;
@@ -341,30 +344,30 @@ typedef struct corun__cc_kernel {
     int refused;
     /* filled by pins.c */
     unsigned maxnreg;    /* 0 = no pin */
-} corun__cc_kernel;
+} corun__cc_decl;
 
-typedef struct corun__cc_kernels {
-    corun__cc_kernel *v;
+typedef struct corun__cc_decls {
+    corun__cc_decl *v;
     size_t n, cap;
-} corun__cc_kernels;
+} corun__cc_decls;
 
 /* Every __global__ declaration in the main file of the device-side unit,
  * in file order. Kernels that cannot be rewritten are refused here (defined
  * by a macro, explicit specializations, block scope). */
-int corun__cc_find_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
-                           corun__cc_kernels *ks, corun__cc_diags *d);
+int corun__cc_find_kernel_decls(const corun__cc_tu *dev, const corun__cc_src *s,
+                                corun__cc_decls *ks, corun__cc_diags *d);
 /* Describes function declaration fn (device side) like a kernel, appended
  * to list; *index is the new record, or -1 when fn is not in this file or
  * cannot be rewritten (then with a diagnostic). */
 int corun__cc_describe_function(const corun__cc_tu *dev, const corun__cc_src *s, CXCursor fn,
-                                corun__cc_kernels *list, corun__cc_diags *d, long *index);
+                                corun__cc_decls *list, corun__cc_diags *d, long *index);
 /* The declaration record that holds the launcher for this USR: the first
  * declaration in the file; NULL when the kernel is not declared here. */
-corun__cc_kernel *corun__cc_kernel_first(corun__cc_kernels *ks, const char *usr);
+corun__cc_decl *corun__cc_decl_first(corun__cc_decls *ks, const char *usr);
 /* The USR of a function or function template cursor, specializations
  * mapped to their template. Caller frees. */
-char *corun__cc_kernel_usr(CXCursor fn);
-void corun__cc_kernels_free(corun__cc_kernels *ks);
+char *corun__cc_decl_usr(CXCursor fn);
+void corun__cc_decls_free(corun__cc_decls *ks);
 
 /* ------------------------------------------------------------------------ */
 /* Checks (checks.c)                                                        */
@@ -389,7 +392,7 @@ typedef struct corun__cc_callsites {
  * are described in clones, and their calls from kernels and from other
  * clones in sites. */
 int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
-                            corun__cc_kernels *ks, corun__cc_kernels *clones,
+                            corun__cc_decls *ks, corun__cc_decls *clones,
                             corun__cc_callsites *sites, corun__cc_diags *d);
 
 /* ------------------------------------------------------------------------ */
@@ -423,7 +426,7 @@ void corun__cc_edits_free(corun__cc_edits *e);
 /* Finds every launch in the host-side unit (and device-side launches, which
  * are refused) and adds the edits that send host launches through corun. */
 int corun__cc_rewrite_launches(const corun__cc_tu *host, const corun__cc_tu *dev,
-                               const corun__cc_src *s, corun__cc_kernels *ks,
+                               const corun__cc_src *s, corun__cc_decls *ks,
                                corun__cc_edits *e, corun__cc_diags *d, size_t *nlaunches);
 
 /* Adds the edits that turn each kernel into body, plain kernel, worker and
@@ -431,8 +434,8 @@ int corun__cc_rewrite_launches(const corun__cc_tu *host, const corun__cc_tu *dev
  * add each clone (f__corun, taking blockIdx and gridDim first) after its
  * function, with the calls in sites rewritten.
  * line_name is the file name written in #line directives. */
-int corun__cc_emit_kernels(const corun__cc_src *s, corun__cc_kernels *ks,
-                           const corun__cc_kernels *clones, const corun__cc_callsites *sites,
+int corun__cc_emit_kernels(const corun__cc_src *s, corun__cc_decls *ks,
+                           const corun__cc_decls *clones, const corun__cc_callsites *sites,
                            const char *line_name, corun__cc_edits *e, corun__cc_diags *d);
 /* Appends a C string literal for s (quotes and escapes) to b. */
 void corun__cc_quote(corun__cc_buf *b, const char *s);
@@ -444,7 +447,7 @@ void corun__cc_quote(corun__cc_buf *b, const char *s);
 /* Reads a ptxas --resource-usage report of a first transformed build and
  * sets maxnreg for every kernel whose worker would fit fewer blocks per SM
  * than its plain kernel at some block size; warns where a pin cannot help. */
-int corun__cc_pins_from_report(const char *path, const corun__cc_src *s, corun__cc_kernels *ks,
+int corun__cc_pins_from_report(const char *path, const corun__cc_src *s, corun__cc_decls *ks,
                                corun__cc_diags *d);
 
 #endif /* CORUN_CC_CC_H */

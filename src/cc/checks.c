@@ -100,7 +100,7 @@ static void free_walk(kernel_walk *kw)
  * makes such calls (calls of named functions are followed, and cloned). */
 typedef struct outside_ctx {
     checker *k;
-    corun__cc_kernels *ks;
+    corun__cc_decls *ks;
     CXCursor at;
     int found;
     int in_member; /* inside a member function or a lambda */
@@ -124,7 +124,7 @@ static enum CXChildVisitResult outside_visit(CXCursor c, CXCursor p, CXClientDat
         long o = corun__cc_cursor_off(x->k->t, c, 0);
         if ((b == 'b' || b == 'g') && o >= 0) {
             for (size_t i = 0; i < x->ks->n; i++) {
-                const corun__cc_kernel *kk = &x->ks->v[i];
+                const corun__cc_decl *kk = &x->ks->v[i];
                 if (kk->is_def && (unsigned)o >= kk->end && (unsigned)o < kk->body_end) {
                     return CXChildVisit_Continue;
                 }
@@ -137,35 +137,26 @@ static enum CXChildVisitResult outside_visit(CXCursor c, CXCursor p, CXClientDat
     return CXChildVisit_Recurse;
 }
 
-static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, int *outside_done,
-                      outside_ctx *outside, reach *rs, reach *tmp)
-{
-    kernel_walk kw;
-    char fname[256];
+/* The problems a reached function can have, in the order they are reported. */
+enum { PROBLEM_GRID, PROBLEM_DP, PROBLEM_SPIN, PROBLEM_ASM, PROBLEMS };
 
-    memset(&kw, 0, sizeof(kw));
-    long root = corun__cc_add_fn(k, kn->cursor);
-    if (root < 0) {
-        return;
+/* For each kind of problem, the function of rs to report it at: the first
+ * that has it, or the first whose place lies in this file if one does (a
+ * use in a header is the consequence of one here); -1 when none has it.
+ * Also sets kn->shared from what the functions use. */
+static void first_places(checker *k, corun__cc_decl *kn, const reach *rs, long best[PROBLEMS])
+{
+    int best_here[PROBLEMS] = {0};
+
+    for (int c = 0; c < PROBLEMS; c++) {
+        best[c] = -1;
     }
-    /* the kernel itself is walked with the extra records */
-    k->v[root].walked = 0;
-    corun__cc_walk_fn(k, (size_t)root, &kw);
-    if (k->oom || !corun__cc_collect(k, (size_t)root, rs)) {
-        k->oom = 1;
-        free_walk(&kw);
-        return;
-    }
-    /* one error per kind of problem, at its first place in this file if
-     * it has one (a use in a header is the consequence of one here) */
-    long best[4] = {-1, -1, -1, -1}; /* grid, dp, spin, asm */
-    int best_here[4] = {0, 0, 0, 0};
     for (size_t q = 0; q < rs->n; q++) {
         fnrec *r = &k->v[rs->v[q]];
         kn->shared |= r->barrier || r->shared || r->warpsync;
-        const int has[4] = {r->grid, r->dp, r->spin, r->asmbad};
-        const CXCursor at[4] = {r->grid_at, r->dp_at, r->spin_at, r->asm_at};
-        for (int c = 0; c < 4; c++) {
+        const int has[PROBLEMS] = {r->grid, r->dp, r->spin, r->asmbad};
+        const CXCursor at[PROBLEMS] = {r->grid_at, r->dp_at, r->spin_at, r->asm_at};
+        for (int c = 0; c < PROBLEMS; c++) {
             int here = has[c] && corun__cc_cursor_off(k->t, at[c], 1) >= 0;
             if (has[c] && (best[c] < 0 || (here && !best_here[c]))) {
                 best[c] = (long)rs->v[q];
@@ -173,9 +164,18 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
             }
         }
     }
+}
+
+/* Refuses what the functions the kernel reaches do (one error per kind of
+ * problem, at best[kind]) and warns of a loop polling memory; 1 when
+ * refused. */
+static int refuse_reached(checker *k, const corun__cc_decl *kn, const reach *rs,
+                          const long best[PROBLEMS])
+{
     int refused = 0;
-    if (best[0] >= 0) {
-        fnrec *r = &k->v[best[0]];
+
+    if (best[PROBLEM_GRID] >= 0) {
+        fnrec *r = &k->v[best[PROBLEM_GRID]];
         corun__cc_refuse_at(k, r->grid_at, "grid-wide synchronisation",
                   "kernel '%s' uses %s: a corun kernel runs only some of its blocks at a "
                   "time (and may be preempted between them), so blocks waiting for the "
@@ -183,16 +183,16 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
                   kn->name, r->grid_what);
         refused = 1;
     }
-    if (best[1] >= 0) {
-        fnrec *r = &k->v[best[1]];
+    if (best[PROBLEM_DP] >= 0) {
+        fnrec *r = &k->v[best[PROBLEM_DP]];
         corun__cc_refuse_at(k, r->dp_at, "dynamic parallelism",
                   "kernel '%s': %s; corun cannot schedule or preempt work started from the "
                   "GPU",
                   kn->name, r->dp_what);
         refused = 1;
     }
-    if (best[2] >= 0) {
-        corun__cc_refuse_at(k, k->v[best[2]].spin_at, "cross-block spin barrier",
+    if (best[PROBLEM_SPIN] >= 0) {
+        corun__cc_refuse_at(k, k->v[best[PROBLEM_SPIN]].spin_at, "cross-block spin barrier",
                   "kernel '%s' loops until a count reaches gridDim (an atomic or volatile "
                   "read beside gridDim): it waits for blocks that may not be running, which "
                   "deadlocks when workers run fewer blocks than the grid or are evicted",
@@ -211,11 +211,12 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
             break;
         }
     }
-    if (best[3] >= 0) {
-        fnrec *r = &k->v[best[3]];
+    if (best[PROBLEM_ASM] >= 0) {
+        fnrec *r = &k->v[best[PROBLEM_ASM]];
+        char fname[256];
         corun__cc_fn_name(r->fn, fname, sizeof(fname));
         char in[300] = "";
-        if (best[3] != (long)rs->v[0]) {
+        if (best[PROBLEM_ASM] != (long)rs->v[0]) {
             snprintf(in, sizeof(in), " (in '%s')", fname);
         }
         corun__cc_refuse_at(k, r->asm_at, r->asm_what,
@@ -226,44 +227,58 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
                         "block-task");
         refused = 1;
     }
-    refused |= corun__cc_clone_callees(k, kn, rs, best[0] >= 0);
-    if (kw.addr_blockidx) {
-        corun__cc_refuse_at(k, kw.addr_at, "address of blockIdx/gridDim",
+    return refused;
+}
+
+/* Refuses uses of blockIdx/gridDim in the kernel's own body that the
+ * body's parameters of those names do not cover; 1 when refused. */
+static int refuse_unshadowed(checker *k, const corun__cc_decl *kn, const kernel_walk *kw)
+{
+    int refused = 0;
+
+    if (kw->addr_blockidx) {
+        corun__cc_refuse_at(k, kw->addr_at, "address of blockIdx/gridDim",
                   "kernel '%s': the body's blockIdx/gridDim become parameters, whose address "
                   "differs from the built-in's",
                   kn->name);
         refused = 1;
     }
-    if (kw.qualified_blockidx) {
-        corun__cc_refuse_at(k, kw.qualified_at, "::blockIdx or ::gridDim",
+    if (kw->qualified_blockidx) {
+        corun__cc_refuse_at(k, kw->qualified_at, "::blockIdx or ::gridDim",
                   "kernel '%s': the qualified name reaches the hardware value past the "
                   "body's blockIdx/gridDim parameters, and in a worker that is the worker's "
                   "index, not the block-task's",
                   kn->name);
         refused = 1;
     }
-    if (kw.lambda_blockidx) {
-        corun__cc_refuse_at(k, kw.lambda_at, "blockIdx in a lambda without a capture-default",
+    if (kw->lambda_blockidx) {
+        corun__cc_refuse_at(k, kw->lambda_at, "blockIdx in a lambda without a capture-default",
                   "kernel '%s': blockIdx/gridDim become parameters of the body, which a lambda "
                   "must capture; write [&] or [=]",
                   kn->name);
         refused = 1;
     }
-    if (kw.local_class_blockidx) {
-        corun__cc_refuse_at(k, kw.local_at, "blockIdx in a local class",
+    if (kw->local_class_blockidx) {
+        corun__cc_refuse_at(k, kw->local_at, "blockIdx in a local class",
                   "kernel '%s': blockIdx/gridDim become parameters of the body, which a local "
                   "class cannot use",
                   kn->name);
         refused = 1;
     }
+    return refused;
+}
 
-    /* returns some threads may take before a barrier */
-    for (size_t i = 0; i < kw.nrets && !refused; i++) {
-        const ret_rec *rr = &kw.rets[i];
+/* Refuses the first return of the kernel's body that some threads of a
+ * block may take before a barrier; 1 when refused. */
+static int refuse_divergent_return(checker *k, const corun__cc_decl *kn, kernel_walk *kw,
+                                   reach *tmp)
+{
+    for (size_t i = 0; i < kw->nrets; i++) {
+        const ret_rec *rr = &kw->rets[i];
         int later_barrier = 0;
         unsigned bar_off = 0;
-        for (size_t j = 0; j < kw.ncalls && !later_barrier; j++) {
-            const call_rec *cr = &kw.calls[j];
+        for (size_t j = 0; j < kw->ncalls && !later_barrier; j++) {
+            const call_rec *cr = &kw->calls[j];
             if ((cr->off > rr->off || shares_loop(rr, cr)) && call_barriers(k, cr, tmp)) {
                 later_barrier = 1;
                 bar_off = cr->off;
@@ -274,7 +289,7 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
         }
         for (size_t j = 0; j < rr->nconds; j++) {
             kernel_walk *saved = k->kw;
-            k->kw = &kw;
+            k->kw = kw;
             int u = corun__cc_uniform(k, rr->conds[j], 0);
             k->kw = saved;
             if (!u) {
@@ -288,34 +303,74 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
                          kn->name, corun__cc_src_line(k->s, bar_off));
                 corun__cc_diag_at(k->d, CORUN_CC_ERROR, clang_getCursorLocation(rr->at),
                                   "return before __syncthreads", "%s", msg);
-                refused = 1;
-                break;
+                return 1;
             }
         }
     }
+    return 0;
+}
 
-    /* calls resolved only at instantiation may reach code reading blockIdx */
+/* Refuses a kernel whose calls are resolved only at instantiation when a
+ * member function or lambda outside the kernels reads blockIdx/gridDim
+ * (looked for once per file: *outside_done); 1 when refused. */
+static int refuse_unresolved(checker *k, const corun__cc_decl *kn, const reach *rs,
+                             int *outside_done, outside_ctx *outside)
+{
     int unresolved = 0;
+
     for (size_t q = 0; q < rs->n; q++) {
         unresolved |= k->v[rs->v[q]].unresolved;
     }
-    if (unresolved && !refused) {
-        if (!*outside_done) {
-            *outside_done = 1;
-            clang_visitChildren(clang_getTranslationUnitCursor(k->t->tu), outside_visit, outside);
-        }
-        if (outside->found) {
-            char where[64];
-            snprintf(where, sizeof(where), "line %u",
-                     corun__cc_src_line(k->s, corun__cc_off_of(k, outside->at)));
-            corun__cc_refuse_at(k, kn->cursor, "call that cannot be resolved",
-                      "kernel '%s' makes calls that are resolved only when its template is "
-                      "instantiated (a functor or lambda argument), and a member function or "
-                      "lambda outside the kernels reads blockIdx/gridDim (%s); corun-cc cannot "
-                      "prove the kernel does not reach it",
-                      kn->name, where);
-            refused = 1;
-        }
+    if (!unresolved) {
+        return 0;
+    }
+    if (!*outside_done) {
+        *outside_done = 1;
+        clang_visitChildren(clang_getTranslationUnitCursor(k->t->tu), outside_visit, outside);
+    }
+    if (!outside->found) {
+        return 0;
+    }
+    char where[64];
+    snprintf(where, sizeof(where), "line %u",
+             corun__cc_src_line(k->s, corun__cc_off_of(k, outside->at)));
+    corun__cc_refuse_at(k, kn->cursor, "call that cannot be resolved",
+              "kernel '%s' makes calls that are resolved only when its template is "
+              "instantiated (a functor or lambda argument), and a member function or "
+              "lambda outside the kernels reads blockIdx/gridDim (%s); corun-cc cannot "
+              "prove the kernel does not reach it",
+              kn->name, where);
+    return 1;
+}
+
+static void check_one(checker *k, corun__cc_decl *kn, int *outside_done, outside_ctx *outside,
+                      reach *rs, reach *tmp)
+{
+    kernel_walk kw;
+    long best[PROBLEMS];
+
+    memset(&kw, 0, sizeof(kw));
+    long root = corun__cc_add_fn(k, kn->cursor);
+    if (root < 0) {
+        return;
+    }
+    /* the kernel itself is walked with the extra records */
+    k->v[root].walked = 0;
+    corun__cc_walk_fn(k, (size_t)root, &kw);
+    if (k->oom || !corun__cc_collect(k, (size_t)root, rs)) {
+        k->oom = 1;
+        free_walk(&kw);
+        return;
+    }
+    first_places(k, kn, rs, best);
+    int refused = refuse_reached(k, kn, rs, best);
+    refused |= corun__cc_clone_callees(k, kn, rs, best[PROBLEM_GRID] >= 0);
+    refused |= refuse_unshadowed(k, kn, &kw);
+    if (!refused) {
+        refused = refuse_divergent_return(k, kn, &kw, tmp);
+    }
+    if (!refused) {
+        refused = refuse_unresolved(k, kn, rs, outside_done, outside);
     }
 
     top_ctx top = {0};
@@ -326,7 +381,7 @@ static void check_one(checker *k, corun__cc_kernel *kn, corun__cc_kernels *ks, i
 }
 
 int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
-                            corun__cc_kernels *ks, corun__cc_kernels *clones,
+                            corun__cc_decls *ks, corun__cc_decls *clones,
                             corun__cc_callsites *sites, corun__cc_diags *d)
 {
     checker k;
@@ -341,9 +396,9 @@ int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
     k.sites = sites;
     outside_ctx outside = {&k, ks, clang_getNullCursor(), 0, 0};
     for (size_t i = 0; i < ks->n && !k.oom; i++) {
-        corun__cc_kernel *kn = &ks->v[i];
+        corun__cc_decl *kn = &ks->v[i];
         if (kn->is_def && !kn->refused) {
-            check_one(&k, kn, ks, &outside_done, &outside, &rs, &tmp);
+            check_one(&k, kn, &outside_done, &outside, &rs, &tmp);
         }
     }
     /* declarations share their definition's kind */

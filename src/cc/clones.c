@@ -37,7 +37,7 @@ static const char *not_cloneable(checker *k, const fnrec *r)
     return NULL;
 }
 
-static int has_clone(const corun__cc_kernels *clones, const char *usr)
+static int has_clone(const corun__cc_decls *clones, const char *usr)
 {
     for (size_t i = 0; i < clones->n; i++) {
         if (strcmp(clones->v[i].usr, usr) == 0) {
@@ -51,7 +51,7 @@ static int has_clone(const corun__cc_kernels *clones, const char *usr)
  * comes earlier in the file). 0 when it cannot be rewritten. */
 static int describe_clone(checker *k, const fnrec *r)
 {
-    char *usr = corun__cc_kernel_usr(r->fn);
+    char *usr = corun__cc_decl_usr(r->fn);
     if (usr == NULL) {
         k->oom = 1;
         return 0;
@@ -82,7 +82,7 @@ static int describe_clone(checker *k, const fnrec *r)
 
 /* Records the call f(...) of a clone as a call of f__corun(blockIdx,
  * gridDim, ...). 0, with a refusal, when the call cannot be edited. */
-static int add_site(checker *k, const corun__cc_kernel *kn, const fcall *c)
+static int add_site(checker *k, const corun__cc_decl *kn, const fcall *c)
 {
     const corun__cc_src *s = k->s;
     char name[256];
@@ -138,7 +138,7 @@ static int add_site(checker *k, const corun__cc_kernel *kn, const fcall *c)
  * the block-task's values as parameters, f__corun(blockIdx, gridDim, ...),
  * called instead from the kernel's body and from the other clones. Returns
  * 1 when that is impossible (refused). */
-int corun__cc_clone_callees(checker *k, corun__cc_kernel *kn, reach *rs, int grid_refused)
+int corun__cc_clone_callees(checker *k, corun__cc_decl *kn, reach *rs, int grid_refused)
 {
     unsigned char *need = calloc(rs->n ? rs->n : 1, 1);
     int refused = 0;

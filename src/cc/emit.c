@@ -69,7 +69,7 @@ static int ev_cmp(const void *pa, const void *pb)
 
 /* Copies [a, b) of the original, inserting invented parameter names and,
  * with nodef, leaving out default arguments. */
-static void render(corun__cc_buf *out, const corun__cc_src *s, const corun__cc_kernel *k,
+static void render(corun__cc_buf *out, const corun__cc_src *s, const corun__cc_decl *k,
                    unsigned a, unsigned b, int nodef)
 {
     size_t cap = 2 * (k->nparams + k->ntparams) + 1, n = 0;
@@ -114,7 +114,7 @@ static void render(corun__cc_buf *out, const corun__cc_src *s, const corun__cc_k
     free(ev);
 }
 
-static void targs(corun__cc_buf *b, const corun__cc_kernel *k)
+static void targs(corun__cc_buf *b, const corun__cc_decl *k)
 {
     if (!k->is_template) {
         return;
@@ -127,7 +127,7 @@ static void targs(corun__cc_buf *b, const corun__cc_kernel *k)
     corun__cc_buf_adds(b, ">");
 }
 
-static void args(corun__cc_buf *b, const corun__cc_kernel *k)
+static void args(corun__cc_buf *b, const corun__cc_decl *k)
 {
     for (size_t i = 0; i < k->nparams; i++) {
         corun__cc_buf_printf(b, "%s%s%s", i ? ", " : "", k->params[i].name,
@@ -135,7 +135,7 @@ static void args(corun__cc_buf *b, const corun__cc_kernel *k)
     }
 }
 
-static void params(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_kernel *k, int nodef)
+static void params(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_decl *k, int nodef)
 {
     if (k->nparams > 0) {
         render(b, s, k, k->params[0].start, k->params[k->nparams - 1].end, nodef);
@@ -143,7 +143,7 @@ static void params(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_ker
 }
 
 /* "template <...>" and what separates it from the rest of the head. */
-static void tmpl(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_kernel *k, int nodef)
+static void tmpl(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_decl *k, int nodef)
 {
     if (!k->is_template) {
         return;
@@ -165,7 +165,7 @@ static void line_directive(corun__cc_buf *b, unsigned line, const char *file)
 
 /* The head of the worker k__corun, or of its ahead entry k__corun_ahead
  * (ahead set), up to and excluding its body or ";". */
-static void worker_head(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_kernel *k,
+static void worker_head(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_decl *k,
                         int ahead)
 {
     unsigned pre = k->is_template ? k->tmpl_end : k->start;
@@ -187,7 +187,7 @@ static void worker_head(corun__cc_buf *b, const corun__cc_src *s, const corun__c
     render(b, s, k, k->rparen + 1, k->end, 1);
 }
 
-static void launcher(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_kernel *k)
+static void launcher(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_decl *k)
 {
     tmpl(b, s, k, 0);
     corun__cc_buf_printf(b, "static __host__ inline void %s__corun_launch(const ::corun::config &corun_cfg",
@@ -229,7 +229,7 @@ static int count_nl(const char *p, size_t n)
     return c;
 }
 
-static int emit_definition(const corun__cc_src *s, corun__cc_kernel *k, const char *file,
+static int emit_definition(const corun__cc_src *s, corun__cc_decl *k, const char *file,
                            corun__cc_edits *e)
 {
     corun__cc_buf head = {0}, after = {0};
@@ -310,7 +310,7 @@ static int emit_definition(const corun__cc_src *s, corun__cc_kernel *k, const ch
 
 /* A declaration that is the kernel's first in the file: the worker's
  * declaration and the launcher follow it. */
-static int emit_declaration(const corun__cc_src *s, corun__cc_kernel *k, const char *file,
+static int emit_declaration(const corun__cc_src *s, corun__cc_decl *k, const char *file,
                             corun__cc_edits *e)
 {
     corun__cc_buf after = {0};
@@ -332,7 +332,7 @@ static int emit_declaration(const corun__cc_src *s, corun__cc_kernel *k, const c
 
 /* "template __global__ void k<16>(float *, int);" (and "extern template")
  * instantiates the plain kernel; the same for the worker follows it. */
-static int emit_instantiations(const corun__cc_src *s, corun__cc_kernels *ks, const char *file,
+static int emit_instantiations(const corun__cc_src *s, corun__cc_decls *ks, const char *file,
                                corun__cc_edits *e)
 {
     for (size_t i = 0; i + 1 < s->ntok; i++) {
@@ -341,7 +341,7 @@ static int emit_instantiations(const corun__cc_src *s, corun__cc_kernels *ks, co
             continue;
         }
         size_t start = i > 0 && corun__cc_tok_is(s, i - 1, "extern") ? i - 1 : i;
-        const corun__cc_kernel *k = NULL;
+        const corun__cc_decl *k = NULL;
         size_t name = 0, semi = i + 1;
         for (; semi < s->ntok && !corun__cc_tok_is(s, semi, ";") && !corun__cc_tok_is(s, semi, "{");
              semi++) {
@@ -441,7 +441,7 @@ static void render_sites(corun__cc_buf *out, const corun__cc_src *s,
 }
 
 /* f__corun's head: f's, with blockIdx and gridDim as first parameters. */
-static void clone_head(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_kernel *k,
+static void clone_head(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_decl *k,
                        int nodef)
 {
     render(b, s, k, k->start, k->name_off, nodef);
@@ -456,11 +456,11 @@ static void clone_head(corun__cc_buf *b, const corun__cc_src *s, const corun__cc
     render(b, s, k, k->rparen + 1, k->end, nodef);
 }
 
-static int emit_clones(const corun__cc_src *s, const corun__cc_kernels *clones,
+static int emit_clones(const corun__cc_src *s, const corun__cc_decls *clones,
                        const corun__cc_callsites *sites, const char *file, corun__cc_edits *e)
 {
     for (size_t i = 0; i < clones->n; i++) {
-        const corun__cc_kernel *c = &clones->v[i];
+        const corun__cc_decl *c = &clones->v[i];
         corun__cc_buf b = {0};
         unsigned at;
         if (c->refused || (!c->is_def && !c->first)) {
@@ -490,7 +490,7 @@ static int emit_clones(const corun__cc_src *s, const corun__cc_kernels *clones,
         const corun__cc_callsite *c = &sites->v[i];
         int in_clone = 0;
         for (size_t j = 0; j < clones->n && !in_clone; j++) {
-            const corun__cc_kernel *f = &clones->v[j];
+            const corun__cc_decl *f = &clones->v[j];
             in_clone = f->is_def && c->name_end > f->end && c->name_end < f->body_end;
         }
         if (in_clone) {
@@ -508,8 +508,8 @@ static int emit_clones(const corun__cc_src *s, const corun__cc_kernels *clones,
     return CORUN_OK;
 }
 
-int corun__cc_emit_kernels(const corun__cc_src *s, corun__cc_kernels *ks,
-                           const corun__cc_kernels *clones, const corun__cc_callsites *sites,
+int corun__cc_emit_kernels(const corun__cc_src *s, corun__cc_decls *ks,
+                           const corun__cc_decls *clones, const corun__cc_callsites *sites,
                            const char *line_name, corun__cc_edits *e, corun__cc_diags *d)
 {
     int crc = emit_clones(s, clones, sites, line_name, e);
@@ -518,7 +518,7 @@ int corun__cc_emit_kernels(const corun__cc_src *s, corun__cc_kernels *ks,
     }
     (void)d;
     for (size_t i = 0; i < ks->n; i++) {
-        corun__cc_kernel *k = &ks->v[i];
+        corun__cc_decl *k = &ks->v[i];
         int rc = CORUN_OK;
         if (k->refused) {
             continue;

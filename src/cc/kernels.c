@@ -11,7 +11,7 @@
 #include "cc/cc.h"
 #include "corun/corun.h"
 
-char *corun__cc_kernel_usr(CXCursor fn)
+char *corun__cc_decl_usr(CXCursor fn)
 {
     CXCursor t = clang_getSpecializedCursorTemplate(fn);
     if (!clang_Cursor_isNull(t)) {
@@ -24,7 +24,7 @@ char *corun__cc_kernel_usr(CXCursor fn)
     return r;
 }
 
-corun__cc_kernel *corun__cc_kernel_first(corun__cc_kernels *ks, const char *usr)
+corun__cc_decl *corun__cc_decl_first(corun__cc_decls *ks, const char *usr)
 {
     for (size_t i = 0; i < ks->n; i++) {
         if (ks->v[i].first && strcmp(ks->v[i].usr, usr) == 0) {
@@ -42,7 +42,7 @@ static void free_params(corun__cc_param *p, size_t n)
     free(p);
 }
 
-void corun__cc_kernels_free(corun__cc_kernels *ks)
+void corun__cc_decls_free(corun__cc_decls *ks)
 {
     for (size_t i = 0; i < ks->n; i++) {
         free(ks->v[i].name);
@@ -108,20 +108,20 @@ static int has_ident(const corun__cc_src *s, unsigned a, unsigned b, const char 
 typedef struct find_ctx {
     const corun__cc_tu *t;
     const corun__cc_src *s;
-    corun__cc_kernels *ks;
+    corun__cc_decls *ks;
     corun__cc_diags *d;
     int rc;
     int kernels;         /* describing kernels (else functions to clone) */
     const char *what;    /* "kernel" or "function", for messages */
-    /* per kernel being described */
-    corun__cc_kernel *k;
+    /* the declaration being described */
+    corun__cc_decl *k;
     size_t cap_p, cap_t;
 } find_ctx;
 
 static int push_param(find_ctx *x, CXCursor c, int tparam)
 {
     const corun__cc_src *s = x->s;
-    corun__cc_kernel *k = x->k;
+    corun__cc_decl *k = x->k;
     corun__cc_param **v = tparam ? &k->tparams : &k->params;
     size_t *n = tparam ? &k->ntparams : &k->nparams;
     size_t *cap = tparam ? &x->cap_t : &x->cap_p;
@@ -196,52 +196,64 @@ static void refuse(find_ctx *x, CXCursor c, const char *construct, const char *w
     corun__cc_diag_at(x->d, CORUN_CC_ERROR, clang_getCursorLocation(c), what, "%s", why);
 }
 
-/* Describes declaration c (a kernel, or a function to clone) into x->ks.
- * Sets x->k to the new record, or leaves it NULL when c is not in the file
- * or was refused. */
-static int describe(find_ctx *x, CXCursor c)
+/* Refuses the record being described (x->k), with a diagnostic at c; 0, so
+ * that a step locating a part of it can say "not found" in one line. */
+static int refuse_record(find_ctx *x, CXCursor c, const char *construct, const char *why)
 {
-    const corun__cc_src *s = x->s;
-    corun__cc_kernels *ks = x->ks;
-    CXCursor parent = clang_getCursorLexicalParent(c);
-    long name_sp = corun__cc_cursor_off(x->t, c, 1);
-    long name_ex = corun__cc_cursor_off(x->t, c, 0);
-    long a, b;
+    refuse(x, c, construct, why);
+    x->k->refused = 1;
+    return 0;
+}
 
-    x->k = NULL;
+/* Whether declaration c can be rewritten where it stands: written out in
+ * this file, at namespace scope, not an explicit specialization. Refuses it
+ * (without a record) when not; a declaration in a header is skipped
+ * silently. name_ex: the offset of its name as invoked. */
+static int placeable(find_ctx *x, CXCursor c, CXCursor parent, long name_ex)
+{
+    long name_sp = corun__cc_cursor_off(x->t, c, 1);
+
     if (name_ex < 0) {
-        return CORUN_OK; /* declared in a header */
+        return 0; /* declared in a header */
     }
     if (name_sp != name_ex) {
         refuse(x, c, "%s declared by a macro",
                "its text is produced by a macro expansion, so it cannot be rewritten in place; "
                "write it out, or transform the macro's output");
-        return CORUN_OK;
+        return 0;
     }
     enum CXCursorKind pk = clang_getCursorKind(parent);
     if (pk != CXCursor_TranslationUnit && pk != CXCursor_Namespace && pk != CXCursor_LinkageSpec) {
         refuse(x, c, "%s declared inside a function or class",
                "corun-cc adds functions next to it, which is only possible at namespace "
                "scope");
-        return CORUN_OK;
+        return 0;
     }
     if (clang_getCursorKind(c) == CXCursor_FunctionDecl &&
         !clang_Cursor_isNull(clang_getSpecializedCursorTemplate(c))) {
         refuse(x, c, "explicit specialization of a %s template",
                "not supported: make the specialization a separate function or an overload");
-        return CORUN_OK;
+        return 0;
     }
+    return 1;
+}
+
+/* Appends the record of c to x->ks and points x->k at it: its name, its
+ * identity, what kind of declaration it is. CORUN_ENOMEM. */
+static int new_record(find_ctx *x, CXCursor c)
+{
+    corun__cc_decls *ks = x->ks;
 
     if (ks->n == ks->cap) {
         size_t cap = ks->cap ? ks->cap * 2 : 16;
-        corun__cc_kernel *v = realloc(ks->v, cap * sizeof(*v));
+        corun__cc_decl *v = realloc(ks->v, cap * sizeof(*v));
         if (v == NULL) {
             return CORUN_ENOMEM;
         }
         ks->v = v;
         ks->cap = cap;
     }
-    corun__cc_kernel *k = &ks->v[ks->n++];
+    corun__cc_decl *k = &ks->v[ks->n++];
     memset(k, 0, sizeof(*k));
     x->k = k;
     k->clone = !x->kernels;
@@ -251,7 +263,7 @@ static int describe(find_ctx *x, CXCursor c)
     CXString sp = clang_getCursorSpelling(c);
     k->name = corun__cc_strndup(clang_getCString(sp), strlen(clang_getCString(sp)));
     clang_disposeString(sp);
-    k->usr = corun__cc_kernel_usr(c);
+    k->usr = corun__cc_decl_usr(c);
     if (k->name == NULL || k->usr == NULL) {
         return CORUN_ENOMEM;
     }
@@ -263,15 +275,25 @@ static int describe(find_ctx *x, CXCursor c)
             k->first = 0;
         }
     }
+    return CORUN_OK;
+}
+
+/* Finds in the text where the declaration starts (its extern "C"
+ * included), its name and its parameter list: *ni and *rp are the tokens
+ * of the name and of the ")". 0 when one is missing (refused). */
+static int locate_head(find_ctx *x, CXCursor c, CXCursor parent, long name_ex, size_t *ni,
+                       size_t *rp)
+{
+    const corun__cc_src *s = x->s;
+    corun__cc_decl *k = x->k;
+    long a, b;
 
     corun__cc_extent(x->t, s, c, &a, &b);
     if (a < 0) {
-        refuse(x, c, "%s", "its declaration does not lie in this file");
-        k->refused = 1;
-        return CORUN_OK;
+        return refuse_record(x, c, "%s", "its declaration does not lie in this file");
     }
     k->start = (unsigned)a;
-    if (pk == CXCursor_LinkageSpec) {
+    if (clang_getCursorKind(parent) == CXCursor_LinkageSpec) {
         long la, lb;
         corun__cc_extent(x->t, s, parent, &la, &lb);
         size_t i = la >= 0 ? corun__cc_tok_from(s, (unsigned)la) : s->ntok;
@@ -283,89 +305,101 @@ static int describe(find_ctx *x, CXCursor c)
         }
     }
 
-    size_t ni = (size_t)corun__cc_tok_at(s, (unsigned)name_ex);
     if (corun__cc_tok_at(s, (unsigned)name_ex) < 0) {
-        refuse(x, c, "%s", "cannot find its name in the file");
-        k->refused = 1;
-        return CORUN_OK;
+        return refuse_record(x, c, "%s", "cannot find its name in the file");
     }
+    *ni = (size_t)corun__cc_tok_at(s, (unsigned)name_ex);
     k->name_off = (unsigned)name_ex;
-    k->name_end = k->name_off + s->tok[ni].len;
-    size_t j = ni + 1;
+    k->name_end = k->name_off + s->tok[*ni].len;
+    size_t j = *ni + 1;
     if (corun__cc_tok_is(s, j, "<")) {
         j = corun__cc_tok_match(s, j) + 1;
     }
     if (!corun__cc_tok_is(s, j, "(")) {
-        refuse(x, c, "%s", "cannot find its parameter list in the file");
-        k->refused = 1;
-        return CORUN_OK;
+        return refuse_record(x, c, "%s", "cannot find its parameter list in the file");
     }
     k->lparen = s->tok[j].off;
-    size_t rp = corun__cc_tok_match(s, j);
-    if (rp >= s->ntok) {
-        refuse(x, c, "%s", "cannot find the end of its parameter list");
-        k->refused = 1;
-        return CORUN_OK;
+    *rp = corun__cc_tok_match(s, j);
+    if (*rp >= s->ntok) {
+        return refuse_record(x, c, "%s", "cannot find the end of its parameter list");
     }
-    k->rparen = s->tok[rp].off;
+    k->rparen = s->tok[*rp].off;
+    return 1;
+}
+
+/* Sets tmpl_end: the end of "template <...>" before the name (token ni),
+ * or the start when c is not a template. 0 when refused. */
+static int locate_template(find_ctx *x, CXCursor c, size_t ni)
+{
+    const corun__cc_src *s = x->s;
+    corun__cc_decl *k = x->k;
 
     k->tmpl_end = k->start;
-    if (k->is_template) {
-        size_t ti = corun__cc_tok_from(s, k->start);
-        while (ti < ni && !corun__cc_tok_is(s, ti, "template")) {
-            ti++;
-        }
-        if (ti >= ni || !corun__cc_tok_is(s, ti + 1, "<")) {
-            refuse(x, c, "%s template", "cannot find its template parameter list");
-            k->refused = 1;
-            return CORUN_OK;
-        }
-        size_t te = corun__cc_tok_match(s, ti + 1);
-        if (te >= ni) {
-            refuse(x, c, "%s template", "cannot find the end of its template parameters");
-            k->refused = 1;
-            return CORUN_OK;
-        }
-        k->tmpl_end = s->tok[te].off + s->tok[te].len;
+    if (!k->is_template) {
+        return 1;
     }
+    size_t ti = corun__cc_tok_from(s, k->start);
+    while (ti < ni && !corun__cc_tok_is(s, ti, "template")) {
+        ti++;
+    }
+    if (ti >= ni || !corun__cc_tok_is(s, ti + 1, "<")) {
+        return refuse_record(x, c, "%s template", "cannot find its template parameter list");
+    }
+    size_t te = corun__cc_tok_match(s, ti + 1);
+    if (te >= ni) {
+        return refuse_record(x, c, "%s template",
+                             "cannot find the end of its template parameters");
+    }
+    k->tmpl_end = s->tok[te].off + s->tok[te].len;
+    return 1;
+}
 
-    clang_visitChildren(c, param_visit, x);
-    if (x->rc != CORUN_OK) {
-        return x->rc;
-    }
+/* Sets end (and body_end): the body's braces, which must be written in
+ * this file, or the ";" after the parameter list (token rp is its ")").
+ * 0 when refused. */
+static int locate_end(find_ctx *x, CXCursor c, size_t rp)
+{
+    const corun__cc_src *s = x->s;
+    corun__cc_decl *k = x->k;
+
     if (k->is_def) {
         long ba, bb;
         if (clang_Cursor_isNull(k->body)) {
-            refuse(x, c, "%s", "its definition has no body that libclang could parse");
-            k->refused = 1;
-            return CORUN_OK;
+            return refuse_record(x, c, "%s",
+                                 "its definition has no body that libclang could parse");
         }
         corun__cc_extent(x->t, s, k->body, &ba, &bb);
         long bsp = corun__cc_cursor_off(x->t, k->body, 1);
         if (ba < 0 || bsp != ba || !corun__cc_tok_is(s, (size_t)corun__cc_tok_from(s, (unsigned)ba), "{") ||
             bb < 1 || s->text[bb - 1] != '}') {
-            refuse(x, k->body, "%s body produced by a macro",
-                   "the braces of the body must be written in this file");
-            k->refused = 1;
-            return CORUN_OK;
+            return refuse_record(x, k->body, "%s body produced by a macro",
+                                 "the braces of the body must be written in this file");
         }
         k->end = (unsigned)ba;
         k->body_end = (unsigned)bb;
-    } else {
-        size_t e = rp + 1;
-        while (e < s->ntok && !corun__cc_tok_is(s, e, ";")) {
-            if (corun__cc_tok_is(s, e, "(")) {
-                e = corun__cc_tok_match(s, e);
-            }
-            e++;
-        }
-        if (e >= s->ntok) {
-            refuse(x, c, "%s declaration", "cannot find the ';' that ends it");
-            k->refused = 1;
-            return CORUN_OK;
-        }
-        k->end = s->tok[e].off;
+        return 1;
     }
+    size_t e = rp + 1;
+    while (e < s->ntok && !corun__cc_tok_is(s, e, ";")) {
+        if (corun__cc_tok_is(s, e, "(")) {
+            e = corun__cc_tok_match(s, e);
+        }
+        e++;
+    }
+    if (e >= s->ntok) {
+        return refuse_record(x, c, "%s declaration", "cannot find the ';' that ends it");
+    }
+    k->end = s->tok[e].off;
+    return 1;
+}
+
+/* Notes __launch_bounds__ and refuses what the worker cannot pass on: a
+ * __grid_constant__ parameter, a parameter named like one corun-cc adds. */
+static void check_params(find_ctx *x)
+{
+    const corun__cc_src *s = x->s;
+    corun__cc_decl *k = x->k;
+
     k->launch_bounds = has_ident(s, k->start, k->end, "__launch_bounds__") ||
                        has_ident(s, k->start, k->end, "__maxnreg__");
     for (size_t i = 0; i < k->nparams; i++) {
@@ -385,6 +419,36 @@ static int describe(find_ctx *x, CXCursor c)
                                k->name, pn);
             k->refused = 1;
         }
+    }
+}
+
+/* Describes declaration c (a kernel, or a function to clone) into x->ks.
+ * Sets x->k to the new record, or leaves it NULL when c is not in the file
+ * or was refused before a record was made (a record refused later stays,
+ * marked refused). */
+static int describe(find_ctx *x, CXCursor c)
+{
+    CXCursor parent = clang_getCursorLexicalParent(c);
+    long name_ex = corun__cc_cursor_off(x->t, c, 0);
+    size_t ni, rp;
+
+    x->k = NULL;
+    if (!placeable(x, c, parent, name_ex)) {
+        return CORUN_OK;
+    }
+    int rc = new_record(x, c);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    if (!locate_head(x, c, parent, name_ex, &ni, &rp) || !locate_template(x, c, ni)) {
+        return CORUN_OK;
+    }
+    clang_visitChildren(c, param_visit, x);
+    if (x->rc != CORUN_OK) {
+        return x->rc;
+    }
+    if (locate_end(x, c, rp)) {
+        check_params(x);
     }
     return CORUN_OK;
 }
@@ -430,8 +494,8 @@ static enum CXChildVisitResult find_visit(CXCursor c, CXCursor parent, CXClientD
     return x->rc == CORUN_OK ? CXChildVisit_Continue : CXChildVisit_Break;
 }
 
-int corun__cc_find_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
-                           corun__cc_kernels *ks, corun__cc_diags *d)
+int corun__cc_find_kernel_decls(const corun__cc_tu *dev, const corun__cc_src *s,
+                                corun__cc_decls *ks, corun__cc_diags *d)
 {
     find_ctx x = {dev, s, ks, d, CORUN_OK, 1, "kernel", NULL, 0, 0};
 
@@ -441,7 +505,7 @@ int corun__cc_find_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
 }
 
 int corun__cc_describe_function(const corun__cc_tu *dev, const corun__cc_src *s, CXCursor fn,
-                                corun__cc_kernels *list, corun__cc_diags *d, long *index)
+                                corun__cc_decls *list, corun__cc_diags *d, long *index)
 {
     find_ctx x = {dev, s, list, d, CORUN_OK, 0, "function", NULL, 0, 0};
 

@@ -31,7 +31,7 @@ typedef enum ctx_kind { CTX_HOST, CTX_DEVICE, CTX_HD } ctx_kind;
 typedef struct launch_ctx {
     const corun__cc_tu *t;
     const corun__cc_src *s;
-    corun__cc_kernels *ks;
+    corun__cc_decls *ks;
     corun__cc_edits *e;
     corun__cc_diags *d;
     int rc;
@@ -91,10 +91,10 @@ static CXCursor callee_ref(CXCursor expr)
     return x.found;
 }
 
-/* The kernel of this file that ref names: its first declaration (which
- * holds the launcher). *why explains a NULL result: 0 not a function,
+/* The first declaration (which holds the launcher) of the kernel of this
+ * file that ref names. *why explains a NULL result: 0 not a function,
  * 1 a kernel declared elsewhere, 2 not a kernel. */
-static corun__cc_kernel *kernel_of(launch_ctx *x, CXCursor ref, int *why)
+static corun__cc_decl *first_decl_of(launch_ctx *x, CXCursor ref, int *why)
 {
     CXCursor decl;
     *why = 0;
@@ -103,12 +103,12 @@ static corun__cc_kernel *kernel_of(launch_ctx *x, CXCursor ref, int *why)
         ref = clang_getCursorReferenced(ref); /* a dependent name */
     }
     if (clang_getCursorKind(ref) == CXCursor_OverloadedDeclRef) {
-        corun__cc_kernel *found = NULL;
+        corun__cc_decl *found = NULL;
         unsigned n = clang_getNumOverloadedDecls(ref);
         for (unsigned i = 0; i < n; i++) {
             decl = clang_getOverloadedDecl(ref, i);
-            char *usr = corun__cc_kernel_usr(decl);
-            corun__cc_kernel *k = usr ? corun__cc_kernel_first(x->ks, usr) : NULL;
+            char *usr = corun__cc_decl_usr(decl);
+            corun__cc_decl *k = usr ? corun__cc_decl_first(x->ks, usr) : NULL;
             free(usr);
             if (k == NULL) {
                 *why = corun__cc_has_attr(decl, CXCursor_CUDAGlobalAttr) ? 1 : 2;
@@ -123,8 +123,8 @@ static corun__cc_kernel *kernel_of(launch_ctx *x, CXCursor ref, int *why)
     if (k != CXCursor_FunctionDecl && k != CXCursor_FunctionTemplate) {
         return NULL;
     }
-    char *usr = corun__cc_kernel_usr(decl);
-    corun__cc_kernel *kn = usr ? corun__cc_kernel_first(x->ks, usr) : NULL;
+    char *usr = corun__cc_decl_usr(decl);
+    corun__cc_decl *kn = usr ? corun__cc_decl_first(x->ks, usr) : NULL;
     free(usr);
     if (kn == NULL) {
         CXCursor t = clang_getSpecializedCursorTemplate(decl);
@@ -265,17 +265,20 @@ static long name_edit_at(launch_ctx *x, CXCursor at, long name_off, const corun_
     return -1;
 }
 
-static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
+/* The first declaration of the kernel that launch call runs (ref: the
+ * name it launches), or NULL, refused or warned of, when the launch cannot
+ * go through corun: not named directly, through a pointer, not declared in
+ * this file, a refused kernel, before the kernel's first declaration here. */
+static corun__cc_decl *launched_decl(launch_ctx *x, CXCursor call, CXCursor ref)
 {
     const corun__cc_src *s = x->s;
-    CXCursor ref = callee_ref(corun__cc_child(call, 0));
     int why = 0;
 
     if (clang_Cursor_isNull(ref)) {
         refuse(x, call, "launch through an expression",
                "the launched kernel is not named directly (a function pointer?), so corun-cc "
                "cannot tell which kernel runs");
-        return;
+        return NULL;
     }
     CXCursor decl = clang_getCursorReferenced(ref);
     enum CXCursorKind dk = clang_getCursorKind(decl);
@@ -284,14 +287,14 @@ static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
         refuse(x, call, "launch through a function pointer",
                "corun-cc cannot tell which kernel the pointer holds; launch the kernel by "
                "name");
-        return;
+        return NULL;
     }
     CXString nsp = clang_getCursorSpelling(ref);
     char kname[256];
     snprintf(kname, sizeof(kname), "%s", clang_getCString(nsp));
     clang_disposeString(nsp);
 
-    corun__cc_kernel *kn = kernel_of(x, ref, &why);
+    corun__cc_decl *kn = first_decl_of(x, ref, &why);
     if (kn == NULL) {
         if (why == 1) {
             warn(x, call, "launch of a kernel defined elsewhere",
@@ -302,10 +305,10 @@ static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
             refuse(x, call, "launch of something that is not a kernel",
                    "corun-cc cannot tell which kernel runs");
         }
-        return;
+        return NULL;
     }
     if (kn->refused) {
-        return;
+        return NULL;
     }
     long launch_at, launch_end;
     corun__cc_extent(x->t, s, call, &launch_at, &launch_end);
@@ -314,9 +317,35 @@ static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
              "first declared outside this file (a header?), so its launcher does not exist "
              "here yet; launched unchanged, not through corun",
              kn->name);
+        return NULL;
+    }
+    return kn;
+}
+
+/* How many arguments of launch call the parser sees written (not default
+ * arguments it fills in). */
+static unsigned explicit_args(launch_ctx *x, CXCursor call)
+{
+    unsigned nargs = 0, nch = corun__cc_nchildren(call);
+    for (unsigned i = 2; i < nch; i++) {
+        long a0, a1;
+        corun__cc_extent(x->t, x->s, corun__cc_child(call, i), &a0, &a1);
+        CXSourceRange r = clang_getCursorExtent(corun__cc_child(call, i));
+        if (!clang_Range_isNull(r) && !(a0 >= 0 && a0 == a1)) {
+            nargs++;
+        }
+    }
+    return nargs;
+}
+
+static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
+{
+    const corun__cc_src *s = x->s;
+    CXCursor ref = callee_ref(corun__cc_child(call, 0));
+    corun__cc_decl *kn = launched_decl(x, call, ref);
+    if (kn == NULL) {
         return;
     }
-
     long name_off = corun__cc_cursor_off(x->t, ref, 1);
     long lt = corun__cc_cursor_off(x->t, cfg, 1);
     if (name_off < 0 || lt < 0) {
@@ -343,15 +372,7 @@ static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
         return;
     }
     /* explicit arguments seen by the parser vs "()" in the text */
-    unsigned nargs = 0, nch = corun__cc_nchildren(call);
-    for (unsigned i = 2; i < nch; i++) {
-        long a0, a1;
-        corun__cc_extent(x->t, s, corun__cc_child(call, i), &a0, &a1);
-        CXSourceRange r = clang_getCursorExtent(corun__cc_child(call, i));
-        if (!clang_Range_isNull(r) && !(a0 >= 0 && a0 == a1)) {
-            nargs++;
-        }
-    }
+    unsigned nargs = explicit_args(x, call);
     int empty = corun__cc_tok_is(s, close + 2, ")");
     if (!empty && nargs == 0) {
         refuse(x, call, "launch in a macro",
@@ -390,7 +411,7 @@ static void do_api(launch_ctx *x, CXCursor call, const char *api, const char *sh
     int why = 0;
     char msg[512];
 
-    corun__cc_kernel *kn = clang_Cursor_isNull(ref) ? NULL : kernel_of(x, ref, &why);
+    corun__cc_decl *kn = clang_Cursor_isNull(ref) ? NULL : first_decl_of(x, ref, &why);
     if (kn == NULL) {
         if (why == 1) {
             CXString sp = clang_getCursorSpelling(ref);
@@ -483,7 +504,7 @@ static void do_call(launch_ctx *x, CXCursor call)
     } else if (strncmp(nm, "cudaLaunchKernelEx", 18) == 0) {
         CXCursor r = callee_ref(corun__cc_child(call, 2));
         int why = 0;
-        if (!clang_Cursor_isNull(r) && kernel_of(x, r, &why) != NULL) {
+        if (!clang_Cursor_isNull(r) && first_decl_of(x, r, &why) != NULL) {
             refuse(x, call, "launch with attributes (cudaLaunchKernelEx)",
                    "not supported for kernels corun transforms (clusters, cooperative and "
                    "other launch attributes change how blocks run together); use <<<...>>>");
@@ -529,7 +550,7 @@ static enum CXChildVisitResult launch_visit(CXCursor c, CXCursor parent, CXClien
 }
 
 int corun__cc_rewrite_launches(const corun__cc_tu *host, const corun__cc_tu *dev,
-                               const corun__cc_src *s, corun__cc_kernels *ks,
+                               const corun__cc_src *s, corun__cc_decls *ks,
                                corun__cc_edits *e, corun__cc_diags *d, size_t *nlaunches)
 {
     launch_ctx x = {host, s, ks, e, d, CORUN_OK, CTX_HOST, 0};

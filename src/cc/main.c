@@ -231,7 +231,7 @@ static void *transform(void *arg)
     corun__cc_diags d = {0};
     corun__cc_src src;
     corun__cc_tu host = {0}, dev = {0};
-    corun__cc_kernels ks = {0}, clones = {0};
+    corun__cc_decls ks = {0}, clones = {0};
     corun__cc_callsites sites = {0};
     corun__cc_edits e = {0};
     corun__cc_buf out = {0};
@@ -247,7 +247,7 @@ static void *transform(void *arg)
         rc = corun__cc_src_index(&src, host.tu, host.file);
     }
     if (rc == CORUN_OK) {
-        rc = corun__cc_find_kernels(&dev, &src, &ks, &d);
+        rc = corun__cc_find_kernel_decls(&dev, &src, &ks, &d);
     }
     int nothing = rc == CORUN_OK && ks.n == 0 && d.errors == 0;
     if (rc == CORUN_OK && !nothing) {
@@ -298,8 +298,8 @@ static void *transform(void *arg)
 
     corun__cc_buf_free(&out);
     corun__cc_edits_free(&e);
-    corun__cc_kernels_free(&ks);
-    corun__cc_kernels_free(&clones);
+    corun__cc_decls_free(&ks);
+    corun__cc_decls_free(&clones);
     free(sites.v);
     if (parsed) {
         corun__cc_tu_free(&host);
@@ -311,14 +311,131 @@ static void *transform(void *arg)
     return NULL;
 }
 
+/* What the command line sets besides r->o. */
+typedef struct args {
+    int no_pch;
+    const char *pch_dir; /* --pch-dir, or NULL: the default */
+    uint64_t stack;      /* --parse-stack */
+} args;
+
+/* Whether option a takes the next argument as its value. */
+static int takes_value(const char *a)
+{
+    return strcmp(a, "-o") == 0 || strcmp(a, "--cuda-path") == 0 ||
+           strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0 ||
+           strcmp(a, "--pch-dir") == 0 || strcmp(a, "--read-limit") == 0 ||
+           strcmp(a, "--parse-stack") == 0;
+}
+
+/* Sets option a (one that takes_value) to v; 0 when v is not a size it
+ * takes. */
+static int set_value(run *r, args *x, const char *a, const char *v)
+{
+    corun__cc_opts *o = &r->o;
+
+    if (strcmp(a, "-o") == 0) {
+        o->out = v;
+    } else if (strcmp(a, "--cuda-path") == 0) {
+        o->cuda_path = v;
+    } else if (strcmp(a, "--line-name") == 0) {
+        o->line_name = v;
+    } else if (strcmp(a, "--pch-dir") == 0) {
+        x->pch_dir = v;
+    } else if (strcmp(a, "--resource-usage") == 0) {
+        o->resource_usage = v;
+    } else if (strcmp(a, "--read-limit") == 0) {
+        return parse_size(v, &o->read_limit);
+    } else {
+        return parse_size(v, &x->stack) && x->stack >= CORUN_CC_STACK_MIN &&
+               x->stack <= CORUN_CC_STACK_MAX;
+    }
+    return 1;
+}
+
+/* Reads the command line into r (r->o.cflags has room for every argument)
+ * and x. -1 to go on, or the exit status once --help or --version is
+ * answered or a mistake said. */
+static int parse_args(int argc, char **argv, run *r, args *x)
+{
+    corun__cc_opts *o = &r->o;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int t;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("corun-cc %s (libclang: ", CORUN_CC_VERSION);
+            CXString v = clang_getClangVersion();
+            printf("%s)\n", clang_getCString(v));
+            clang_disposeString(v);
+            return 0;
+        } else if (takes_value(a)) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "corun-cc: %s needs a value\n", a);
+                return 2;
+            }
+            const char *v = argv[++i];
+            if (!set_value(r, x, a, v)) {
+                fprintf(stderr, "corun-cc: %s %s: not a size%s\n", a, v,
+                        a[2] == 'p' ? " from 1M to 64G" : "");
+                return 2;
+            }
+        } else if (strcmp(a, "--check") == 0) {
+            o->check_only = 1;
+        } else if (strcmp(a, "--no-pch") == 0) {
+            x->no_pch = 1;
+        } else if (strcmp(a, "-v") == 0) {
+            r->verbose = 1;
+        } else if ((t = take_cflag(argc, argv, &i, o->cflags, &o->ncflags)) != 0) {
+            if (t < 0) {
+                fprintf(stderr, "corun-cc: %s needs a value\n", a);
+                return 2;
+            }
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "corun-cc: unknown option '%s' (see --help)\n", a);
+            return 2;
+        } else if (o->in == NULL) {
+            o->in = a;
+        } else {
+            fprintf(stderr, "corun-cc: more than one input ('%s' and '%s')\n", o->in, a);
+            return 2;
+        }
+    }
+    if (o->in == NULL || (o->out == NULL && !o->check_only)) {
+        fprintf(stderr, "corun-cc: %s\n", o->in == NULL ? "no input file" : "no output (-o FILE)");
+        usage(stderr);
+        return 2;
+    }
+    return -1;
+}
+
+/* Transforms on a thread whose stack the parse may use; the exit status. */
+static int transform_on_thread(run *r, uint64_t stack)
+{
+    corun__cc_thread th;
+    int rc = corun__cc_libclang_setup(r->o.in);
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun-cc: cannot set up libclang: %s\n", corun_strerror(rc));
+        return 3;
+    }
+    rc = corun__cc_thread_start(&th, "cc-transform", r->o.parse_stack, transform, r);
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun-cc: cannot start the parser with a stack of %llu MiB: %s\n",
+                (unsigned long long)(stack >> 20), corun_strerror(rc));
+        return 3;
+    }
+    corun__cc_thread_join(&th);
+    return r->status;
+}
+
 int main(int argc, char **argv)
 {
     run r;
     corun__cc_opts *o = &r.o;
-    int no_pch = 0;
-    const char *pch_dir = NULL;
+    args x = {0, NULL, CORUN_CC_STACK_DEFAULT};
     char default_pch[4096];
-    uint64_t stack = CORUN_CC_STACK_DEFAULT;
     const char **cflags = calloc((size_t)argc * 2 + 1, sizeof(char *));
 
     memset(&r, 0, sizeof(r));
@@ -328,105 +445,18 @@ int main(int argc, char **argv)
     }
     o->cflags = cflags;
     o->read_limit = CORUN_CC_READ_LIMIT_DEFAULT;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int t, size_ok = 1;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            free(cflags);
-            return 0;
-        } else if (strcmp(a, "--version") == 0) {
-            printf("corun-cc %s (libclang: ", CORUN_CC_VERSION);
-            CXString v = clang_getClangVersion();
-            printf("%s)\n", clang_getCString(v));
-            clang_disposeString(v);
-            free(cflags);
-            return 0;
-        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--cuda-path") == 0 ||
-                   strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0 ||
-                   strcmp(a, "--pch-dir") == 0 || strcmp(a, "--read-limit") == 0 ||
-                   strcmp(a, "--parse-stack") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "corun-cc: %s needs a value\n", a);
-                free(cflags);
-                return 2;
-            }
-            const char *v = argv[++i];
-            if (strcmp(a, "-o") == 0) {
-                o->out = v;
-            } else if (strcmp(a, "--cuda-path") == 0) {
-                o->cuda_path = v;
-            } else if (strcmp(a, "--line-name") == 0) {
-                o->line_name = v;
-            } else if (strcmp(a, "--pch-dir") == 0) {
-                pch_dir = v;
-            } else if (strcmp(a, "--resource-usage") == 0) {
-                o->resource_usage = v;
-            } else if (strcmp(a, "--read-limit") == 0) {
-                size_ok = parse_size(v, &o->read_limit);
-            } else {
-                size_ok = parse_size(v, &stack) && stack >= CORUN_CC_STACK_MIN &&
-                          stack <= CORUN_CC_STACK_MAX;
-            }
-            if (!size_ok) {
-                fprintf(stderr, "corun-cc: %s %s: not a size%s\n", a, v,
-                        a[2] == 'p' ? " from 1M to 64G" : "");
-                free(cflags);
-                return 2;
-            }
-        } else if (strcmp(a, "--check") == 0) {
-            o->check_only = 1;
-        } else if (strcmp(a, "--no-pch") == 0) {
-            no_pch = 1;
-        } else if (strcmp(a, "-v") == 0) {
-            r.verbose = 1;
-        } else if ((t = take_cflag(argc, argv, &i, cflags, &o->ncflags)) != 0) {
-            if (t < 0) {
-                fprintf(stderr, "corun-cc: %s needs a value\n", a);
-                free(cflags);
-                return 2;
-            }
-        } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "corun-cc: unknown option '%s' (see --help)\n", a);
-            free(cflags);
-            return 2;
-        } else if (o->in == NULL) {
-            o->in = a;
-        } else {
-            fprintf(stderr, "corun-cc: more than one input ('%s' and '%s')\n", o->in, a);
-            free(cflags);
-            return 2;
+    int status = parse_args(argc, argv, &r, &x);
+    if (status < 0) {
+        if (o->line_name == NULL) {
+            o->line_name = o->in;
         }
+        if (!x.no_pch) {
+            o->pch_dir = x.pch_dir != NULL ? x.pch_dir
+                                           : default_pch_dir(default_pch, sizeof(default_pch));
+        }
+        o->parse_stack = (size_t)x.stack;
+        status = transform_on_thread(&r, x.stack);
     }
-    if (o->in == NULL || (o->out == NULL && !o->check_only)) {
-        fprintf(stderr, "corun-cc: %s\n", o->in == NULL ? "no input file" : "no output (-o FILE)");
-        usage(stderr);
-        free(cflags);
-        return 2;
-    }
-    if (o->line_name == NULL) {
-        o->line_name = o->in;
-    }
-    if (!no_pch) {
-        o->pch_dir = pch_dir != NULL ? pch_dir : default_pch_dir(default_pch, sizeof(default_pch));
-    }
-    o->parse_stack = (size_t)stack;
-
-    corun__cc_thread th;
-    int rc = corun__cc_libclang_setup(o->in);
-    if (rc != CORUN_OK) {
-        fprintf(stderr, "corun-cc: cannot set up libclang: %s\n", corun_strerror(rc));
-        free(cflags);
-        return 3;
-    }
-    rc = corun__cc_thread_start(&th, "cc-transform", o->parse_stack, transform, &r);
-    if (rc != CORUN_OK) {
-        fprintf(stderr, "corun-cc: cannot start the parser with a stack of %llu MiB: %s\n",
-                (unsigned long long)(stack >> 20), corun_strerror(rc));
-        free(cflags);
-        return 3;
-    }
-    corun__cc_thread_join(&th);
     free(cflags);
-    return r.status;
+    return status;
 }

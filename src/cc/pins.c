@@ -181,7 +181,7 @@ static unsigned loss_at(const corun_gpu_desc *g, const entry *plain, unsigned wr
     return 0;
 }
 
-int corun__cc_pins_from_report(const char *path, const corun__cc_src *s, corun__cc_kernels *ks,
+int corun__cc_pins_from_report(const char *path, const corun__cc_src *s, corun__cc_decls *ks,
                                corun__cc_diags *d)
 {
     report r = {0};
@@ -194,7 +194,7 @@ int corun__cc_pins_from_report(const char *path, const corun__cc_src *s, corun__
     }
     corun_gpu_desc_h100(&g);
     for (size_t i = 0; i < ks->n; i++) {
-        corun__cc_kernel *k = &ks->v[i];
+        corun__cc_decl *k = &ks->v[i];
         if (!k->is_def || k->refused) {
             continue;
         }

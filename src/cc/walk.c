@@ -559,158 +559,240 @@ static void record_return(checker *k, CXCursor c)
 
 static void visit_body(checker *k, CXCursor c);
 
+/* The record of the function being walked. The table may grow while its
+ * body is walked (add_callee): take it anew after anything that adds a
+ * function, never keep it. */
+static fnrec *walked(checker *k)
+{
+    return &k->v[k->cur];
+}
+
+/* Grid synchronisation through cooperative_groups::nm at c (the first
+ * place is kept). */
+static void note_grid(fnrec *r, CXCursor c, const char *nm)
+{
+    if (!r->grid) {
+        r->grid = 1;
+        r->grid_at = c;
+        snprintf(r->grid_what, sizeof(r->grid_what), "cooperative_groups::%s", nm);
+    }
+}
+
+/* What call c of nm (ref: what it names) does by its name: a barrier, a
+ * warp-synchronous operation, grid synchronisation, a CUDA runtime call
+ * from device code. Whether it is a barrier. */
+static int note_call_kind(fnrec *r, CXCursor c, CXCursor ref, const char *nm)
+{
+    int barrier = 0;
+
+    if (corun__cc_name_in(nm, barrier_names)) {
+        r->barrier = barrier = 1;
+    }
+    if (corun__cc_name_in(nm, warpsync_names)) {
+        r->warpsync = 1;
+    }
+    int grid_sync = corun__cc_name_in(nm, grid_names) && (clang_Cursor_isNull(ref) || corun__cc_in_coop_groups(ref));
+    if (strcmp(nm, "sync") == 0 && !clang_Cursor_isNull(ref) && corun__cc_in_coop_groups(ref)) {
+        CXCursor cls = clang_getCursorSemanticParent(ref);
+        grid_sync |= corun__cc_spelled(cls, "grid_group") ||
+                     corun__cc_spelled(cls, "multi_grid_group") ||
+                     corun__cc_spelled(cls, "cluster_group");
+    }
+    if (grid_sync) {
+        note_grid(r, c, nm);
+    }
+    if (strncmp(nm, "cuda", 4) == 0 && nm[4] >= 'A' && nm[4] <= 'Z' && !r->dp) {
+        r->dp = 1;
+        r->dp_at = c;
+        snprintf(r->dp_what, sizeof(r->dp_what), "%s called from device code", nm);
+    }
+    return barrier;
+}
+
+/* Whether the node being visited lies inside a lambda without a
+ * capture-default. */
+static int in_nocap_lambda(checker *k)
+{
+    int nocap = 0;
+
+    for (size_t i = k->depth; i-- > 0;) {
+        if (clang_getCursorKind(k->stack[i]) == CXCursor_LambdaExpr &&
+            !lambda_has_default_capture(k, k->stack[i])) {
+            nocap = 1;
+        }
+    }
+    return nocap;
+}
+
+/* Adds what call c may reach to the walked function's callees and calls
+ * (ref: what the call names; cref: the name as written). The callee's
+ * index, or -1 when the call names no one function with a body. */
+static long follow_call(checker *k, CXCursor c, CXCursor ref, CXCursor cref, int nocap)
+{
+    if (!clang_Cursor_isNull(ref) && !corun__cc_is_function(clang_getCursorKind(ref))) {
+        walked(k)->unresolved = 1; /* through an object or a pointer: op(x), fp(x) */
+        return -1;
+    }
+    if (!clang_Cursor_isNull(ref)) {
+        long t = add_callee(k, ref);
+        if (t >= 0 && !clang_Cursor_isNull(cref)) {
+            record_fcall(k, c, cref, &t, 1, nocap);
+        }
+        return t;
+    }
+    /* a dependent call: every candidate the name can mean */
+    overload_ctx x = {k, 0, {0, 0, 0, 0}, 0, clang_getNullCursor()};
+    CXCursor fe = corun__cc_child(c, 0);
+    if (!clang_Cursor_isNull(fe) && overload_visit(fe, c, &x) == CXChildVisit_Recurse) {
+        clang_visitChildren(fe, overload_visit, &x);
+    }
+    if (!x.found) {
+        walked(k)->unresolved = 1;
+    } else if (x.ntargets > 0) {
+        record_fcall(k, c, x.ref, x.targets, x.ntargets, nocap);
+    }
+    return -1;
+}
+
+static void visit_call(checker *k, CXCursor c)
+{
+    CXCursor ref = clang_getCursorReferenced(c);
+    CXString sp = clang_getCursorSpelling(c);
+    int barrier = note_call_kind(walked(k), c, ref, clang_getCString(sp));
+    clang_disposeString(sp);
+    CXCursor cref = call_ref(c);
+    if (!clang_Cursor_isNull(cref) &&
+        !push_cursor(&k->callee_refs, &k->nrefs, &k->caprefs, cref)) {
+        k->oom = 1;
+    }
+    long callee = follow_call(k, c, ref, cref, in_nocap_lambda(k));
+    record_call(k, c, callee, barrier);
+}
+
+/* A use c of blockIdx/gridDim in a kernel's own body that the body's
+ * parameters of those names would not cover: ::blockIdx, one in a lambda
+ * without a capture-default, one in a local class (the first of each). */
+static void note_unshadowed(checker *k, CXCursor c)
+{
+    kernel_walk *kw = k->kw;
+
+    if (!kw->qualified_blockidx) {
+        /* ::blockIdx names the hardware index past any shadowing */
+        long o = corun__cc_cursor_off(k->t, c, 1);
+        size_t ti = o >= 0 ? corun__cc_tok_from(k->s, (unsigned)o) : 0;
+        if (o >= 0 && ti > 0 && corun__cc_tok_is(k->s, ti - 1, "::")) {
+            kw->qualified_blockidx = 1;
+            kw->qualified_at = c;
+        }
+    }
+    for (size_t i = k->depth; i-- > 0;) {
+        enum CXCursorKind ak = clang_getCursorKind(k->stack[i]);
+        if (ak == CXCursor_LambdaExpr && !lambda_has_default_capture(k, k->stack[i]) &&
+            !kw->lambda_blockidx) {
+            kw->lambda_blockidx = 1;
+            kw->lambda_at = c;
+        }
+        if ((ak == CXCursor_StructDecl || ak == CXCursor_ClassDecl ||
+             ak == CXCursor_UnionDecl) && !kw->local_class_blockidx) {
+            kw->local_class_blockidx = 1;
+            kw->local_at = c;
+        }
+    }
+}
+
+static void visit_decl_ref(checker *k, CXCursor c)
+{
+    CXCursor ref = clang_getCursorReferenced(c);
+    int b = corun__cc_builtin_var(ref);
+
+    if ((b == 'b' || b == 'g') && !walked(k)->blockidx) {
+        walked(k)->blockidx = 1;
+        walked(k)->blockidx_at = c;
+    }
+    if ((b == 'b' || b == 'g') && k->kw != NULL) {
+        note_unshadowed(k, c);
+    }
+    if (!clang_Cursor_isNull(ref) && corun__cc_is_function(clang_getCursorKind(ref))) {
+        long t = add_callee(k, ref);
+        int called = 0;
+        for (size_t i = 0; i < k->nrefs && !called; i++) {
+            called = clang_equalCursors(k->callee_refs[i], c);
+        }
+        if (t >= 0 && !called) {
+            k->v[t].addr_taken = 1;
+        }
+    }
+}
+
+/* A cooperative_groups type: a grid group, a block, a warp-level group. */
+static void visit_type_ref(checker *k, CXCursor c)
+{
+    CXCursor ref = clang_getCursorReferenced(c);
+    if (clang_Cursor_isNull(ref) || !corun__cc_in_coop_groups(ref)) {
+        return;
+    }
+    fnrec *r = walked(k);
+    CXString sp = clang_getCursorSpelling(ref);
+    const char *nm = clang_getCString(sp);
+    if (corun__cc_name_in(nm, grid_names)) {
+        note_grid(r, c, nm);
+    } else if (strcmp(nm, "thread_block") == 0) {
+        r->barrier = 1;
+    } else if (strcmp(nm, "thread_block_tile") == 0 || strcmp(nm, "coalesced_group") == 0) {
+        r->warpsync = 1;
+    }
+    clang_disposeString(sp);
+}
+
+/* ++, -- and & modify their operand; &blockIdx is refused in a kernel. */
+static void visit_unary(checker *k, CXCursor c)
+{
+    enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(c);
+    if (op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec ||
+        op == CXUnaryOperator_PreInc || op == CXUnaryOperator_PreDec ||
+        op == CXUnaryOperator_AddrOf) {
+        note_modified(k, corun__cc_child(c, 0));
+    }
+    if (op == CXUnaryOperator_AddrOf && k->kw != NULL) {
+        CXCursor sub = strip(corun__cc_child(c, 0));
+        int b = clang_getCursorKind(sub) == CXCursor_DeclRefExpr
+                    ? corun__cc_builtin_var(clang_getCursorReferenced(sub))
+                    : 0;
+        if ((b == 'b' || b == 'g') && !k->kw->addr_blockidx) {
+            k->kw->addr_blockidx = 1;
+            k->kw->addr_at = c;
+        }
+    }
+}
+
 static enum CXChildVisitResult body_visit(CXCursor c, CXCursor parent, CXClientData data)
 {
     checker *k = data;
-    enum CXCursorKind kind = clang_getCursorKind(c);
     (void)parent;
 
-/* the table may grow while the body is walked: never keep a pointer */
-#define R (&k->v[k->cur])
-    switch (kind) {
-    case CXCursor_CallExpr: {
-        CXCursor ref = clang_getCursorReferenced(c);
-        CXString sp = clang_getCursorSpelling(c);
-        const char *nm = clang_getCString(sp);
-        int barrier = 0;
-        long callee = -1;
-        if (corun__cc_name_in(nm, barrier_names)) {
-            R->barrier = barrier = 1;
-        }
-        if (corun__cc_name_in(nm, warpsync_names)) {
-            R->warpsync = 1;
-        }
-        int grid_sync = corun__cc_name_in(nm, grid_names) && (clang_Cursor_isNull(ref) || corun__cc_in_coop_groups(ref));
-        if (strcmp(nm, "sync") == 0 && !clang_Cursor_isNull(ref) && corun__cc_in_coop_groups(ref)) {
-            CXCursor cls = clang_getCursorSemanticParent(ref);
-            grid_sync |= corun__cc_spelled(cls, "grid_group") ||
-                         corun__cc_spelled(cls, "multi_grid_group") ||
-                         corun__cc_spelled(cls, "cluster_group");
-        }
-        if (grid_sync) {
-            if (!R->grid) {
-                R->grid = 1;
-                R->grid_at = c;
-                snprintf(R->grid_what, sizeof(R->grid_what), "cooperative_groups::%s", nm);
-            }
-        }
-        if (strncmp(nm, "cuda", 4) == 0 && nm[4] >= 'A' && nm[4] <= 'Z' && !R->dp) {
-            R->dp = 1;
-            R->dp_at = c;
-            snprintf(R->dp_what, sizeof(R->dp_what), "%s called from device code", nm);
-        }
-        clang_disposeString(sp);
-        CXCursor cref = call_ref(c);
-        if (!clang_Cursor_isNull(cref) &&
-            !push_cursor(&k->callee_refs, &k->nrefs, &k->caprefs, cref)) {
-            k->oom = 1;
-        }
-        int nocap = 0;
-        for (size_t i = k->depth; i-- > 0;) {
-            if (clang_getCursorKind(k->stack[i]) == CXCursor_LambdaExpr &&
-                !lambda_has_default_capture(k, k->stack[i])) {
-                nocap = 1;
-            }
-        }
-        if (!clang_Cursor_isNull(ref) && !corun__cc_is_function(clang_getCursorKind(ref))) {
-            R->unresolved = 1; /* through an object or a pointer: op(x), fp(x) */
-        } else if (!clang_Cursor_isNull(ref)) {
-            long t = add_callee(k, ref);
-            callee = t;
-            if (t >= 0 && !clang_Cursor_isNull(cref)) {
-                record_fcall(k, c, cref, &t, 1, nocap);
-            }
-        } else {
-            /* a dependent call: every candidate the name can mean */
-            overload_ctx x = {k, 0, {0, 0, 0, 0}, 0, clang_getNullCursor()};
-            CXCursor fe = corun__cc_child(c, 0);
-            if (!clang_Cursor_isNull(fe) && overload_visit(fe, c, &x) == CXChildVisit_Recurse) {
-                clang_visitChildren(fe, overload_visit, &x);
-            }
-            if (!x.found) {
-                R->unresolved = 1;
-            } else if (x.ntargets > 0) {
-                record_fcall(k, c, x.ref, x.targets, x.ntargets, nocap);
-            }
-        }
-        record_call(k, c, callee, barrier);
+    switch (clang_getCursorKind(c)) {
+    case CXCursor_CallExpr:
+        visit_call(k, c);
         break;
-    }
-    case CXCursor_DeclRefExpr: {
-        CXCursor ref = clang_getCursorReferenced(c);
-        int b = corun__cc_builtin_var(ref);
-        if ((b == 'b' || b == 'g') && !R->blockidx) {
-            R->blockidx = 1;
-            R->blockidx_at = c;
-        }
-        if ((b == 'b' || b == 'g') && k->kw != NULL && !k->kw->qualified_blockidx) {
-            /* ::blockIdx names the hardware index past any shadowing */
-            long o = corun__cc_cursor_off(k->t, c, 1);
-            size_t ti = o >= 0 ? corun__cc_tok_from(k->s, (unsigned)o) : 0;
-            if (o >= 0 && ti > 0 && corun__cc_tok_is(k->s, ti - 1, "::")) {
-                k->kw->qualified_blockidx = 1;
-                k->kw->qualified_at = c;
-            }
-        }
-        if ((b == 'b' || b == 'g') && k->kw != NULL) {
-            for (size_t i = k->depth; i-- > 0;) {
-                enum CXCursorKind ak = clang_getCursorKind(k->stack[i]);
-                if (ak == CXCursor_LambdaExpr && !lambda_has_default_capture(k, k->stack[i]) &&
-                    !k->kw->lambda_blockidx) {
-                    k->kw->lambda_blockidx = 1;
-                    k->kw->lambda_at = c;
-                }
-                if ((ak == CXCursor_StructDecl || ak == CXCursor_ClassDecl ||
-                     ak == CXCursor_UnionDecl) && !k->kw->local_class_blockidx) {
-                    k->kw->local_class_blockidx = 1;
-                    k->kw->local_at = c;
-                }
-            }
-        }
-        if (!clang_Cursor_isNull(ref) && corun__cc_is_function(clang_getCursorKind(ref))) {
-            long t = add_callee(k, ref);
-            int called = 0;
-            for (size_t i = 0; i < k->nrefs && !called; i++) {
-                called = clang_equalCursors(k->callee_refs[i], c);
-            }
-            if (t >= 0 && !called) {
-                k->v[t].addr_taken = 1;
-            }
-        }
+    case CXCursor_DeclRefExpr:
+        visit_decl_ref(k, c);
         break;
-    }
     case CXCursor_TypeRef:
-    case CXCursor_TemplateRef: {
-        CXCursor ref = clang_getCursorReferenced(c);
-        if (!clang_Cursor_isNull(ref) && corun__cc_in_coop_groups(ref)) {
-            CXString sp = clang_getCursorSpelling(ref);
-            const char *nm = clang_getCString(sp);
-            if (corun__cc_name_in(nm, grid_names) && !R->grid) {
-                R->grid = 1;
-                R->grid_at = c;
-                snprintf(R->grid_what, sizeof(R->grid_what), "cooperative_groups::%s", nm);
-            } else if (strcmp(nm, "thread_block") == 0) {
-                R->barrier = 1;
-            } else if (strcmp(nm, "thread_block_tile") == 0 ||
-                       strcmp(nm, "coalesced_group") == 0) {
-                R->warpsync = 1;
-            }
-            clang_disposeString(sp);
-        }
+    case CXCursor_TemplateRef:
+        visit_type_ref(k, c);
         break;
-    }
     case CXCursor_VarDecl:
         if (corun__cc_has_attr(c, CXCursor_CUDASharedAttr)) {
-            R->shared = 1;
+            walked(k)->shared = 1;
         }
         break;
     case CXCursor_AsmStmt:
-        check_asm(k, c, R);
+        check_asm(k, c, walked(k));
         break;
     case CXCursor_WhileStmt:
     case CXCursor_DoStmt:
     case CXCursor_ForStmt:
-        check_loop(k, c, R);
+        check_loop(k, c, walked(k));
         break;
     case CXCursor_ReturnStmt:
         record_return(k, c);
@@ -723,29 +805,12 @@ static enum CXChildVisitResult body_visit(CXCursor c, CXCursor parent, CXClientD
         }
         break;
     }
-    case CXCursor_UnaryOperator: {
-        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(c);
-        if (op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec ||
-            op == CXUnaryOperator_PreInc || op == CXUnaryOperator_PreDec ||
-            op == CXUnaryOperator_AddrOf) {
-            note_modified(k, corun__cc_child(c, 0));
-        }
-        if (op == CXUnaryOperator_AddrOf && k->kw != NULL) {
-            CXCursor sub = strip(corun__cc_child(c, 0));
-            int b = clang_getCursorKind(sub) == CXCursor_DeclRefExpr
-                        ? corun__cc_builtin_var(clang_getCursorReferenced(sub))
-                        : 0;
-            if ((b == 'b' || b == 'g') && !k->kw->addr_blockidx) {
-                k->kw->addr_blockidx = 1;
-                k->kw->addr_at = c;
-            }
-        }
+    case CXCursor_UnaryOperator:
+        visit_unary(k, c);
         break;
-    }
     default:
         break;
     }
-#undef R
     visit_body(k, c);
     return CXChildVisit_Continue;
 }

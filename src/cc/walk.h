@@ -70,7 +70,7 @@ typedef struct checker {
     const corun__cc_tu *t;
     const corun__cc_src *s;
     corun__cc_diags *d;
-    corun__cc_kernels *clones;
+    corun__cc_decls *clones;
     corun__cc_callsites *sites;
     fnrec *v;
     size_t n, cap;
@@ -113,6 +113,6 @@ void corun__cc_refuse_at(checker *k, CXCursor at, const char *construct, const c
 int corun__cc_uniform(checker *k, CXCursor c, int depth);
 
 /* clones.c: the clones and rewritten calls a kernel needs; 1 when refused */
-int corun__cc_clone_callees(checker *k, corun__cc_kernel *kn, reach *rs, int grid_refused);
+int corun__cc_clone_callees(checker *k, corun__cc_decl *kn, reach *rs, int grid_refused);
 
 #endif /* CORUN_CC_WALK_H */

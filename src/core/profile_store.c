@@ -354,6 +354,84 @@ static int parse_backend(const char *word, char *out, size_t len)
     return 0;
 }
 
+/* A "run" record's words (w[1..7]) into ps. CORUN_EPARSE when malformed,
+ * CORUN_ENOMEM. */
+static int parse_run(char **w, corun__pstore *ps)
+{
+    corun__prun r;
+    double x[5];
+
+    memset(&r, 0, sizeof(r));
+    if (parse_backend(w[1], r.backend, sizeof(r.backend)) != 0 ||
+        get_name(w[2], r.kernel, sizeof(r.kernel)) != 0 ||
+        get_num(w[3], 1, 1e12, &x[0]) != 0 || get_num(w[4], 1, 1e9, &x[1]) != 0 ||
+        get_num(w[5], 0, 1e30, &x[2]) != 0 || get_num(w[6], 0, 1e12, &x[3]) != 0 ||
+        get_num(w[7], 1e-9, 1e18, &x[4]) != 0) {
+        return CORUN_EPARSE;
+    }
+    r.grid = x[0];
+    r.block = x[1];
+    r.size = x[2];
+    r.smem = x[3];
+    r.dur_ns = x[4];
+    return corun__pstore_add_run(ps, &r) == CORUN_OK ? CORUN_OK : CORUN_ENOMEM;
+}
+
+/* A "prof" record's words (w[1..6]) into ps. CORUN_EPARSE when malformed,
+ * CORUN_ENOMEM. */
+static int parse_prof(char **w, corun__pstore *ps)
+{
+    corun__pprof pr;
+    double x[4];
+
+    memset(&pr, 0, sizeof(pr));
+    if (parse_backend(w[1], pr.backend, sizeof(pr.backend)) != 0 ||
+        get_name(w[2], pr.kernel, sizeof(pr.kernel)) != 0 ||
+        get_num(w[3], 0, 1e6, &x[0]) != 0 || get_num(w[4], 0, 1e6, &x[1]) != 0 ||
+        get_num(w[5], 0, 1e18, &x[2]) != 0 || get_num(w[6], 1, UINT32_MAX, &x[3]) != 0) {
+        return CORUN_EPARSE;
+    }
+    pr.flop_frac = x[0];
+    pr.bw_frac = x[1];
+    pr.dur_ns = x[2];
+    pr.samples = (uint32_t)x[3];
+    /* Profiles are unique per key in a file written by corun; a repeat is
+     * merged, not an error. */
+    return corun__pstore_add_prof(ps, &pr) == CORUN_OK ? CORUN_OK : CORUN_ENOMEM;
+}
+
+/* The end line's words (w[1], w[2]) against what came before it: records
+ * read, and the checksum of every byte before the end line. */
+static int parse_end(char **w, size_t lineno, size_t records, uint64_t sum, char *err,
+                     size_t err_len)
+{
+    char *e = NULL;
+    unsigned long long count, file_sum = 0;
+    int ok;
+
+    errno = 0;
+    count = strtoull(w[1], &e, 10);
+    ok = errno == 0 && *e == '\0';
+    if (ok) {
+        file_sum = strtoull(w[2], &e, 16);
+        ok = errno == 0 && *e == '\0' && strlen(w[2]) == 16;
+    }
+    if (!ok) {
+        snprintf(err, err_len, "line %zu: malformed end line", lineno);
+        return CORUN_EPARSE;
+    }
+    if (count != records) {
+        snprintf(err, err_len, "line %zu: the file says %llu records, it holds %zu", lineno,
+                 count, records);
+        return CORUN_EPARSE;
+    }
+    if (file_sum != sum) {
+        snprintf(err, err_len, "line %zu: checksum mismatch (the file was changed)", lineno);
+        return CORUN_EPARSE;
+    }
+    return CORUN_OK;
+}
+
 /* Parses a whole file; on failure says why in err ("line 7: ..."). */
 static int parse(char *text, size_t len, corun__pstore *ps, char *err, size_t err_len)
 {
@@ -366,8 +444,7 @@ static int parse(char *text, size_t len, corun__pstore *ps, char *err, size_t er
         char *nl = memchr(p, '\n', (size_t)(end - p));
         char *line = p, *w[MAX_WORDS];
         size_t n;
-        double x[5];
-        int ok = 1;
+        int rc;
 
         if (nl == NULL) {
             snprintf(err, err_len, "line %zu: no end of line (truncated file)", lineno + 1);
@@ -398,74 +475,26 @@ static int parse(char *text, size_t len, corun__pstore *ps, char *err, size_t er
         if (n == 0) {
             continue;
         }
-        if (strcmp(w[0], "run") == 0 && n == 8) {
-            corun__prun r;
-            memset(&r, 0, sizeof(r));
-            ok = parse_backend(w[1], r.backend, sizeof(r.backend)) == 0 &&
-                 get_name(w[2], r.kernel, sizeof(r.kernel)) == 0 &&
-                 get_num(w[3], 1, 1e12, &x[0]) == 0 && get_num(w[4], 1, 1e9, &x[1]) == 0 &&
-                 get_num(w[5], 0, 1e30, &x[2]) == 0 && get_num(w[6], 0, 1e12, &x[3]) == 0 &&
-                 get_num(w[7], 1e-9, 1e18, &x[4]) == 0;
-            if (ok) {
-                r.grid = x[0];
-                r.block = x[1];
-                r.size = x[2];
-                r.smem = x[3];
-                r.dur_ns = x[4];
-                if (corun__pstore_add_run(ps, &r) != CORUN_OK) {
-                    return CORUN_ENOMEM;
-                }
-            }
-        } else if (strcmp(w[0], "prof") == 0 && n == 7) {
-            corun__pprof pr;
-            memset(&pr, 0, sizeof(pr));
-            ok = parse_backend(w[1], pr.backend, sizeof(pr.backend)) == 0 &&
-                 get_name(w[2], pr.kernel, sizeof(pr.kernel)) == 0 &&
-                 get_num(w[3], 0, 1e6, &x[0]) == 0 && get_num(w[4], 0, 1e6, &x[1]) == 0 &&
-                 get_num(w[5], 0, 1e18, &x[2]) == 0 && get_num(w[6], 1, UINT32_MAX, &x[3]) == 0;
-            if (ok) {
-                pr.flop_frac = x[0];
-                pr.bw_frac = x[1];
-                pr.dur_ns = x[2];
-                pr.samples = (uint32_t)x[3];
-                /* Profiles are unique per key in a file written by corun;
-                 * a repeat is merged, not an error. */
-                if (corun__pstore_add_prof(ps, &pr) != CORUN_OK) {
-                    return CORUN_ENOMEM;
-                }
-            }
-        } else if (strcmp(w[0], "end") == 0 && n == 3) {
-            char *e = NULL;
-            unsigned long long count, file_sum = 0;
-            errno = 0;
-            count = strtoull(w[1], &e, 10);
-            ok = errno == 0 && *e == '\0';
-            if (ok) {
-                file_sum = strtoull(w[2], &e, 16);
-                ok = errno == 0 && *e == '\0' && strlen(w[2]) == 16;
-            }
-            if (!ok) {
-                snprintf(err, err_len, "line %zu: malformed end line", lineno);
-                return CORUN_EPARSE;
-            }
-            if (count != records) {
-                snprintf(err, err_len, "line %zu: the file says %llu records, it holds %zu",
-                         lineno, count, records);
-                return CORUN_EPARSE;
-            }
-            if (file_sum != sum_before) {
-                snprintf(err, err_len, "line %zu: checksum mismatch (the file was changed)",
-                         lineno);
-                return CORUN_EPARSE;
+        if (strcmp(w[0], "end") == 0 && n == 3) {
+            rc = parse_end(w, lineno, records, sum_before, err, err_len);
+            if (rc != CORUN_OK) {
+                return rc;
             }
             seen_end = 1;
             continue;
-        } else {
-            ok = 0;
         }
-        if (!ok) {
+        if (strcmp(w[0], "run") == 0 && n == 8) {
+            rc = parse_run(w, ps);
+        } else if (strcmp(w[0], "prof") == 0 && n == 7) {
+            rc = parse_prof(w, ps);
+        } else {
+            rc = CORUN_EPARSE;
+        }
+        if (rc == CORUN_EPARSE) {
             snprintf(err, err_len, "line %zu: malformed record", lineno);
-            return CORUN_EPARSE;
+        }
+        if (rc != CORUN_OK) {
+            return rc;
         }
         records++;
     }

@@ -597,14 +597,132 @@ static int meter_stop(corun__meter *m, int empty, char *why, size_t why_len)
     return CORUN_OK;
 }
 
+/* The device of ctx: CUPTI's ordinal for it in *dev_index, and the
+ * driver's CUdevice in *dev (CUPTI names devices by ordinal; the driver
+ * wants a CUdevice). */
+static int context_device(const corun__cu *cu, CUcontext ctx, CUdevice *dev,
+                          uint32_t *dev_index, char *why, size_t why_len)
+{
+    CUptiResult r;
+    CUresult cr;
+
+    r = api.cuptiGetDeviceId(ctx, dev_index);
+    if (r != CUPTI_SUCCESS) {
+        return cupti_fail("cuptiGetDeviceId", r, why, why_len);
+    }
+    cr = cu->cuDeviceGet(dev, (int)*dev_index);
+    if (cr != CUDA_SUCCESS) {
+        char buf[128];
+
+        snprintf(why, why_len, "cuDeviceGet(%u): %s", *dev_index,
+                 corun__cu_describe(cu, cr, buf, sizeof(buf)));
+        return CORUN_ECUDA;
+    }
+    return CORUN_OK;
+}
+
+/* The profiler host object for m's chip and counter availability, into
+ * m->host. */
+static int host_init(corun__meter *m, char *why, size_t why_len)
+{
+    host_initialize_params hi = {.structSize = HOST_SIZE(host_initialize_params, pHostObject)};
+    char what[128];
+    CUptiResult r;
+
+    hi.profilerType = HOST_PROFILER_TYPE_RANGE_PROFILER;
+    hi.pChipName = m->chip;
+    hi.pCounterAvailabilityImage = m->avail;
+    r = api.cuptiProfilerHostInitialize(&hi);
+    if (r != CUPTI_SUCCESS) {
+        snprintf(what, sizeof(what), "cuptiProfilerHostInitialize (chip %s)", m->chip);
+        return cupti_fail(what, r, why, why_len);
+    }
+    m->host = hi.pHostObject;
+    return CORUN_OK;
+}
+
+/* Undoes host_init. */
+static void host_deinit(corun__meter *m)
+{
+    host_deinitialize_params p = {.structSize = HOST_SIZE(host_deinitialize_params, pHostObject)};
+
+    p.pHostObject = m->host;
+    (void)api.cuptiProfilerHostDeinitialize(&p);
+}
+
+/* Enables the range profiler on m's context, into m->rp. */
+static int range_enable(corun__meter *m, char *why, size_t why_len)
+{
+    CUpti_RangeProfiler_Enable_Params en = {
+        .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    CUptiResult r;
+
+    en.ctx = m->ctx;
+    r = api.cuptiRangeProfilerEnable(&en);
+    if (r != CUPTI_SUCCESS) {
+        return cupti_fail("cuptiRangeProfilerEnable", r, why, why_len);
+    }
+    m->rp = en.pRangeProfilerObject;
+    return CORUN_OK;
+}
+
+/* Undoes range_enable. */
+static void range_disable(corun__meter *m)
+{
+    CUpti_RangeProfiler_Disable_Params p = {
+        .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+
+    p.pRangeProfilerObject = m->rp;
+    (void)api.cuptiRangeProfilerDisable(&p);
+}
+
+/* A counter data image for the metrics and CORUN__METER_MAX_KERNELS ranges,
+ * into m->data. */
+static int alloc_counter_data(corun__meter *m, char *why, size_t why_len)
+{
+    CUpti_RangeProfiler_GetCounterDataSize_Params ds = {
+        .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    CUptiResult r;
+
+    ds.pRangeProfilerObject = m->rp;
+    ds.pMetricNames = metric_names;
+    ds.numMetrics = M_COUNT;
+    ds.maxNumOfRanges = CORUN__METER_MAX_KERNELS;
+    ds.maxNumRangeTreeNodes = CORUN__METER_MAX_KERNELS;
+    r = api.cuptiRangeProfilerGetCounterDataSize(&ds);
+    if (r != CUPTI_SUCCESS) {
+        return cupti_fail("cuptiRangeProfilerGetCounterDataSize", r, why, why_len);
+    }
+    m->data = malloc(ds.counterDataSize ? ds.counterDataSize : 1);
+    if (m->data == NULL) {
+        snprintf(why, why_len, "out of memory for the counter data image");
+        return CORUN_ENOMEM;
+    }
+    m->data_size = ds.counterDataSize;
+    return CORUN_OK;
+}
+
+/* An empty measurement. CUPTI checks the permission to read counters only
+ * when profiling starts, so open makes one to report it. */
+static int meter_probe(corun__meter *m, char *why, size_t why_len)
+{
+    int rc = meter_arm(m, why, why_len);
+
+    if (rc == CORUN_OK) {
+        rc = meter_start(m, why, why_len);
+    }
+    if (rc == CORUN_OK) {
+        rc = meter_stop(m, 1, why, why_len);
+    }
+    return rc;
+}
+
 int corun__meter_open(CUcontext ctx, corun__meter **out, char *why, size_t why_len)
 {
     const corun__cu *cu;
     corun__meter *m;
     uint32_t dev_index = 0;
     CUdevice dev;
-    CUptiResult r;
-    CUresult cr;
     int rc;
 
     if (ctx == NULL || out == NULL) {
@@ -629,23 +747,10 @@ int corun__meter_open(CUcontext ctx, corun__meter **out, char *why, size_t why_l
         goto out_release_profiler;
     }
     m->ctx = ctx;
-
-    /* CUPTI names devices by ordinal; the driver wants a CUdevice. */
-    r = api.cuptiGetDeviceId(ctx, &dev_index);
-    if (r != CUPTI_SUCCESS) {
-        rc = cupti_fail("cuptiGetDeviceId", r, why, why_len);
-        goto out_free_meter;
+    rc = context_device(cu, ctx, &dev, &dev_index, why, why_len);
+    if (rc == CORUN_OK) {
+        rc = check_device(dev, why, why_len);
     }
-    cr = cu->cuDeviceGet(&dev, (int)dev_index);
-    if (cr != CUDA_SUCCESS) {
-        char buf[128];
-
-        snprintf(why, why_len, "cuDeviceGet(%u): %s", dev_index,
-                 corun__cu_describe(cu, cr, buf, sizeof(buf)));
-        rc = CORUN_ECUDA;
-        goto out_free_meter;
-    }
-    rc = check_device(dev, why, why_len);
     if (rc != CORUN_OK) {
         goto out_free_meter;
     }
@@ -653,72 +758,23 @@ int corun__meter_open(CUcontext ctx, corun__meter **out, char *why, size_t why_l
     if (rc != CORUN_OK) {
         goto out_free_avail;
     }
-
-    {
-        host_initialize_params hi = {.structSize = HOST_SIZE(host_initialize_params, pHostObject)};
-        char what[128];
-
-        hi.profilerType = HOST_PROFILER_TYPE_RANGE_PROFILER;
-        hi.pChipName = m->chip;
-        hi.pCounterAvailabilityImage = m->avail;
-        r = api.cuptiProfilerHostInitialize(&hi);
-        if (r != CUPTI_SUCCESS) {
-            snprintf(what, sizeof(what), "cuptiProfilerHostInitialize (chip %s)", m->chip);
-            rc = cupti_fail(what, r, why, why_len);
-            goto out_free_avail;
-        }
-        m->host = hi.pHostObject;
+    rc = host_init(m, why, why_len);
+    if (rc != CORUN_OK) {
+        goto out_free_avail;
     }
     rc = build_config(m, why, why_len);
     if (rc != CORUN_OK) {
         goto out_deinit_host;
     }
-
-    {
-        CUpti_RangeProfiler_Enable_Params en = {
-            .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-
-        en.ctx = ctx;
-        r = api.cuptiRangeProfilerEnable(&en);
-        if (r != CUPTI_SUCCESS) {
-            rc = cupti_fail("cuptiRangeProfilerEnable", r, why, why_len);
-            goto out_free_config;
-        }
-        m->rp = en.pRangeProfilerObject;
+    rc = range_enable(m, why, why_len);
+    if (rc != CORUN_OK) {
+        goto out_free_config;
     }
-
-    {
-        CUpti_RangeProfiler_GetCounterDataSize_Params ds = {
-            .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-
-        ds.pRangeProfilerObject = m->rp;
-        ds.pMetricNames = metric_names;
-        ds.numMetrics = M_COUNT;
-        ds.maxNumOfRanges = CORUN__METER_MAX_KERNELS;
-        ds.maxNumRangeTreeNodes = CORUN__METER_MAX_KERNELS;
-        r = api.cuptiRangeProfilerGetCounterDataSize(&ds);
-        if (r != CUPTI_SUCCESS) {
-            rc = cupti_fail("cuptiRangeProfilerGetCounterDataSize", r, why, why_len);
-            goto out_disable;
-        }
-        m->data = malloc(ds.counterDataSize ? ds.counterDataSize : 1);
-        if (m->data == NULL) {
-            snprintf(why, why_len, "out of memory for the counter data image");
-            rc = CORUN_ENOMEM;
-            goto out_disable;
-        }
-        m->data_size = ds.counterDataSize;
+    rc = alloc_counter_data(m, why, why_len);
+    if (rc != CORUN_OK) {
+        goto out_disable;
     }
-
-    /* CUPTI checks the permission to read counters only when profiling
-     * starts, so an empty measurement here makes open report it. */
-    rc = meter_arm(m, why, why_len);
-    if (rc == CORUN_OK) {
-        rc = meter_start(m, why, why_len);
-    }
-    if (rc == CORUN_OK) {
-        rc = meter_stop(m, 1, why, why_len);
-    }
+    rc = meter_probe(m, why, why_len);
     if (rc != CORUN_OK) {
         goto out_free_data;
     }
@@ -727,21 +783,12 @@ int corun__meter_open(CUcontext ctx, corun__meter **out, char *why, size_t why_l
 
 out_free_data:
     free(m->data);
-out_disable: {
-    CUpti_RangeProfiler_Disable_Params p = {
-        .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-
-    p.pRangeProfilerObject = m->rp;
-    (void)api.cuptiRangeProfilerDisable(&p);
-}
+out_disable:
+    range_disable(m);
 out_free_config:
     free(m->config);
-out_deinit_host: {
-    host_deinitialize_params p = {.structSize = HOST_SIZE(host_deinitialize_params, pHostObject)};
-
-    p.pHostObject = m->host;
-    (void)api.cuptiProfilerHostDeinitialize(&p);
-}
+out_deinit_host:
+    host_deinit(m);
 out_free_avail:
     free(m->avail);
 out_free_meter:
@@ -822,17 +869,11 @@ int corun__meter_measure(corun__meter *m, int (*launch)(void *arg), void *arg,
 
 void corun__meter_close(corun__meter *m)
 {
-    CUpti_RangeProfiler_Disable_Params dp = {
-        .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-    host_deinitialize_params hp = {.structSize = HOST_SIZE(host_deinitialize_params, pHostObject)};
-
     if (m == NULL) {
         return;
     }
-    dp.pRangeProfilerObject = m->rp;
-    (void)api.cuptiRangeProfilerDisable(&dp);
-    hp.pHostObject = m->host;
-    (void)api.cuptiProfilerHostDeinitialize(&hp);
+    range_disable(m);
+    host_deinit(m);
     free(m->data);
     free(m->config);
     free(m->avail);
