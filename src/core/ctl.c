@@ -157,6 +157,10 @@ bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *
     out->done = r->done;
     out->live = r->live;
     out->task_ns = r->task_ns;
+    {
+        const uint64_t begin = r->t_start, end = r->t_end;
+        out->run_ns = end > begin && end - begin < UINT32_MAX ? (uint32_t)(end - begin) : 0;
+    }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     t1 = __atomic_load_n(&r->tag, __ATOMIC_RELAXED);
     if (t0 != t1 || (t0 & 4u) != 0) { /* changed, or an odd count: being written */

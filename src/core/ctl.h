@@ -75,6 +75,8 @@ void corun__ctl_progress(const corun__ctl_host *h, const corun_ctl *blk, corun_p
 typedef struct corun__report_view {
     uint32_t seq, state, count;
     uint32_t done, live, task_ns;
+    uint32_t run_ns; /* FINISHED: t_end - t_start, the primary grid's run
+                        (a hint; 0 = none) */
 } corun__report_view;
 bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *out);
 
