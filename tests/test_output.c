@@ -1,6 +1,8 @@
 /* test_output.c — writing outputs (common/output.h): a regular file is
  * replaced whole, a link is followed and stays a link, a device or FIFO is
- * written in place and never replaced, a directory is refused. */
+ * written in place and never replaced, a directory is refused; stdout's
+ * write errors are reported when it is closed, and a closed descriptor is
+ * held so that no file takes its number. */
 #include "support.h"
 
 #include <errno.h>
@@ -196,6 +198,66 @@ static void directories_are_refused(void **state)
     assert_string_equal(read_text(in_dir("file.pch")), "pch");
 }
 
+/* In a child with stdout on /dev/full (full = 1) or closed, writes to it
+ * or not; returns what corun__stdout_close returned there. */
+static int child_stdout_close(int full, int write_something)
+{
+    pid_t pid;
+    int st;
+
+    fflush(stdout); /* the child inherits no pending output */
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (full) {
+            int fd = open("/dev/full", O_WRONLY);
+            if (fd < 0 || dup2(fd, 1) != 1) {
+                _exit(99);
+            }
+            close(fd);
+        } else {
+            close(1);
+        }
+        corun__stdio_hold();
+        if (write_something) {
+            printf("lost\n");
+        }
+        _exit(corun__stdout_close());
+    }
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static void stdout_errors_are_reported(void **state)
+{
+    assert_int_equal(child_stdout_close(1, 1), ENOSPC);
+    assert_int_equal(child_stdout_close(0, 1), EBADF);
+    /* Nothing written to a closed stdout: nothing lost. */
+    assert_int_equal(child_stdout_close(0, 0), 0);
+}
+
+static void closed_descriptors_are_held(void **state)
+{
+    const char *p = in_dir("store");
+    pid_t pid;
+    int st;
+
+    fflush(stdout);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd;
+        close(1);
+        corun__stdio_hold();
+        fd = open(p, O_WRONLY | O_CREAT, 0644);
+        /* the file did not take stdout's number; stdout still fails */
+        _exit(fd == 1 || write(1, "x", 1) == 1 ? 1 : 0);
+    }
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +266,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(fifos_are_written_in_place, setup, teardown),
         cmocka_unit_test_setup_teardown(devices_are_not_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(directories_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(stdout_errors_are_reported, setup, teardown),
+        cmocka_unit_test_setup_teardown(closed_descriptors_are_held, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

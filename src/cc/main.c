@@ -11,8 +11,9 @@
  * file:line:col: error: corun-cc: <construct>: <reason>; nothing written;
  * also code nested too deeply for the parser and a crash inside libclang,
  * said in one line each), 2 bad command line, 3 out of memory or cannot
- * write. The transformation runs on a thread of thread.c, the main thread
- * only reads the command line and waits.
+ * write (the output, or anything on stdout). The transformation runs on a
+ * thread of thread.c, the main thread only reads the command line and
+ * waits.
  */
 #include <errno.h>
 #include <limits.h>
@@ -132,13 +133,15 @@ static void print_diags(corun__cc_diags *d)
 
 /* Writes data to path by the rules of common/output.h: a regular file is
  * replaced through a temporary one, so a reader never sees a half-written
- * output; a device or FIFO is written in place. */
+ * output; a device or FIFO is written in place. For - (stdout) main checks
+ * the writes when it closes it. */
 static int write_out(const char *path, const char *data, size_t n)
 {
     char why[PATH_MAX + 256];
 
     if (strcmp(path, "-") == 0) {
-        return fwrite(data, 1, n, stdout) == n && fflush(stdout) == 0 ? CORUN_OK : CORUN_EIO;
+        (void)fwrite(data, 1, n, stdout);
+        return CORUN_OK;
     }
     if (corun__output_write(path, data, n, 0, why, sizeof(why)) != 0) {
         fprintf(stderr, "corun-cc: %s\n", why);
@@ -302,7 +305,9 @@ static void *transform(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
+/* Reads the command line and runs the transformation; returns the exit
+ * status. */
+static int cc_main(int argc, char **argv)
 {
     run r;
     corun__cc_opts *o = &r.o;
@@ -420,4 +425,18 @@ int main(int argc, char **argv)
     corun__cc_thread_join(&th);
     free(cflags);
     return r.status;
+}
+
+int main(int argc, char **argv)
+{
+    int status, err;
+
+    corun__stdio_hold();
+    status = cc_main(argc, argv);
+    err = corun__stdout_close();
+    if (err != 0) {
+        fprintf(stderr, "corun-cc: error writing standard output: %s\n", strerror(err));
+        return status != 0 ? status : 3;
+    }
+    return status;
 }

@@ -1,5 +1,5 @@
 /*
- * output.c — writing outputs (output.h).
+ * output.c — writing outputs and standard output (output.h).
  */
 #define _XOPEN_SOURCE 700 /* realpath */
 
@@ -171,4 +171,32 @@ int corun__output_commit(const char *tmp, const char *path, char *why, size_t wh
     }
     unlink(tmp);
     return -1;
+}
+
+void corun__stdio_hold(void)
+{
+    int fd;
+
+    for (fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) {
+            /* the lowest free number: fd itself */
+            (void)open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+        }
+    }
+}
+
+int corun__stdout_close(void)
+{
+    int err = 0;
+
+    errno = 0;
+    if (fflush(stdout) != 0) {
+        err = errno != 0 ? errno : EIO;
+    } else if (ferror(stdout)) {
+        err = EIO;
+    }
+    if (fclose(stdout) != 0 && err == 0 && errno != EBADF) {
+        err = errno;
+    }
+    return err;
 }

@@ -1,6 +1,7 @@
 /*
  * output.h — writing what corun makes (corun-cc's -o, the profile store,
- * precompiled headers) without replacing what is not corun's.
+ * precompiled headers) without replacing what is not corun's, and standard
+ * output whose write errors are errors.
  *
  * What happens to an output PATH depends on what PATH names when it is
  * written:
@@ -58,5 +59,17 @@ int corun__output_write(const char *path, const void *data, size_t len, unsigned
  * replaced (CORUN_OUTPUT_REPLACE); otherwise removes tmp. 0, or -1 with
  * why. */
 int corun__output_commit(const char *tmp, const char *path, char *why, size_t why_len);
+
+/* Holds each of the descriptors 0, 1 and 2 that the program was started
+ * without by /dev/null, opened the wrong way round (reading for 1 and 2,
+ * writing for 0), so that no file the program opens takes its number
+ * (stdout written into a store) and using it still fails. Call first. */
+void corun__stdio_hold(void);
+
+/* Flushes and closes stdout. Returns 0 when everything written reached its
+ * file, else the errno value of the failure (EIO when the stream failed
+ * earlier and the reason is gone). A stdout closed by the caller that
+ * nothing was written to is no failure. */
+int corun__stdout_close(void);
 
 #endif
