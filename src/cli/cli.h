@@ -35,7 +35,7 @@ typedef struct corun__command {
 /* Exit codes of the command line. */
 enum {
     CORUN_EXIT_OK = 0,
-    CORUN_EXIT_FAIL = 1,   /* the command ran and failed */
+    CORUN_EXIT_FAIL = 1,   /* the command ran and failed, or its output was lost (main.c) */
     CORUN_EXIT_USAGE = 2   /* bad command line or bad input file */
 };
 

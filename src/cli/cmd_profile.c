@@ -35,14 +35,20 @@ static int store_path(const corun__cli *cli, char *path, size_t len)
     return 0;
 }
 
-/* Loads the store, telling the user if a corrupt one was set aside. */
-static int load_store(const char *path, corun__pstore *ps)
+/* Reads the store for listing, changing nothing on disk; prints why it
+ * cannot be listed. */
+static int read_store(const char *path, corun__pstore *ps)
 {
     char note[1024] = "";
-    int rc = corun__pstore_load(path, ps, note, sizeof(note));
+    int rc = corun__pstore_read(path, ps, note, sizeof(note));
 
-    if (note[0] != '\0') {
-        fprintf(stderr, "corun: %s\n", note);
+    if (rc == CORUN_EPARSE) {
+        fprintf(stderr,
+                "corun: %s: not listed, left as it is; the next run that records profiles "
+                "(corun profile --train-scenario) moves it aside and starts a new store\n",
+                note);
+    } else if (rc != CORUN_OK) {
+        fprintf(stderr, "corun: %s\n", note[0] != '\0' ? note : corun_strerror(rc));
     }
     return rc == CORUN_OK ? 0 : -1;
 }
@@ -164,7 +170,9 @@ void corun__usage_profile(FILE *out)
             "its recorded solo runs, the error of its duration model on held-out runs\n"
             "(every 1/CORUN_PROFILE_HOLDOUT-th run, not used to fit it: mean and worst\n"
             "absolute percentage error), its intensity profile (achieved FLOP/s and DRAM\n"
-            "bandwidth over the device's peaks) and its Slate class.\n"
+            "bandwidth over the device's peaks) and its Slate class. Listing changes\n"
+            "nothing on disk: a corrupt store is reported (exit 1) and left as it is;\n"
+            "training moves it aside and starts a new one.\n"
             "\n"
             "  --train-scenario FILE  first run the kernel of every application of the\n"
             "                         scenario (a file or a name, as corun sim --scenario\n"
@@ -350,7 +358,7 @@ static int list_store(const corun__cli *cli, const char *path, int json)
     size_t i, nmape = 0, nkeys = 0;
     int rc = CORUN_EXIT_FAIL;
 
-    if (load_store(path, &ps) != 0) {
+    if (read_store(path, &ps) != 0) {
         return CORUN_EXIT_FAIL;
     }
     if (json) {
