@@ -338,7 +338,7 @@ static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__
         return CORUN_EINVAL;
     }
     /* Parameters are copied by cuLaunchKernel, so k->wa may be reused. */
-    corun__ctl_launch(&k->ch, req, k->ch.ahead && !k->direct, 0, b->d->desc.sm_count - 1, &k->wa);
+    corun__ctl_launch(&k->ch, req, 0, b->d->desc.sm_count - 1, &k->wa);
     k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
     k->wa.task_hits = k->spec.task_hits;
     k->wa.seq = k->seq;
