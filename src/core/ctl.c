@@ -135,6 +135,12 @@ int corun__ctl_rewind(corun__ctl_host *h, uint64_t next, uint64_t limit, corun__
     return CORUN_OK;
 }
 
+void corun__ctl_release(corun__ctl_write *w, size_t *n)
+{
+    *n = 0;
+    put(w, n, OFF(release), 4, 1);
+}
+
 void corun__ctl_progress(const corun__ctl_host *h, const corun_ctl *blk, corun_progress *out)
 {
     const uint32_t done = (uint32_t)blk->done, primary_left = (uint32_t)(blk->done >> 32);

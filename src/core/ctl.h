@@ -69,6 +69,10 @@ int corun__ctl_signal(corun__ctl_host *h, corun__signal sig, uint64_t value,
 int corun__ctl_rewind(corun__ctl_host *h, uint64_t next, uint64_t limit, corun__ctl_write *w,
                       size_t *n);
 
+/* The word that lets a direct kernel's anchor leave with tasks left
+ * (teardown only; corun_ctl.h). */
+void corun__ctl_release(corun__ctl_write *w, size_t *n);
+
 /* Progress from a block read back (its progress line and next suffice). */
 void corun__ctl_progress(const corun__ctl_host *h, const corun_ctl *blk, corun_progress *out);
 

@@ -212,10 +212,12 @@ static void wait_inflight(cuda_backend *b, corun__exec *k)
  * reused). */
 static bool release_direct(cuda_backend *b, corun__exec *k)
 {
-    corun__ctl_write w = {offsetof(corun_ctl, release), 4, 1};
+    corun__ctl_write w[CORUN_CTL_MAX_WRITES];
+    size_t n = 0;
     uint64_t until = corun__mono_ns() + 1000000000ull;
 
-    (void)corun__cuda_write(b, k, &w, 1);
+    corun__ctl_release(w, &n);
+    (void)corun__cuda_write(b, k, w, n);
     while (corun__mono_ns() < until) {
         corun__report_view v;
         if (corun__ctl_report_read(&b->reports[k->slot], &v) && v.seq == (k->seq & 0xffffffu) &&
