@@ -824,7 +824,7 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
 /* A kernel whose chunked task time (its claims' share included) says "enter"
  * and whose ahead task time (claims hidden) says "leave" runs the ahead entry
  * once, then stays in chunks (it switched at every launch before the memo,
- * corun_ahead_choose); when its tasks change by more than a quarter it is
+ * corun__entry_choose); when its tasks change by more than a quarter it is
  * entered again (the memo alone, below). */
 static void ahead_entry_left_for_short_tasks_is_not_reentered(void **state)
 {

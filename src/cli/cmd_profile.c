@@ -17,24 +17,6 @@
 #include "core/profile_store.h"
 #include "scenario/scenario.h"
 
-/* The store's file from the settings; prints why and returns -1 without one. */
-static int store_path(const corun__cli *cli, char *path, size_t len)
-{
-    char why[512] = "";
-    int rc = corun__pstore_path(cli->settings.profile_path, path, len, why, sizeof(why));
-
-    if (rc == CORUN_ENOENT && why[0] == '\0') {
-        fprintf(stderr, "corun: no profile store (CORUN_PROFILE_PATH is '%s')\n",
-                cli->settings.profile_path);
-        return -1;
-    }
-    if (rc != CORUN_OK) {
-        fprintf(stderr, "corun: %s\n", why);
-        return -1;
-    }
-    return 0;
-}
-
 /* Reads the store for listing, changing nothing on disk; prints why it
  * cannot be listed. */
 static int read_store(const char *path, corun__pstore *ps)
@@ -96,36 +78,6 @@ static int train(corun__cli *cli, const corun__scenario *sc, const char *backend
     }
     corun__pstore_free(&add);
     return rc == CORUN_OK ? 0 : -1;
-}
-
-static void log_line(void *ctx, const char *line)
-{
-    if (!*(const int *)ctx) {
-        fprintf(stderr, "corun: %s\n", line);
-    }
-}
-
-int corun__cli_ensure_profiles(corun__cli *cli, const corun__scenario *sc, const char *backend,
-                               unsigned needs, int quiet)
-{
-    corun__run_env env;
-    corun__cli_maker mk = {cli, backend};
-    char path[4096], why[1024] = "";
-
-    if (needs == 0) {
-        return 0;
-    }
-    if (store_path(cli, path, sizeof(path)) != 0) {
-        fprintf(stderr, "corun: the policy runs without kernel profiles\n");
-        return 0;
-    }
-    corun__cli_run_env(&env, &mk);
-    if (corun__scenario_ensure_profiles(sc, &env, backend, path, needs, log_line, &quiet, why,
-                                        sizeof(why)) != CORUN_OK) {
-        fprintf(stderr, "corun: profiling failed: %s\n", why);
-        return -1;
-    }
-    return 0;
 }
 
 typedef struct store_key {
@@ -416,7 +368,7 @@ int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
     if (parse_profile_opts(cli, argc, argv, &o) != 0) {
         return CORUN_EXIT_USAGE;
     }
-    if (store_path(cli, path, sizeof(path)) != 0) {
+    if (corun__cli_store_path(cli, path, sizeof(path)) != 0) {
         return CORUN_EXIT_USAGE;
     }
     if (o.scenario != NULL && (rc = train_scenario(cli, &o, path)) != CORUN_EXIT_OK) {
