@@ -208,18 +208,30 @@ struct Direct {
         CK(cudaGetLastError());
         launched = true;
     }
-    /* A halt, written as libcorun's cuda backend writes it (src/core/ctl.h):
-     * an ahead run's claims voided first, then halt_gen. */
-    void halt(cudaStream_t hs)
+    /* The words of a halt, as libcorun's cuda backend writes them
+     * (src/core/ctl.h): an ahead run's claims voided first, then halt_gen;
+     * with --no-void, not the void. */
+    halt_words halt_words_of()
     {
         corun__ctl_write w[CORUN_CTL_MAX_WRITES];
         size_t n = 0;
+        halt_words hw = {};
         CR(corun__ctl_signal(&ch, CORUN_SIG_HALT_GEN, 1, w, &n));
         for (size_t i = 0; i < n; i++) {
-            if (!g_void && w[i].off == offsetof(corun_ctl, next)) {
-                continue; /* --no-void */
+            if (w[i].size != 4 || (!g_void && w[i].off == offsetof(corun_ctl, next))) {
+                continue;
             }
-            CU(cuStreamWriteValue32((CUstream)hs, field(w[i].off), (uint32_t)w[i].value, 0));
+            hw.off[hw.n] = w[i].off;
+            hw.value[hw.n++] = (unsigned)w[i].value;
+        }
+        return hw;
+    }
+    /* A halt from the host, in stream hs. */
+    void halt(cudaStream_t hs)
+    {
+        const halt_words hw = halt_words_of();
+        for (unsigned i = 0; i < hw.n; i++) {
+            CU(cuStreamWriteValue32((CUstream)hs, field(hw.off[i]), hw.value[i], 0));
         }
     }
     /* Before a relaunch after a halt, in the launch's stream: next = done -
@@ -959,11 +971,8 @@ static ResumeClock resume_gpu_clock(Case *c, Direct &d, int nw, int trials,
     };
     /* Halted half way by a resident block (its signal words at sig + off). */
     auto halve = [&](unsigned off) {
-        halfway_signaller<<<1, 32, 0, ss>>>(
-            (const unsigned long long *)d.field(offsetof(corun_ctl, done)), tasks / 2,
-            d.use_ahead && g_void ? (unsigned *)d.field(offsetof(corun_ctl, next)) : nullptr,
-            (unsigned *)d.field(offsetof(corun_ctl, halt_gen)),
-            (const unsigned *)d.field(offsetof(corun_ctl, exited)), (unsigned)nw, sig + off);
+        halfway_signaller<<<1, 32, 0, ss>>>(d.ctl, tasks / 2, d.halt_words_of(), (unsigned)nw,
+                                            sig + off);
         sleep_us(100); /* resident before the workers take every slot */
     };
     /* After a run that was halted: every task done once, outputs as the

@@ -328,21 +328,29 @@ extern "C" __global__ void signaller(const unsigned *trigger, unsigned *evict_be
  * done >= half, writes halt_gen = 1 and stamps the GPU clock (t[0]) and the
  * done counter (t[1]), then stamps again when every worker has left (t[2],
  * t[3]). The resume benchmark's halt on the workers' own clock. */
-extern "C" __global__ void halfway_signaller(const unsigned long long *done,
-                                             unsigned long long half, unsigned *next_lo,
-                                             unsigned *halt_gen, const unsigned *exited,
-                                             unsigned gone, unsigned long long *t)
+/* The 32-bit words of a halt at their offsets in the control block, in
+ * order, as the host's protocol module gives them (src/core/ctl.h). */
+struct halt_words {
+    unsigned n;
+    unsigned off[4];
+    unsigned value[4];
+};
+
+extern "C" __global__ void halfway_signaller(corun_ctl *ctl, unsigned long long half,
+                                             halt_words hw, unsigned gone,
+                                             unsigned long long *t)
 {
+    const unsigned long long *done = (const unsigned long long *)&ctl->done;
+    const unsigned *exited = &ctl->exited;
     if (threadIdx.x != 0) {
         return;
     }
     while (*(const volatile unsigned long long *)done < half) {
         __nanosleep(100);
     }
-    if (next_lo != nullptr) { /* an ahead run: void its claims first (corun_ctl.h) */
-        *(volatile unsigned *)next_lo = CORUN_AHEAD_VOID;
+    for (unsigned i = 0; i < hw.n; i++) {
+        *(volatile unsigned *)((char *)ctl + hw.off[i]) = hw.value[i];
     }
-    *(volatile unsigned *)halt_gen = 1;
     __threadfence();
     t[0] = corun_globaltimer();
     t[1] = *(const volatile unsigned long long *)done;
