@@ -173,8 +173,8 @@ static void worker_head(corun__cc_buf *b, const corun__cc_src *s, const corun__c
         render(b, s, k, k->start, k->tmpl_end, 1);
     }
     render(b, s, k, pre, k->name_off, 1);
-    if (k->maxnreg > 0) {
-        corun__cc_buf_printf(b, "__maxnreg__(%u) ", k->maxnreg);
+    if (k->maxnreg[ahead != 0] > 0) {
+        corun__cc_buf_printf(b, "__maxnreg__(%u) ", k->maxnreg[ahead != 0]);
     }
     corun__cc_buf_printf(b, "%s__corun%s", k->name, ahead ? "_ahead" : "");
     render(b, s, k, k->name_end, k->lparen, 1);
