@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The command line of the FLEP and Slate policies: corun sim with a policy
 # that needs profiles records them first and reports per-kernel JSON;
-# corun profile lists and checks the store (and sets a corrupt one aside);
+# corun profile lists and checks the store (and reports a corrupt one, which
+# the next run that records profiles sets aside);
 # bad input gives exit code 2.
 # Usage: cli_policies.sh CORUN_BINARY SOURCE_DIR
 set -euo pipefail
@@ -58,10 +59,15 @@ expect 0 "$corun" profile
 grep -qE "slate_tr .* H_M" "$tmp/out" || fail "TR is not H_M: $(cat "$tmp/out")"
 grep -qE "slate_rg .* L_C" "$tmp/out" || fail "RG is not L_C"
 
-# A corrupt store is set aside, said so, and replaced.
+# A corrupt store: listing reports it and leaves it; a run that records
+# profiles sets it aside, says so, and starts a new one.
 echo "garbage" > "$CORUN_PROFILE_PATH"
-expect 0 "$corun" profile
+expect 1 "$corun" profile
+grep -q "corrupt" "$tmp/err" || fail "no word of the corrupt store"
+ls "$tmp/store" | grep -q "profiles.txt.corrupt-" && fail "listing set the corrupt store aside"
+expect 0 "$corun" sim --scenario "$sc/flep-hpf-2kernel.json" --policy flep-hpf
 grep -q "corrupt" "$tmp/err" || fail "no word of the corrupt store"
 ls "$tmp/store" | grep -q "profiles.txt.corrupt-" || fail "corrupt store not set aside"
-grep -q "0 runs" "$tmp/out" || fail "the new store is not empty"
+expect 0 "$corun" profile
+grep -qE "^sim +nn +10 " "$tmp/out" || fail "the new store lacks nn's runs: $(cat "$tmp/out")"
 echo "ok"

@@ -1,5 +1,6 @@
 /* test_profile.c — the kernel profile store (its file: round trip, merge,
- * concurrent writers, corrupt and truncated files) and the duration model
+ * concurrent writers, corrupt and truncated files, reading that changes
+ * nothing, stores behind links or on devices) and the duration model
  * (ridge regression recovering known coefficients, held-out error). */
 #include "support.h"
 
@@ -269,6 +270,84 @@ static void corrupt_files_are_set_aside(void **state)
     corun__pstore_free(&got);
 }
 
+/* corun__pstore_read changes nothing on disk: no folder, no lock file, a
+ * corrupt store reported and left where it is. */
+static void read_changes_nothing(void **state)
+{
+    corun__pstore got;
+    char note[512] = "", sub[320];
+
+    assert_int_equal(corun__pstore_read(path, &got, note, sizeof(note)), CORUN_OK);
+    assert_int_equal(got.nruns, 0);
+    snprintf(sub, sizeof(sub), "%s/sub", dir);
+    assert_int_equal(access(sub, F_OK), -1);
+
+    assert_int_equal(mkdir(sub, 0755), 0);
+    write_text(path, "garbage\n");
+    assert_int_equal(corun__pstore_read(path, &got, note, sizeof(note)), CORUN_EPARSE);
+    assert_int_equal(got.nruns, 0);
+    if (strstr(note, "corrupt") == NULL || strstr(note, path) == NULL) {
+        fail_msg("note '%s' does not say the store is corrupt", note);
+    }
+    assert_string_equal(read_text(path), "garbage\n");
+    assert_int_equal(count_files(".corrupt"), 0);
+    assert_int_equal(count_files(".lock"), 0);
+    assert_int_equal(count_files("profiles"), 1);
+}
+
+/* A store that is a link to a regular file is replaced and set aside
+ * there, the link kept; one that names a device is never moved. */
+static void only_regular_files_are_replaced(void **state)
+{
+    corun__pstore add, got;
+    corun__prun r = run("k", 10, 100);
+    char note[512] = "", target[320];
+    struct stat st;
+
+    snprintf(target, sizeof(target), "%s/target.txt", dir);
+    assert_int_equal(mkdir(strcat(strcpy(note, dir), "/sub"), 0755), 0);
+    assert_int_equal(symlink(target, path), 0);
+    corun__pstore_init(&add);
+    assert_int_equal(corun__pstore_add_run(&add, &r), CORUN_OK);
+    assert_int_equal(corun__pstore_merge(path, &add, note, sizeof(note)), CORUN_OK);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(lstat(target, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(corun__pstore_load(path, &got, note, sizeof(note)), CORUN_OK);
+    assert_int_equal(got.nruns, 1);
+    corun__pstore_free(&got);
+
+    /* corrupt behind the link: the file is set aside beside itself */
+    write_text(target, "garbage\n");
+    assert_int_equal(corun__pstore_load(path, &got, note, sizeof(note)), CORUN_OK);
+    assert_non_null(strstr(note, "target.txt.corrupt-"));
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(access(target, F_OK), -1);
+    assert_int_equal(corun__pstore_merge(path, &add, note, sizeof(note)), CORUN_OK);
+    assert_int_equal(lstat(target, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+
+    /* a link to /dev/null reads as an empty, corrupt file: never moved
+     * (not tried when /dev/null is no longer a device: it would be) */
+    if (lstat("/dev/null", &st) != 0 || !S_ISCHR(st.st_mode)) {
+        corun__pstore_free(&add);
+        skip();
+    }
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink("/dev/null", path), 0);
+    assert_int_equal(corun__pstore_load(path, &got, note, sizeof(note)), CORUN_EIO);
+    assert_non_null(strstr(note, "not moved"));
+    assert_int_equal(corun__pstore_merge(path, &add, note, sizeof(note)), CORUN_EIO);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_int_equal(lstat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    assert_int_equal(count_files(".corrupt"), 0);
+    corun__pstore_free(&add);
+}
+
 static void old_runs_are_trimmed(void **state)
 {
     corun__pstore add, got;
@@ -459,6 +538,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(round_trip_keeps_every_value, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_writers_lose_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(corrupt_files_are_set_aside, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_changes_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(only_regular_files_are_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(old_runs_are_trimmed, setup, teardown),
         cmocka_unit_test(path_expands_home_and_host),
         cmocka_unit_test(ridge_recovers_known_coefficients),

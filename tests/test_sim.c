@@ -824,7 +824,7 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
 /* A kernel whose chunked task time (its claims' share included) says "enter"
  * and whose ahead task time (claims hidden) says "leave" runs the ahead entry
  * once, then stays in chunks (it switched at every launch before the memo,
- * corun_ahead_choose); when its tasks change by more than a quarter it is
+ * corun__entry_choose); when its tasks change by more than a quarter it is
  * entered again (the memo alone, below). */
 static void ahead_entry_left_for_short_tasks_is_not_reentered(void **state)
 {
@@ -889,6 +889,44 @@ static void ahead_entry_left_for_short_tasks_is_not_reentered(void **state)
     assert_int_equal(m.left_ns, 0);
     corun__entry_learn(&m, 3000, 0, 10000);
     assert_int_equal(corun__entry_choose(&m, 10000), 1);
+
+    /* by measure: 3 us tasks (the rule lets the ahead entry in). A chunked
+     * run of 1,000 tasks in 3,000 ns, then an ahead run in 3,300 ns: the
+     * chunk loop is faster, so it runs, and the ahead entry once every
+     * CORUN_ENTRY_PROBE launches; an ahead entry 5 % faster takes over, one
+     * 1 % faster (within CORUN_ENTRY_MARGIN) does not; runs not known
+     * (0) change nothing */
+    memset(&m, 0, sizeof(m));
+    corun__entry_learn(&m, 3000, 0, 10000);
+    corun__entry_measured(&m, 0, 3000, 1000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 1); /* ahead not measured yet */
+    corun__entry_learn(&m, 3000, 1, 10000);
+    corun__entry_measured(&m, 1, 3300, 1000);
+    unsigned ahead = 0, runs = 4 * CORUN_ENTRY_PROBE;
+    for (unsigned n = 0; n < runs; n++) {
+        bool a = corun__entry_choose(&m, 10000);
+        ahead += a;
+        corun__entry_learn(&m, 3000, a, 10000);
+        corun__entry_measured(&m, a, a ? 3300 : 3000, 1000);
+    }
+    assert_int_equal(ahead, runs / CORUN_ENTRY_PROBE);
+    memset(&m, 0, sizeof(m));
+    corun__entry_learn(&m, 3000, 0, 10000);
+    corun__entry_measured(&m, 0, 3000, 1000);
+    corun__entry_measured(&m, 1, 2850, 1000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 1);
+    corun__entry_learn(&m, 3000, 1, 10000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 1); /* stays */
+    memset(&m, 0, sizeof(m));
+    corun__entry_learn(&m, 3000, 0, 10000);
+    corun__entry_measured(&m, 0, 3000, 1000);
+    corun__entry_measured(&m, 1, 2970, 1000);
+    corun__entry_measured(&m, 1, 0, 1000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 0);
+    /* long tasks: the rule keeps it out whatever was measured */
+    corun__entry_learn(&m, 5000, 0, 10000);
+    corun__entry_measured(&m, 1, 1000, 1000);
+    assert_int_equal(corun__entry_choose(&m, 10000), 0);
 }
 
 static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)

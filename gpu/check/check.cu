@@ -194,7 +194,7 @@ struct Direct {
         req.base = base;
         req.gen = gen;
         corun_worker_arg wa;
-        corun__ctl_launch(&ch, &req, use_ahead, 0, ch.sm_count - 1, &wa);
+        corun__ctl_launch(&ch, &req, 0, ch.sm_count - 1, &wa);
         wa.ctl = ctl;
         wa.nworkers = nworkers;
         wa.task_hits = task_hits;

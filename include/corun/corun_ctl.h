@@ -151,6 +151,12 @@ typedef struct corun_report {
     uint32_t live;              /* workers running when written (HELD) */
     uint32_t task_ns;           /* the writer's measured task time (0 = none) */
     uint32_t tag;               /* CORUN_REPORT_TAG(seq, count, state) */
+    uint64_t t_start;           /* %globaltimer as the primary grid's worker 0
+                                   started, written then */
+    uint64_t t_end;             /* FINISHED by the primary grid alone: as its
+                                   last worker left (0 = not so); t_end - t_start
+                                   is the entry choice's measure (a hint: the two
+                                   come from two SMs, unordered) */
 } corun_report;
 
 #define CORUN_REPORT_NONE 0u     /* nothing written for this launch yet */

@@ -194,6 +194,18 @@ __device__ __forceinline__ void corun__first_chunk(const corun_worker_arg &wa,
     }
 }
 
+/* Leader only, as a worker starts: counts it; the primary grid's worker 0
+ * also stamps the grid's start in its report, in host memory, where nothing
+ * on the device reads it (the start kept in the control block and read by
+ * the last worker cost the kernel's end microseconds on the H100). */
+__device__ __forceinline__ void corun__started(const corun_worker_arg &wa, uint32_t id)
+{
+    atomicAdd(&wa.ctl->started, 1u);
+    if (id == 0 && wa.report != nullptr) {
+        wa.report->t_start = corun_globaltimer();
+    }
+}
+
 /* Host memory: the report's data, then its tag. A HELD report, which may
  * overwrite an earlier one, first writes its tag with count - 1 (odd:
  * being written) and fences around its data, so the host never keeps data
@@ -203,7 +215,7 @@ __device__ __forceinline__ void corun__first_chunk(const corun_worker_arg &wa,
  * kernel's end wait for a round trip to host memory. count is even. */
 __device__ __forceinline__ void corun__report(const corun_worker_arg &wa, uint32_t state,
                                               uint32_t count, uint32_t done, uint32_t live,
-                                              uint32_t task_ns)
+                                              uint32_t task_ns, unsigned long long t_end = 0)
 {
     volatile corun_report *r = wa.report;
     const bool held = state == CORUN_REPORT_HELD;
@@ -214,6 +226,9 @@ __device__ __forceinline__ void corun__report(const corun_worker_arg &wa, uint32
     r->done = done;
     r->live = live;
     r->task_ns = task_ns;
+    if (!held) {
+        r->t_end = t_end;
+    }
     if (held) {
         __threadfence_system();
     }
@@ -283,10 +298,14 @@ __device__ __forceinline__ void corun__leave(const corun_worker_arg &wa, uint32_
      * in this word, so done holds all of this grid's tasks. */
     const uint32_t done = (uint32_t)old + pend;
     uint32_t state = CORUN_REPORT_FINISHED;
+    unsigned long long t_end = 0;
     if (done < wa.tasks) {
         state = corun__anchor(wa, done, task_ns);
+    } else {
+        t_end = corun_globaltimer(); /* the grid ran every task alone */
     }
-    corun__report(wa, state, 62, state == CORUN_REPORT_FINISHED ? wa.tasks : done, 0, task_ns);
+    corun__report(wa, state, 62, state == CORUN_REPORT_FINISHED ? wa.tasks : done, 0, task_ns,
+                  t_end);
 }
 
 /*
@@ -310,7 +329,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         st.smid_inv = ~st.smid;
         st.mean_ns = 0;
         st.next_hint = wa.preset;
-        atomicAdd(&ctl->started, 1u);
+        corun__started(wa, id);
         corun__first_chunk(wa, &st, id);
         st.t_chunk = corun_globaltimer();
     }
@@ -449,7 +468,7 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
         st.smid = corun_smid();
         st.pend = 0;
         st.mean = 0;
-        atomicAdd(&ctl->started, 1u);
+        corun__started(wa, id);
         const uint4 s = corun_ld_volatile128(&ctl->halt_gen);
         const uint32_t l = wa.tasks - corun_ld_volatile32(&ctl->task_cut);
         const bool here = st.smid >= wa.sm_lo && st.smid <= wa.sm_hi;

@@ -163,6 +163,7 @@ static void job_done(corun__sched *s, corun__job *k, void *user)
     if (k->state == CORUN_JS_DONE && !k->plain) {
         pthread_mutex_lock(&kern->mu);
         corun__entry_learn(&kern->memo, k->task_ns, k->ran_ahead, corun__budget_ns(&j->ctx->set));
+        corun__entry_measured(&kern->memo, k->ran_ahead, k->dev_run_ns, k->tasks);
         if (k->task_ns != 0 && j->direct) {
             kern->last_tasks = k->tasks;
             kern->last_task_ns = k->task_ns;

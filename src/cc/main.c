@@ -11,10 +11,12 @@
  * file:line:col: error: corun-cc: <construct>: <reason>; nothing written;
  * also code nested too deeply for the parser and a crash inside libclang,
  * said in one line each), 2 bad command line, 3 out of memory or cannot
- * write. The transformation runs on a thread of thread.c, the main thread
- * only reads the command line and waits.
+ * write (the output, or anything on stdout). The transformation runs on a
+ * thread of thread.c, the main thread only reads the command line and
+ * waits.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "cc/cc.h"
+#include "common/output.h"
 #include "core/settings.h"
 #include "corun/corun.h"
 
@@ -36,7 +39,9 @@ static void usage(FILE *out)
             "be made safe is refused with file:line:col and the reason.\n"
             "\n"
             "options:\n"
-            "  -o FILE              where to write the result (- for stdout)\n"
+            "  -o FILE              where to write the result (- for stdout): a regular\n"
+            "                       file is replaced whole, a link followed, a device or\n"
+            "                       FIFO written in place, a directory refused\n"
             "  --check              analyse and report only; write nothing\n"
             "  -I DIR, -D N[=V], -U N, -include FILE, -isystem DIR, -std=STD\n"
             "                       preprocessor and language flags, as given to nvcc\n"
@@ -128,34 +133,23 @@ static void print_diags(corun__cc_diags *d)
     }
 }
 
-/* Writes data to path through a temporary file, so a reader never sees a
- * half-written output. */
+/* Writes data to path by the rules of common/output.h: a regular file is
+ * replaced through a temporary one, so a reader never sees a half-written
+ * output; a device or FIFO is written in place. For - (stdout) main checks
+ * the writes when it closes it. */
 static int write_out(const char *path, const char *data, size_t n)
 {
+    char why[PATH_MAX + 256];
+
     if (strcmp(path, "-") == 0) {
-        return fwrite(data, 1, n, stdout) == n && fflush(stdout) == 0 ? CORUN_OK : CORUN_EIO;
+        (void)fwrite(data, 1, n, stdout);
+        return CORUN_OK;
     }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 32);
-    if (tmp == NULL) {
-        return CORUN_ENOMEM;
+    if (corun__output_write(path, data, n, 0, why, sizeof(why)) != 0) {
+        fprintf(stderr, "corun-cc: %s\n", why);
+        return CORUN_EIO;
     }
-    snprintf(tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int rc = CORUN_EIO;
-    if (f != NULL) {
-        int ok = fwrite(data, 1, n, f) == n;
-        ok = (fclose(f) == 0) && ok;
-        if (ok && rename(tmp, path) == 0) {
-            rc = CORUN_OK;
-        }
-    }
-    if (rc != CORUN_OK) {
-        fprintf(stderr, "corun-cc: cannot write %s: %s\n", path, strerror(errno));
-        remove(tmp);
-    }
-    free(tmp);
-    return rc;
+    return CORUN_OK;
 }
 
 /* Accepts "-I DIR" and "-IDIR" (likewise -D, -U, -isystem, -include);
@@ -439,7 +433,9 @@ static int transform_on_thread(run *r, uint64_t stack)
     return r->status;
 }
 
-int main(int argc, char **argv)
+/* Reads the command line and runs the transformation; returns the exit
+ * status. */
+static int cc_main(int argc, char **argv)
 {
     run r;
     corun__cc_opts *o = &r.o;
@@ -467,5 +463,19 @@ int main(int argc, char **argv)
         status = transform_on_thread(&r, x.stack);
     }
     free(cflags);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    int status, err;
+
+    corun__stdio_hold();
+    status = cc_main(argc, argv);
+    err = corun__stdout_close();
+    if (err != 0) {
+        fprintf(stderr, "corun-cc: error writing standard output: %s\n", strerror(err));
+        return status != 0 ? status : 3;
+    }
     return status;
 }

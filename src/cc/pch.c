@@ -11,9 +11,9 @@
  * load that no header it read has changed since, and a header it rejects
  * is removed and the file parsed without (parse.c).
  *
- * Files are written under a temporary name and renamed, so parallel builds
- * never read half a file; the folder keeps the CORUN__CC_PCH_KEEP most
- * recently used (each is ~7 MB).
+ * Files are written under a temporary name and renamed (over a regular file
+ * only: common/output.h), so parallel builds never read half a file; the
+ * folder keeps the CORUN__CC_PCH_KEEP most recently used (each is ~7 MB).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -26,6 +26,7 @@
 
 #include "cc/cc.h"
 #include "common/dirs.h"
+#include "common/output.h"
 
 #define CORUN__CC_PCH_KEEP 32
 
@@ -132,10 +133,10 @@ static int build(const char *path, const char *const *args, int n,
             parsed = clang_getDiagnosticSeverity(g) < CXDiagnostic_Error;
             clang_disposeDiagnostic(g);
         }
-        ok = parsed &&
-             clang_saveTranslationUnit(tu, tmp, clang_defaultSaveOptions(tu)) == CXSaveError_None &&
-             rename(tmp, path) == 0;
-        if (!ok) {
+        if (parsed &&
+            clang_saveTranslationUnit(tu, tmp, clang_defaultSaveOptions(tu)) == CXSaveError_None) {
+            ok = corun__output_commit(tmp, path, NULL, 0) == 0;
+        } else {
             unlink(tmp);
         }
         clang_disposeTranslationUnit(tu);

@@ -35,7 +35,7 @@ typedef struct corun__command {
 /* Exit codes of the command line. */
 enum {
     CORUN_EXIT_OK = 0,
-    CORUN_EXIT_FAIL = 1,   /* the command ran and failed */
+    CORUN_EXIT_FAIL = 1,   /* the command ran and failed, or its output was lost (main.c) */
     CORUN_EXIT_USAGE = 2   /* bad command line or bad input file */
 };
 
@@ -125,10 +125,13 @@ int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, struct cor
                            char *backend, size_t len, corun__cli_maker *mk,
                            struct corun__run_env *env);
 
+/* The profile store's file from the settings (CORUN_PROFILE_PATH) into
+ * path; returns -1 after printing why when there is none. */
+int corun__cli_store_path(const corun__cli *cli, char *path, size_t len);
 /* Records, for every kernel of the scenario, what a policy with these needs
  * (CORUN_POLICY_NEEDS_*) lacks in the profile store on this backend: solo
  * runs for a duration model, an intensity profile. Progress goes to stderr
- * unless quiet. Returns 0, or -1 after printing why. (cmd_profile.c) */
+ * unless quiet. Returns 0, or -1 after printing why. */
 int corun__cli_ensure_profiles(corun__cli *cli, const struct corun__scenario *sc,
                                const char *backend, unsigned needs, int quiet);
 

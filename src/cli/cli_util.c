@@ -1,7 +1,7 @@
 /*
  * cli_util.c — the helpers the commands share: numbers and --set, the
- * options, scenario and backend of a scenario run (demo, sim), and JSON
- * output.
+ * options, scenario, backend and missing kernel profiles of a scenario
+ * run (demo, sim), and JSON output.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/log.h"
 #include "core/policy.h"
+#include "core/profile_store.h"
 #include "scenario/scenario.h"
 
 int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *out)
@@ -341,6 +342,54 @@ void corun__cli_run_env(corun__run_env *env, corun__cli_maker *mk)
     env->make_backend = corun__cli_make_backend;
     env->make_ctx = mk;
     env->settings = mk->cli->settings;
+}
+
+int corun__cli_store_path(const corun__cli *cli, char *path, size_t len)
+{
+    char why[512] = "";
+    int rc = corun__pstore_path(cli->settings.profile_path, path, len, why, sizeof(why));
+
+    if (rc == CORUN_ENOENT && why[0] == '\0') {
+        fprintf(stderr, "corun: no profile store (CORUN_PROFILE_PATH is '%s')\n",
+                cli->settings.profile_path);
+        return -1;
+    }
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun: %s\n", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Training progress, unless *ctx (quiet). */
+static void log_line(void *ctx, const char *line)
+{
+    if (!*(const int *)ctx) {
+        fprintf(stderr, "corun: %s\n", line);
+    }
+}
+
+int corun__cli_ensure_profiles(corun__cli *cli, const corun__scenario *sc, const char *backend,
+                               unsigned needs, int quiet)
+{
+    corun__run_env env;
+    corun__cli_maker mk = {cli, backend};
+    char path[4096], why[1024] = "";
+
+    if (needs == 0) {
+        return 0;
+    }
+    if (corun__cli_store_path(cli, path, sizeof(path)) != 0) {
+        fprintf(stderr, "corun: the policy runs without kernel profiles\n");
+        return 0;
+    }
+    corun__cli_run_env(&env, &mk);
+    if (corun__scenario_ensure_profiles(sc, &env, backend, path, needs, log_line, &quiet, why,
+                                        sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "corun: profiling failed: %s\n", why);
+        return -1;
+    }
+    return 0;
 }
 
 int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, corun__scenario **out,

@@ -17,32 +17,20 @@
 #include "core/profile_store.h"
 #include "scenario/scenario.h"
 
-/* The store's file from the settings; prints why and returns -1 without one. */
-static int store_path(const corun__cli *cli, char *path, size_t len)
-{
-    char why[512] = "";
-    int rc = corun__pstore_path(cli->settings.profile_path, path, len, why, sizeof(why));
-
-    if (rc == CORUN_ENOENT && why[0] == '\0') {
-        fprintf(stderr, "corun: no profile store (CORUN_PROFILE_PATH is '%s')\n",
-                cli->settings.profile_path);
-        return -1;
-    }
-    if (rc != CORUN_OK) {
-        fprintf(stderr, "corun: %s\n", why);
-        return -1;
-    }
-    return 0;
-}
-
-/* Loads the store, telling the user if a corrupt one was set aside. */
-static int load_store(const char *path, corun__pstore *ps)
+/* Reads the store for listing, changing nothing on disk; prints why it
+ * cannot be listed. */
+static int read_store(const char *path, corun__pstore *ps)
 {
     char note[1024] = "";
-    int rc = corun__pstore_load(path, ps, note, sizeof(note));
+    int rc = corun__pstore_read(path, ps, note, sizeof(note));
 
-    if (note[0] != '\0') {
-        fprintf(stderr, "corun: %s\n", note);
+    if (rc == CORUN_EPARSE) {
+        fprintf(stderr,
+                "corun: %s: not listed, left as it is; the next run that records profiles "
+                "(corun profile --train-scenario) moves it aside and starts a new store\n",
+                note);
+    } else if (rc != CORUN_OK) {
+        fprintf(stderr, "corun: %s\n", note[0] != '\0' ? note : corun_strerror(rc));
     }
     return rc == CORUN_OK ? 0 : -1;
 }
@@ -92,36 +80,6 @@ static int train(corun__cli *cli, const corun__scenario *sc, const char *backend
     return rc == CORUN_OK ? 0 : -1;
 }
 
-static void log_line(void *ctx, const char *line)
-{
-    if (!*(const int *)ctx) {
-        fprintf(stderr, "corun: %s\n", line);
-    }
-}
-
-int corun__cli_ensure_profiles(corun__cli *cli, const corun__scenario *sc, const char *backend,
-                               unsigned needs, int quiet)
-{
-    corun__run_env env;
-    corun__cli_maker mk = {cli, backend};
-    char path[4096], why[1024] = "";
-
-    if (needs == 0) {
-        return 0;
-    }
-    if (store_path(cli, path, sizeof(path)) != 0) {
-        fprintf(stderr, "corun: the policy runs without kernel profiles\n");
-        return 0;
-    }
-    corun__cli_run_env(&env, &mk);
-    if (corun__scenario_ensure_profiles(sc, &env, backend, path, needs, log_line, &quiet, why,
-                                        sizeof(why)) != CORUN_OK) {
-        fprintf(stderr, "corun: profiling failed: %s\n", why);
-        return -1;
-    }
-    return 0;
-}
-
 typedef struct store_key {
     const char *backend, *kernel;
 } store_key;
@@ -164,7 +122,9 @@ void corun__usage_profile(FILE *out)
             "its recorded solo runs, the error of its duration model on held-out runs\n"
             "(every 1/CORUN_PROFILE_HOLDOUT-th run, not used to fit it: mean and worst\n"
             "absolute percentage error), its intensity profile (achieved FLOP/s and DRAM\n"
-            "bandwidth over the device's peaks) and its Slate class.\n"
+            "bandwidth over the device's peaks) and its Slate class. Listing changes\n"
+            "nothing on disk: a corrupt store is reported (exit 1) and left as it is;\n"
+            "training moves it aside and starts a new one.\n"
             "\n"
             "  --train-scenario FILE  first run the kernel of every application of the\n"
             "                         scenario (a file or a name, as corun sim --scenario\n"
@@ -350,7 +310,7 @@ static int list_store(const corun__cli *cli, const char *path, int json)
     size_t i, nmape = 0, nkeys = 0;
     int rc = CORUN_EXIT_FAIL;
 
-    if (load_store(path, &ps) != 0) {
+    if (read_store(path, &ps) != 0) {
         return CORUN_EXIT_FAIL;
     }
     if (json) {
@@ -408,7 +368,7 @@ int corun__cmd_profile(corun__cli *cli, int argc, char **argv)
     if (parse_profile_opts(cli, argc, argv, &o) != 0) {
         return CORUN_EXIT_USAGE;
     }
-    if (store_path(cli, path, sizeof(path)) != 0) {
+    if (corun__cli_store_path(cli, path, sizeof(path)) != 0) {
         return CORUN_EXIT_USAGE;
     }
     if (o.scenario != NULL && (rc = train_scenario(cli, &o, path)) != CORUN_EXIT_OK) {

@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/log.h"
+#include "common/output.h"
 #include "corun/corun.h"
 
 static const corun__command commands[] = {
@@ -52,7 +53,8 @@ static void usage(FILE *out)
             "  -h, --help         this help; `corun COMMAND --help` for a command's\n");
 }
 
-int main(int argc, char **argv)
+/* Reads the global options and runs the command; returns the exit code. */
+static int run(int argc, char **argv)
 {
     corun__cli cli;
     char why[256];
@@ -123,4 +125,20 @@ int main(int argc, char **argv)
     }
     fprintf(stderr, "corun: unknown command '%s' (corun --help lists them)\n", argv[i]);
     return CORUN_EXIT_USAGE;
+}
+
+/* Output lost is a failure: stdout is checked once, when it is closed, for
+ * every write made to it (a full disk, /dev/full, a closed descriptor). */
+int main(int argc, char **argv)
+{
+    int rc, err;
+
+    corun__stdio_hold();
+    rc = run(argc, argv);
+    err = corun__stdout_close();
+    if (err != 0) {
+        fprintf(stderr, "corun: error writing standard output: %s\n", strerror(err));
+        return rc != CORUN_EXIT_OK ? rc : CORUN_EXIT_FAIL;
+    }
+    return rc;
 }

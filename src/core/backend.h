@@ -158,6 +158,8 @@ typedef struct corun__bevent {
     corun__bev_kind kind;
     uint32_t done, live;    /* HELD, FINISHED: tasks done, workers running */
     uint32_t task_ns;       /* HELD, FINISHED: task time the device measured */
+    uint32_t run_ns;        /* FINISHED: the launch's run on the device when its
+                               first grid ran every task (0 = not known) */
 } corun__bevent;
 
 /* What a kernel achieves alone on the whole GPU (Slate's profile, §III-B). */

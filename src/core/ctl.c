@@ -27,13 +27,13 @@ void corun__ctl_init(corun__ctl_host *h, const corun__kspec *spec, uint32_t per_
     h->direct = direct;
 }
 
-void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, bool preset_ok,
-                       uint32_t sm_lo, uint32_t sm_hi, corun_worker_arg *wa)
+void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, uint32_t sm_lo,
+                       uint32_t sm_hi, corun_worker_arg *wa)
 {
     bool own = false;
 
-    if (!h->launched && preset_ok && !h->signalled && req->base == 0 && req->gen == 0 &&
-        sm_lo == 0 && sm_hi + 1 >= h->sm_count) {
+    if (!h->launched && (h->direct || h->ahead) && !h->signalled && req->base == 0 &&
+        req->gen == 0 && sm_lo == 0 && sm_hi + 1 >= h->sm_count) {
         h->preset = (uint64_t)req->nworkers < h->tasks ? req->nworkers : (uint32_t)h->tasks;
         own = true;
     }
@@ -135,6 +135,12 @@ int corun__ctl_rewind(corun__ctl_host *h, uint64_t next, uint64_t limit, corun__
     return CORUN_OK;
 }
 
+void corun__ctl_release(corun__ctl_write *w, size_t *n)
+{
+    *n = 0;
+    put(w, n, OFF(release), 4, 1);
+}
+
 void corun__ctl_progress(const corun__ctl_host *h, const corun_ctl *blk, corun_progress *out)
 {
     const uint32_t done = (uint32_t)blk->done, primary_left = (uint32_t)(blk->done >> 32);
@@ -157,6 +163,10 @@ bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *
     out->done = r->done;
     out->live = r->live;
     out->task_ns = r->task_ns;
+    {
+        const uint64_t begin = r->t_start, end = r->t_end;
+        out->run_ns = end > begin && end - begin < UINT32_MAX ? (uint32_t)(end - begin) : 0;
+    }
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     t1 = __atomic_load_n(&r->tag, __ATOMIC_RELAXED);
     if (t0 != t1 || (t0 & 4u) != 0) { /* changed, or an odd count: being written */

@@ -49,13 +49,15 @@ void corun__ctl_init(corun__ctl_host *h, const corun__kspec *spec, uint32_t per_
                      const corun_gpu_desc *gpu, uint32_t budget_ns, uint32_t chunk_max,
                      bool direct);
 
-/* The parameters of one worker launch. preset_ok: the launch may start
- * without claims: then the kernel's first launch, with base 0 and generation
- * 0, on every SM and before any signal, fixes preset to its worker count and
- * its workers start with their own tasks. Later launches keep that preset
- * (an offset of every claim). sm_lo..sm_hi: the launch's own SMs. */
-void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, bool preset_ok,
-                       uint32_t sm_lo, uint32_t sm_hi, corun_worker_arg *wa);
+/* The parameters of one worker launch. A direct kernel's launch and one of
+ * a kernel running the ahead entry may start without claims: the kernel's
+ * first launch, with base 0 and generation 0, on every SM and before any
+ * signal, fixes preset to its worker count and its workers start with their
+ * own tasks (the chunk loop does not: docs/decisions/0016). Later launches
+ * keep that preset (an offset of every claim). sm_lo..sm_hi: the launch's
+ * own SMs. */
+void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, uint32_t sm_lo,
+                       uint32_t sm_hi, corun_worker_arg *wa);
 
 /* The words a signal becomes, in order. CORUN_ERANGE for a value the block
  * cannot hold. */
@@ -67,6 +69,10 @@ int corun__ctl_signal(corun__ctl_host *h, corun__signal sig, uint64_t value,
 int corun__ctl_rewind(corun__ctl_host *h, uint64_t next, uint64_t limit, corun__ctl_write *w,
                       size_t *n);
 
+/* The word that lets a direct kernel's anchor leave with tasks left
+ * (teardown only; corun_ctl.h). */
+void corun__ctl_release(corun__ctl_write *w, size_t *n);
+
 /* Progress from a block read back (its progress line and next suffice). */
 void corun__ctl_progress(const corun__ctl_host *h, const corun_ctl *blk, corun_progress *out);
 
@@ -75,6 +81,8 @@ void corun__ctl_progress(const corun__ctl_host *h, const corun_ctl *blk, corun_p
 typedef struct corun__report_view {
     uint32_t seq, state, count;
     uint32_t done, live, task_ns;
+    uint32_t run_ns; /* FINISHED: t_end - t_start, the primary grid's run
+                        (a hint; 0 = none) */
 } corun__report_view;
 bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *out);
 

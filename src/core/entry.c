@@ -11,9 +11,28 @@ bool corun__entry_wanted(uint32_t task_ns, uint32_t budget_ns, bool was_ahead)
     return t != 0 && 24 * t <= 9 * b && (was_ahead ? 5 * t > b : 4 * t > b);
 }
 
+/* Both entries measured: the faster, the other now and then. */
+static bool by_measure(corun__entry_memo *m)
+{
+    const int cur = m->ran_ahead != 0;
+    const bool other_faster = m->per_task[!cur] < (1.0 - CORUN_ENTRY_MARGIN) * m->per_task[cur];
+    const int best = other_faster ? !cur : cur;
+
+    if (++m->probe >= CORUN_ENTRY_PROBE) {
+        m->probe = 0;
+        return !best;
+    }
+    return best;
+}
+
 bool corun__entry_choose(corun__entry_memo *m, uint32_t budget_ns)
 {
     const uint64_t t = m->task_ns, l = m->left_ns;
+
+    if (m->per_task[0] > 0 && m->per_task[1] > 0 &&
+        corun__entry_wanted(m->task_ns, budget_ns, true)) {
+        return by_measure(m);
+    }
 
     if (!corun__entry_wanted(m->task_ns, budget_ns, m->ran_ahead != 0)) {
         return false;
@@ -41,6 +60,18 @@ void corun__entry_learn(corun__entry_memo *m, uint32_t task_ns, bool ran_ahead,
     }
     m->task_ns = task_ns;
     m->ran_ahead = ran_ahead;
+}
+
+void corun__entry_measured(corun__entry_memo *m, bool ran_ahead, uint32_t run_ns, uint64_t tasks)
+{
+    double *p = &m->per_task[ran_ahead ? 1 : 0];
+    double x;
+
+    if (run_ns == 0 || tasks == 0) {
+        return;
+    }
+    x = (double)run_ns / (double)tasks;
+    *p = *p > 0 ? 0.75 * *p + 0.25 * x : x;
 }
 
 bool corun__entry_decide(corun__entry_memo *m, unsigned setting, bool has_ahead, uint64_t tasks,

@@ -43,7 +43,21 @@ typedef struct corun__entry_memo {
     uint32_t left_ns;    /* entered_ns of the ahead run last left */
     uint32_t barred;     /* launches still kept out within a quarter of left_ns */
     uint32_t ran_ahead;  /* the last finished launch ran the ahead entry */
+    double per_task[2];  /* measured run per task (ns), chunk loop [0] and ahead
+                            entry [1], weighted means; 0 = not measured */
+    uint32_t probe;      /* launches since the slower entry last ran */
 } corun__entry_memo;
+
+/* Once both entries have a measured run per task (corun__entry_measured),
+ * the choice among kernels the rule lets in is by that measure: the rule
+ * says where the ahead entry may pay (where a chunk holds three tasks or
+ * fewer), the run says whether it does. On the H100 it did not for some
+ * memory-bound tiled kernels that the rule sent there (gpu/apps' hotspot:
+ * a claim per task cost more than the chunk loop's claims). The faster one
+ * runs; the other must be faster by CORUN_ENTRY_MARGIN to take over, and
+ * runs once every CORUN_ENTRY_PROBE launches so its measure stays current. */
+#define CORUN_ENTRY_PROBE 32u
+#define CORUN_ENTRY_MARGIN 0.02
 
 /* Whether the next launch runs the ahead entry by the memo (the caller
  * checked that it has one that may run). */
@@ -51,6 +65,9 @@ bool corun__entry_choose(corun__entry_memo *m, uint32_t budget_ns);
 /* A launch finished having measured task_ns (0: nothing, ignored). */
 void corun__entry_learn(corun__entry_memo *m, uint32_t task_ns, bool ran_ahead,
                         uint32_t budget_ns);
+/* A launch of `tasks` tasks that ran every task in its first grid took
+ * run_ns on the device (0: not known, ignored). */
+void corun__entry_measured(corun__entry_memo *m, bool ran_ahead, uint32_t run_ns, uint64_t tasks);
 
 /* The whole decision for one launch: setting is CORUN_AHEAD (0 never, 1 by
  * the memo, 2 always); has_ahead: the kernel has an ahead entry; tasks: the

@@ -1,5 +1,4 @@
 /* policy.c — the registry of scheduling policies, by name. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/policy.h"
@@ -36,10 +35,4 @@ size_t corun__policy_count(void)
 const corun__policy_ops *corun__policy_at(size_t i)
 {
     return i < NPOLICIES ? policies[i] : NULL;
-}
-
-void corun__policy_forget_pdata(corun__sched *s, void *state, corun__job *k)
-{
-    free(k->pdata);
-    k->pdata = NULL;
 }

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "core/sched.h"
 
@@ -51,8 +52,15 @@ struct corun__policy_ops {
 /* The policy of that name, or NULL. */
 const corun__policy_ops *corun__policy_find(const char *name);
 /* A policy's forget when its per-kernel record (k->pdata) is one malloc'd
- * block: frees it. */
-void corun__policy_forget_pdata(corun__sched *s, void *state, corun__job *k);
+ * block: frees it. Inline, so that the policies do not call back into the
+ * registry (policy.c), which names them. */
+static inline void corun__policy_forget_pdata(corun__sched *s, void *state, corun__job *k)
+{
+    (void)s;
+    (void)state;
+    free(k->pdata);
+    k->pdata = NULL;
+}
 size_t corun__policy_count(void);
 const corun__policy_ops *corun__policy_at(size_t i);
 

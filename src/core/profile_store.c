@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/dirs.h"
+#include "common/output.h"
 #include "core/profile_store.h"
 #include "corun/corun.h"
 
@@ -652,19 +653,27 @@ static void unlock_store(int fd)
     close(fd);
 }
 
-/* Renames a corrupt store out of the way (lock held). */
+/* Renames a corrupt store out of the way (lock held): the file itself, in
+ * its own folder when path is a link to it (the link stays); a device or
+ * FIFO is never moved (common/output.h). */
 static int set_aside(const char *path, const char *why, char *note, size_t note_len)
 {
-    char dst[4200];
+    char real[4096], dst[4200];
     struct stat st;
     long t = (long)time(NULL);
     int i;
 
-    snprintf(dst, sizeof(dst), "%s.corrupt-%ld", path, t);
-    for (i = 1; stat(dst, &st) == 0 && i < 1000; i++) {
-        snprintf(dst, sizeof(dst), "%s.corrupt-%ld-%d", path, t, i);
+    if (corun__output_resolve(path, real, sizeof(real), NULL, 0) != CORUN_OUTPUT_REPLACE ||
+        lstat(real, &st) != 0) {
+        say(note, note_len, "%s is corrupt (%s) and not a regular file: not moved aside", path,
+            why);
+        return CORUN_EIO;
     }
-    if (rename(path, dst) != 0) {
+    snprintf(dst, sizeof(dst), "%s.corrupt-%ld", real, t);
+    for (i = 1; stat(dst, &st) == 0 && i < 1000; i++) {
+        snprintf(dst, sizeof(dst), "%s.corrupt-%ld-%d", real, t, i);
+    }
+    if (rename(real, dst) != 0) {
         say(note, note_len, "%s is corrupt (%s) and cannot be moved aside: %s", path, why,
             strerror(errno));
         return CORUN_EIO;
@@ -691,28 +700,41 @@ static int load_locked(const char *path, corun__pstore *ps, char *note, size_t n
     return rc;
 }
 
-int corun__pstore_load(const char *path, corun__pstore *ps, char *note, size_t note_len)
+int corun__pstore_read(const char *path, corun__pstore *ps, char *note, size_t note_len)
 {
     char err[256] = "";
-    int rc, fd;
+    int rc;
 
     corun__pstore_init(ps);
     if (note != NULL && note_len > 0) {
         note[0] = '\0';
     }
     rc = load_file(path, ps, err, sizeof(err));
-    if (rc == CORUN_OK || rc == CORUN_ENOENT) {
+    if (rc == CORUN_ENOENT) {
         return CORUN_OK;
     }
+    if (rc == CORUN_EPARSE) {
+        say(note, note_len, "%s is corrupt (%s)", path, err);
+    } else if (rc == CORUN_EIO) {
+        say(note, note_len, "%s", err);
+    }
+    return rc;
+}
+
+int corun__pstore_load(const char *path, corun__pstore *ps, char *note, size_t note_len)
+{
+    int rc = corun__pstore_read(path, ps, note, note_len);
+    int fd;
+
     if (rc != CORUN_EPARSE) {
-        if (rc == CORUN_EIO) {
-            say(note, note_len, "%s", err);
-        }
         return rc;
     }
     /* Corrupt as read without the lock: look again under it, since a
      * writer may have replaced the file meanwhile, and set it aside only if
      * it is still corrupt. */
+    if (note != NULL && note_len > 0) {
+        note[0] = '\0';
+    }
     fd = lock_store(path, note, note_len);
     if (fd < 0) {
         return CORUN_EIO;
@@ -742,55 +764,6 @@ static int make_parent(const char *path, char *note, size_t note_len)
         return CORUN_EIO;
     }
     return CORUN_OK;
-}
-
-/* Writes text to PATH.tmp.<pid>, syncs it and renames it over path. */
-static int replace_file(const char *path, const char *text, size_t len, char *note,
-                        size_t note_len)
-{
-    char tmp[4200];
-    size_t off = 0;
-    int fd;
-
-    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        say(note, note_len, "%s: %s", tmp, strerror(errno));
-        return CORUN_EIO;
-    }
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR) {
-            continue;
-        }
-        if (w <= 0) {
-            say(note, note_len, "%s: write failed: %s", tmp, strerror(errno));
-            goto out_unlink;
-        }
-        off += (size_t)w;
-    }
-    if (fsync(fd) != 0) {
-        say(note, note_len, "%s: fsync failed: %s", tmp, strerror(errno));
-        goto out_unlink;
-    }
-    if (close(fd) != 0) {
-        fd = -1;
-        say(note, note_len, "%s: close failed: %s", tmp, strerror(errno));
-        goto out_unlink;
-    }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        say(note, note_len, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        goto out_unlink;
-    }
-    return CORUN_OK;
-
-out_unlink:
-    if (fd >= 0) {
-        close(fd);
-    }
-    unlink(tmp);
-    return CORUN_EIO;
 }
 
 int corun__pstore_merge(const char *path, const corun__pstore *add, char *note, size_t note_len)
@@ -834,7 +807,9 @@ int corun__pstore_merge(const char *path, const corun__pstore *add, char *note, 
         }
     }
     if (rc == CORUN_OK) {
-        rc = replace_file(path, b.p, b.n, note, note_len);
+        rc = corun__output_write(path, b.p, b.n, CORUN_OUTPUT_SYNC, note, note_len) == 0
+                 ? CORUN_OK
+                 : CORUN_EIO;
     }
     free(b.p);
 out_unlock:

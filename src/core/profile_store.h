@@ -16,15 +16,19 @@
  * C locale whatever the host program's locale; CHECKSUM is the FNV-1a 64-bit
  * hash of every byte before the `end` line. A file that does not parse, or
  * whose count or checksum is wrong (truncated, overwritten, hand-edited), is
- * corrupt: it is renamed PATH.corrupt-<unix time>, never read again, and the
- * store starts afresh — the caller is told so (libraries do not print).
+ * corrupt: corun__pstore_load and writers rename it PATH.corrupt-<unix
+ * time>, never read again, and the store starts afresh — the caller is told
+ * so (libraries do not print). corun__pstore_read, for those that only show
+ * the store, reports it and leaves it where it is.
  *
  * Writers never modify the file in place. Under an exclusive flock(2) of
  * PATH.lock a writer reads the current file, merges its records in, writes
  * PATH.tmp.<pid>, fsyncs it and renames it over PATH; readers need no lock,
  * since rename replaces the file atomically. So concurrent writers (several
  * programs at once) lose no record and a crash leaves either the old or the
- * new file, never half of one.
+ * new file, never half of one. Only a regular file is replaced or set aside
+ * (common/output.h): a PATH that links to one is followed, a device or FIFO
+ * is written in place and never moved.
  */
 #ifndef CORUN_CORE_PROFILE_STORE_H
 #define CORUN_CORE_PROFILE_STORE_H
@@ -88,6 +92,13 @@ int corun__pstore_path(const char *setting, char *out, size_t len, char *why, si
  * CORUN_OK in both cases; CORUN_EIO (with why in note) only when the file
  * exists but cannot be read or set aside, CORUN_ENOMEM. */
 int corun__pstore_load(const char *path, corun__pstore *ps, char *note, size_t note_len);
+
+/* Reads the store at path into *ps (which it initialises) and changes
+ * nothing on disk: no lock file, no folder, a corrupt file left where it is.
+ * A missing file is an empty store. Returns CORUN_OK; CORUN_EPARSE for a
+ * corrupt file, CORUN_EIO for one that cannot be read (note says why, naming
+ * the file); CORUN_ENOMEM. */
+int corun__pstore_read(const char *path, corun__pstore *ps, char *note, size_t note_len);
 
 /* corun__pstore_path then corun__pstore_load; no store (PROFILE_PATH
  * "off", or no home directory) is an empty one. */

@@ -872,6 +872,7 @@ static void direct_event(corun__sched *s, corun__job *k, const corun__bevent *ev
         if (k->inflight > 0) {
             k->inflight--;
         }
+        k->dev_run_ns = k->preemptions == 0 ? ev->run_ns : 0;
         finish(s, k, CORUN_JS_DONE, CORUN_OK);
         break;
     case CORUN_BEV_RELEASED:

@@ -78,6 +78,8 @@ struct corun__job {
     uint64_t done_tasks;       /* from the last progress read */
     uint32_t task_ns;          /* block-task time its workers measured (progress), 0 = none */
     bool ran_ahead;            /* its workers ran the ahead entry (progress) */
+    uint32_t dev_run_ns;       /* direct, never preempted: its run on the device
+                                  (worker 0's start to the last leave), 0 = none */
 
     /* direct kernels (corun__sched_adopt): launched by the program's thread
      * in its stream; their device side holds the stream while halted */

@@ -38,8 +38,9 @@
       "most block-tasks a worker claims at once")                                                \
     X(AHEAD, ahead, UINT, "1", 0, 2, "",                                                         \
       "kernels with an ahead entry (CORUN_SHARED): 1 runs them through it where their last "     \
-      "run's tasks made chunks of three or fewer (a claim per task, made a task ahead; once "   \
-      "left, not for 16 launches unless their tasks change); 0 never; 2 always")               \
+      "run's tasks made chunks of three or fewer (a claim per task, made a task ahead) and, "   \
+      "once both entries have run, where it ran faster per task (docs/decisions/0020); 0 "      \
+      "never; 2 always")                                                                        \
     X(PLAIN_BELOW_US, plain_below_us, DBL, "15", 0, 1e6, "",                                    \
       "a stream-ordered launch of a kernel whose last run took less than this (predicted from "  \
       "its task time) runs as the plain kernel: over before a halt could act, so not "          \

@@ -2,7 +2,8 @@
  * code.c — the kernels a program registers with the CUDA backend: their
  * plain, worker and ahead functions, the layout of their parameters and
  * the occupancy of each launch shape, each read from the driver once and
- * kept (a launch must not pay for them again). See cuda_int.h.
+ * kept (a launch must not pay for them again), and a launch's arguments
+ * packed by that layout. See cuda_int.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,4 +185,35 @@ int corun__cuda_code_layout(cuda_backend *b, cuda_code *c, char *why, size_t why
     }
     pthread_mutex_unlock(&c->mu);
     return rc;
+}
+
+int corun__cuda_pack_args(cuda_backend *b, corun__exec *k, const cuda_code *c, char *why,
+                          size_t why_len)
+{
+    void *const *user = (void *const *)k->spec.args;
+    size_t i;
+
+    (void)b;
+    if (k->spec.args == NULL) {
+        user = NULL;
+    }
+    k->nparams = c->nparams;
+    if (c->nparams > 0 && user == NULL) {
+        snprintf(why, why_len, "kernel '%s' takes %zu parameters but no arguments were given",
+                 k->spec.name, c->nparams);
+        return CORUN_EINVAL;
+    }
+    k->args = malloc(c->total ? c->total : 1);
+    if (k->args == NULL) {
+        return CORUN_ENOMEM;
+    }
+    for (i = 0; i < c->nparams; i++) {
+        if (user[i] == NULL) {
+            snprintf(why, why_len, "kernel '%s': argument %zu is NULL", k->spec.name, i);
+            return CORUN_EINVAL;
+        }
+        memcpy((char *)k->args + c->off[i], user[i], c->size[i]);
+        k->offset[i] = c->off[i];
+    }
+    return CORUN_OK;
 }

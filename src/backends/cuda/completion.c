@@ -180,6 +180,7 @@ static void scan_direct(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *
         ev[*n].done = v.done;
         ev[*n].live = v.live;
         ev[*n].task_ns = v.task_ns;
+        ev[*n].run_ns = v.state == CORUN_REPORT_FINISHED ? v.run_ns : 0;
         (*n)++;
         if (v.state != CORUN_REPORT_HELD) {
             k->over = true;

@@ -14,11 +14,6 @@
 #include "backends/cuda/cuda_int.h"
 #include "corun/corun_chunk.h"
 
-int corun__cuda_set_current(cuda_backend *b)
-{
-    return b->d->cu->cuCtxSetCurrent(b->d->ctx) == CUDA_SUCCESS ? CORUN_OK : CORUN_ECUDA;
-}
-
 static uint64_t cuda_now(corun__backend *be)
 {
     (void)be;
@@ -49,37 +44,6 @@ static int check_grid(const corun_gpu_desc *g, const corun__kspec *spec, char *w
     if (spec->grid.y > 65535 || spec->grid.z > 65535) {
         snprintf(why, why_len, "kernel '%s': grid y and z must be at most 65535", spec->name);
         return CORUN_ERANGE;
-    }
-    return CORUN_OK;
-}
-
-int corun__cuda_pack_args(cuda_backend *b, corun__exec *k, const cuda_code *c, char *why,
-                          size_t why_len)
-{
-    void *const *user = (void *const *)k->spec.args;
-    size_t i;
-
-    (void)b;
-    if (k->spec.args == NULL) {
-        user = NULL;
-    }
-    k->nparams = c->nparams;
-    if (c->nparams > 0 && user == NULL) {
-        snprintf(why, why_len, "kernel '%s' takes %zu parameters but no arguments were given",
-                 k->spec.name, c->nparams);
-        return CORUN_EINVAL;
-    }
-    k->args = malloc(c->total ? c->total : 1);
-    if (k->args == NULL) {
-        return CORUN_ENOMEM;
-    }
-    for (i = 0; i < c->nparams; i++) {
-        if (user[i] == NULL) {
-            snprintf(why, why_len, "kernel '%s': argument %zu is NULL", k->spec.name, i);
-            return CORUN_EINVAL;
-        }
-        memcpy((char *)k->args + c->off[i], user[i], c->size[i]);
-        k->offset[i] = c->off[i];
     }
     return CORUN_OK;
 }
@@ -248,10 +212,12 @@ static void wait_inflight(cuda_backend *b, corun__exec *k)
  * reused). */
 static bool release_direct(cuda_backend *b, corun__exec *k)
 {
-    corun__ctl_write w = {offsetof(corun_ctl, release), 4, 1};
+    corun__ctl_write w[CORUN_CTL_MAX_WRITES];
+    size_t n = 0;
     uint64_t until = corun__mono_ns() + 1000000000ull;
 
-    (void)corun__cuda_write(b, k, &w, 1);
+    corun__ctl_release(w, &n);
+    (void)corun__cuda_write(b, k, w, n);
     while (corun__mono_ns() < until) {
         corun__report_view v;
         if (corun__ctl_report_read(&b->reports[k->slot], &v) && v.seq == (k->seq & 0xffffffu) &&
@@ -374,7 +340,7 @@ static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__
         return CORUN_EINVAL;
     }
     /* Parameters are copied by cuLaunchKernel, so k->wa may be reused. */
-    corun__ctl_launch(&k->ch, req, k->ch.ahead && !k->direct, 0, b->d->desc.sm_count - 1, &k->wa);
+    corun__ctl_launch(&k->ch, req, 0, b->d->desc.sm_count - 1, &k->wa);
     k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
     k->wa.task_hits = k->spec.task_hits;
     k->wa.seq = k->seq;

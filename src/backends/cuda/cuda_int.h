@@ -6,7 +6,7 @@
  *   synth.c       the synthetic kernel of scenario workloads: calibration,
  *                 peaks, memory traffic, Slate's rates (with the CUPTI glue);
  *   code.c        kernels a program registers: their functions, parameter
- *                 layout and per-shape occupancy, cached;
+ *                 layout and per-shape occupancy, cached; argument packing;
  *   slots.c       the control blocks and their reports: a pool of zeroed
  *                 blocks and the thread that zeroes finished ones;
  *   completion.c  how the host learns that launches finished (waiter
@@ -126,6 +126,9 @@ int corun__cuda_code_shape(struct cuda_backend *b, cuda_code *c, corun_dim3 bloc
                            uint32_t *per_sm, bool *ahead_ok, char *why, size_t why_len);
 /* The parameter layout (cached), or CORUN_EINVAL when it cannot be read. */
 int corun__cuda_code_layout(struct cuda_backend *b, cuda_code *c, char *why, size_t why_len);
+/* Packs the values of k->spec.args into k (the layout of code c). */
+int corun__cuda_pack_args(struct cuda_backend *b, struct corun__exec *k, const cuda_code *c,
+                          char *why, size_t why_len);
 
 /* ---- the backend and its kernels ---------------------------------------- */
 
@@ -215,7 +218,11 @@ static inline cuda_backend *cb(corun__backend *be)
     return (cuda_backend *)be;
 }
 
-int corun__cuda_set_current(cuda_backend *b);
+/* Makes the device's context current on the calling thread. */
+static inline int corun__cuda_set_current(cuda_backend *b)
+{
+    return b->d->cu->cuCtxSetCurrent(b->d->ctx) == CUDA_SUCCESS ? CORUN_OK : CORUN_ECUDA;
+}
 
 /* ---- slots.c ------------------------------------------------------------ */
 
@@ -262,9 +269,6 @@ void corun__cuda_bind(corun__backend *be, struct corun__exec *k, uint64_t cookie
 /* Writes the control-block words w[0..n) on the control stream, in order. */
 int corun__cuda_write(cuda_backend *b, struct corun__exec *k, const corun__ctl_write *w,
                       size_t n);
-/* Packs the values of spec->args into k (the layout of code c). */
-int corun__cuda_pack_args(cuda_backend *b, struct corun__exec *k, const cuda_code *c,
-                          char *why, size_t why_len);
 void corun__cuda_kernel_free(cuda_backend *b, struct corun__exec *k);
 
 #endif

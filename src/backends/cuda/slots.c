@@ -18,7 +18,7 @@
 
 _Static_assert(sizeof(corun_ctl) == 3 * CORUN_CTL_LINE, "control block layout");
 _Static_assert(offsetof(corun_ctl, next) == CORUN_CTL_LINE, "control block layout");
-_Static_assert(sizeof(corun_report) == 16, "report layout");
+_Static_assert(sizeof(corun_report) == 32, "report layout");
 
 static int cmp_u32(const void *a, const void *b)
 {

@@ -631,7 +631,7 @@ static int sim_launch_workers(corun__backend *be, corun__exec *k, const corun__l
     if ((uint64_t)req->base + req->nworkers - 1 > UINT32_MAX) {
         return CORUN_ERANGE;
     }
-    corun__ctl_launch(&k->ch, req, k->ch.ahead && !k->direct, 0, s->nsm - 1, &wa);
+    corun__ctl_launch(&k->ch, req, 0, s->nsm - 1, &wa);
     rc = launch(s, k, req->nworkers, true, &wa, req->priority, req->gate, req->cookie, NULL);
     if (rc == CORUN_OK) {
         k->worker_calls++;
@@ -677,7 +677,7 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
         nworkers = corun__workers_for(req->capsm, k->per_sm, req->sm_lo, req->sm_hi, s->nsm);
         memset(&lr, 0, sizeof(lr));
         lr.nworkers = nworkers;
-        corun__ctl_launch(&k->ch, &lr, true, req->sm_lo, req->sm_hi, &wa);
+        corun__ctl_launch(&k->ch, &lr, req->sm_lo, req->sm_hi, &wa);
         wa.primary = nworkers;
         rc = nworkers == 0 ? CORUN_ERANGE
                            : launch(s, k, nworkers, true, &wa, req->priority, 0, 0, &l);

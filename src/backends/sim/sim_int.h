@@ -9,6 +9,14 @@
  *
  * Nothing declared here is visible outside src/backends/sim/.
  *
+ * The three call each other, the one call circle in src/ on purpose: they
+ * are one event loop split by subject, not layers. sim.c hands task and
+ * claim events to sim_exec.c, which schedules the next ones on sim.c's
+ * clock (corun__sim_push), writes control blocks through it
+ * (corun__sim_apply_writes) and tells it when a launch's blocks are gone
+ * (corun__sim_launch_block_gone); the dispatcher starts blocks in sim_exec.c
+ * (corun__sim_block_start), which gives them back (corun__sim_block_release).
+ *
  * Time is integer nanoseconds everywhere except inside the DRAM model, where
  * each kernel has a virtual clock that runs at its current progress rate
  * (see sim_exec.c). Block-task durations are rounded to whole nanoseconds, so
