@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # corun-nvcc's occupancy pins: a worker that would fit fewer blocks per SM
-# than its plain kernel is emitted with __maxnreg__(plain registers), unless
-# ptxas, so limited, spills in the worker or its ahead entry: then it stays
-# unpinned and corun-cc warns, once. A kernel with its own
-# __launch_bounds__ is never pinned (a warning says so). Device compiles
-# only (nvcc for sm_90, no GPU); the register counts are nvcc 13's.
+# than its plain kernel is emitted with __maxnreg__(R), R the most registers
+# that keep the plain kernel's blocks per SM at every block size (above the
+# plain kernel's count where that has slack), unless ptxas, so limited,
+# spills in the worker or its ahead entry: then it stays unpinned, its
+# launcher and its cudaLaunchKernel register it with
+# CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS (it runs as workers, at fewer blocks per
+# SM) and corun-cc warns, once. A kernel with its own __launch_bounds__ is
+# never pinned (a warning says so). Device compiles only (nvcc for sm_90,
+# no GPU); the register counts are nvcc 13's.
 #
 # Usage: cli_cc_pins.sh CORUN_BINARY SOURCE_DIR
 source "$(dirname "$0")/cc_common.sh"
@@ -46,9 +50,14 @@ __global__ void tree(const double *in, double *out) {
   if (tid == 0) out[blockIdx.x] = v[0];
 }
 void run(const double *in, double *out, int n) { tree<<<n, THREADS>>>(in, out); }
+void run_api(const double *in, double *out, int n) {
+  void *args[] = {&in, &out};
+  cudaLaunchKernel((const void *)tree, dim3(n), dim3(THREADS), args, 0, 0);
+}
 K
 # an ordinary pin: the worker wants 36 registers against 27 (6 instead of 8
-# blocks of 256 threads per SM) and fits in 27 without spilling
+# blocks of 256 threads per SM); 27 are allocated as 32 (per warp, in units
+# of 256), so it is pinned to 32, which keeps 8 at every block size
 cat > pin.cu <<'K'
 __global__ void k(const double *a, double *b, int n, double x, double y, double z) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -66,15 +75,22 @@ cat spill.log
 check test -f spill.o
 check test "$(grep -c "__maxnreg__" keep/spill.cu)" -eq 0
 check test "$(grep -c "warning: corun-cc: occupancy: kernel 'tree': .*spill" spill.log)" -eq 1
-check grep -q "kernel 'tree': .* registers .* blocks per SM" spill.log
+runs="not pinned and runs at [0-9]* instead of [0-9]* blocks per SM at [0-9]* threads"
+check grep -q "kernel 'tree': .* $runs (registered with CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS)" spill.log
+check test "$(grep -c "launch it plain\|launches it plain" spill.log)" -eq 0
 check test "$(grep -c "worker limited to" spill.log)" -eq 0
+# its launcher and its cudaLaunchKernel register it so
+check grep -q "static ::corun::kernel_slot corun_slot(CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS);" keep/spill.cu
+check grep -q '::corun::launch_kernel("tree", CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS, (const void \*)' keep/spill.cu
 
 check "$wrap" "${flags[@]}" pin.cu -o pin.o 2> pin.log
 cat pin.log
 check test -f pin.o
-check grep -q "__maxnreg__([0-9]*) k__corun(" keep/pin.cu
-check test "$(grep -c "note: corun-cc: occupancy: kernel 'k': worker limited to" pin.log)" -eq 1
+check grep -q "__maxnreg__(32) k__corun(" keep/pin.cu
+check test "$(grep -c "note: corun-cc: occupancy: kernel 'k': worker limited to 32 registers" pin.log)" -eq 1
 check test "$(grep -c "warning" pin.log)" -eq 0
+# a pinned kernel keeps the default registration
+check grep -q "static ::corun::kernel_slot corun_slot;" keep/pin.cu
 
 check "$wrap" "${flags[@]}" bounds.cu -o bounds.o 2> bounds.log
 cat bounds.log

@@ -249,11 +249,11 @@ static void *transform(void *arg)
     if (rc == CORUN_OK && !nothing) {
         rc = corun__cc_check_kernels(&dev, &src, &ks, &clones, &sites, &d);
     }
-    if (rc == CORUN_OK && !nothing) {
-        rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
-    }
     if (rc == CORUN_OK && !nothing && o->resource_usage != NULL) {
         rc = corun__cc_pins_from_report(o->resource_usage, o->pinned_usage, &src, &ks, &d);
+    }
+    if (rc == CORUN_OK && !nothing) {
+        rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
     }
     if (rc == CORUN_OK && !nothing) {
         rc = corun__cc_emit_kernels(&src, &ks, &clones, &sites, o->line_name, &e, &d);

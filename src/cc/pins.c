@@ -2,12 +2,17 @@
  * pins.c — keeping a worker's occupancy. The worker loop adds registers
  * and a little shared memory around the body; where that makes the worker
  * fit fewer blocks per SM than the plain kernel at some block size, the
- * worker gets __maxnreg__(registers of the plain kernel). corun-nvcc makes a
- * first device compile with --resource-usage and gives its report here
- * (names demangled with c++filt when available); where that placed a pin,
- * a second compile of the pinned file gives another, and a pinned entry
- * that spills there (more than its plain kernel) loses its pin: spills in
- * the hot loop cost more than the blocks the pin keeps.
+ * worker gets __maxnreg__(R): the most registers, up to what it wants, at
+ * which it fits as many blocks per SM as the plain kernel at every block
+ * size (registers are allocated per warp in units, so R is often above the
+ * plain kernel's count). corun-nvcc makes a first device compile with
+ * --resource-usage and gives its report here (names demangled with c++filt
+ * when available); where that placed a pin, a second compile of the pinned
+ * file gives another, and a pinned entry that spills there (more than its
+ * plain kernel) loses its pin: spills in the hot loop cost more than the
+ * blocks the pin keeps. A kernel whose worker so loses its pin is
+ * registered with CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS, so it still runs as
+ * workers, at fewer blocks per SM.
  *
  * Report lines used:
  *   ptxas info : Compiling entry function 'NAME' for 'sm_90'
@@ -288,9 +293,26 @@ static unsigned loss_at(const corun_gpu_desc *g, const entry *plain, unsigned wr
     return 0;
 }
 
+/* The pin of worker entry w: the most registers, at most what it wants,
+ * at which it fits as many blocks per SM as at the plain kernel's count at
+ * every block size loss_at checks (where its shared memory costs a block,
+ * registers cannot help, the plain kernel's count no more than any);
+ * w->regs where it needs none. */
+static unsigned pin_of(const corun_gpu_desc *g, const entry *plain, const entry *w)
+{
+    entry base = *plain;
+    unsigned r = w->regs, pb, wb;
+
+    base.smem = w->smem;
+    while (r > plain->regs && loss_at(g, &base, r, w->smem, 32, &pb, &wb) != 0) {
+        r--;
+    }
+    return r;
+}
+
 /* What a kernel's worker needs, from the first report. */
 typedef struct need {
-    unsigned pin;           /* the plain kernel's registers; 0: no pin needed */
+    unsigned pin;           /* the registers it is limited to; 0: no pin needed */
     unsigned plain, worker; /* registers of the pair that needs it */
     unsigned at, pb, wb;    /* a block size where the worker loses, blocks per SM there */
     int smem_loss;          /* shared memory costs a block: 2 at >= 128 threads, 1 below only */
@@ -305,7 +327,7 @@ static void kernel_need(const corun_gpu_desc *g, const report *r, const char *kn
     memset(n, 0, sizeof(*n));
     for (size_t i = 0; i < r->n; i++) {
         const entry *w = &r->v[i], *plain;
-        unsigned pb, wb;
+        unsigned pb, wb, pin;
         if (entry_kind(w, kname) != WORKER || (plain = plain_of(r, w, kname)) == NULL ||
             loss_at(g, plain, w->regs, w->smem, 32, &pb, &wb) == 0) {
             continue;
@@ -320,8 +342,10 @@ static void kernel_need(const corun_gpu_desc *g, const report *r, const char *kn
                 n->smem_at = big != 0 ? big : ts;
             }
         }
-        if (w->regs > plain->regs && (n->pin == 0 || plain->regs < n->pin)) {
-            n->pin = n->plain = plain->regs;
+        pin = pin_of(g, plain, w);
+        if (pin < w->regs && (n->pin == 0 || pin < n->pin)) {
+            n->pin = pin;
+            n->plain = plain->regs;
             n->worker = w->regs;
             /* say it at a common block size when it happens there */
             n->at = loss_at(g, plain, w->regs, w->smem, 256, &n->pb, &n->wb);
@@ -378,12 +402,12 @@ static void say(corun__cc_diags *d, const corun__cc_src *s, const corun__cc_decl
                      sp[AHEAD][1]);
         }
         corun__cc_diag_add(d, CORUN_CC_WARNING, s->path, line, col, "occupancy",
-                           "kernel '%s': its worker needs %u registers against %u and fits %u "
-                           "instead of %u blocks per SM at %u threads; limited to %u it spills "
-                           "(stores %u bytes, loads %u)%s, so it is not pinned and corun will "
-                           "launch it plain where it would lose occupancy",
-                           k->name, n->worker, n->plain, n->wb, n->pb, n->at, n->pin,
-                           sp[WORKER][0], sp[WORKER][1], ahead);
+                           "kernel '%s': its worker needs %u registers against %u; limited to "
+                           "%u it spills (stores %u bytes, loads %u)%s, so it is not pinned and "
+                           "runs at %u instead of %u blocks per SM at %u threads (registered "
+                           "with CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS)",
+                           k->name, n->worker, n->plain, n->pin, sp[WORKER][0], sp[WORKER][1],
+                           ahead, n->wb, n->pb, n->at);
     } else if (n->pin > 0) {
         corun__cc_diag_add(d, CORUN_CC_NOTE, s->path, line, col, "occupancy",
                            "kernel '%s': worker limited to %u registers (it used %u and "
@@ -431,6 +455,14 @@ int corun__cc_pins_from_report(const char *path, const char *pinned_path, const 
             kernel_spills(&pinned, k->name, sp);
             for (int kind = WORKER; kind < NKINDS; kind++) {
                 k->maxnreg[kind] = sp[kind][0] + sp[kind][1] > 0 ? 0 : n.pin;
+            }
+            if (k->maxnreg[WORKER] == 0) {
+                /* the launcher is at the first declaration */
+                corun__cc_decl *first = k->usr ? corun__cc_decl_first(ks, k->usr) : NULL;
+                k->occupancy_loss = 1;
+                if (first != NULL) {
+                    first->occupancy_loss = 1;
+                }
             }
         }
         say(d, s, k, &n, sp);
