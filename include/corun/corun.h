@@ -211,8 +211,11 @@ typedef struct corun_kernel_desc {
 
 /* Registers a program's kernel (contexts where corun_ctx_runs_cuda; a
  * simulated one registers through corun_sim.h). A launch shape whose worker
- * form fits fewer blocks per SM than the plain kernel is refused, unless
- * CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS is set. */
+ * form fits fewer blocks per SM than the plain kernel is refused (by
+ * corun_launch and corun_launch_stream alike), unless
+ * CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS is set: then the worker runs at its own
+ * blocks per SM (corun-cc sets it for a kernel whose pin would make the
+ * worker spill). */
 CORUN_API int corun_kernel_register(corun_ctx *ctx, const corun_kernel_desc *d,
                                     corun_kernel **out);
 

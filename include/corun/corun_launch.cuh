@@ -12,7 +12,10 @@
  * ::corun::launch registers the kernel once with the process-wide context
  * (corun_default_ctx, corun_kernel_get with the CUfunctions of the plain
  * and the worker kernel, and of the ahead entry where the kernel has one:
- * nullptr otherwise), passes pointers to the arguments, already of the
+ * nullptr otherwise, and the slot's flags: CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS
+ * where corun-cc left a worker unpinned because the pin made it spill,
+ * `static ::corun::kernel_slot corun_slot(CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS)`),
+ * passes pointers to the arguments, already of the
  * kernel's parameter types, and makes a stream-ordered launch
  * (corun_launch_stream): this thread enqueues the workers in the stream
  * itself. If corun cannot take the launch — no usable GPU runtime, the
@@ -54,10 +57,14 @@ struct config {
     }
 };
 
-/* What a launcher remembers about its kernel between launches. */
+/* What a launcher remembers about its kernel between launches, and the
+ * flags it registers the kernel with (CORUN_KERNEL_*). Constant-initialised:
+ * a launcher's static slot needs no guard. */
 struct kernel_slot {
     std::atomic<corun_kernel *> k{nullptr};
     std::atomic<int> plain_only{0}; /* registration failed: always plain */
+    const uint32_t flags;
+    constexpr explicit kernel_slot(uint32_t f = 0) : flags(f) {}
 };
 
 namespace detail {
@@ -178,6 +185,7 @@ inline corun_kernel *registered(kernel_slot &slot, corun_ctx *ctx, const char *n
     d.plain = (void *)fp;
     d.worker = (void *)fw;
     d.ahead = (void *)fa;
+    d.flags = slot.flags;
     if (corun_kernel_get(ctx, &d, &k) != CORUN_OK || k == nullptr) {
         slot.plain_only.store(1, std::memory_order_relaxed);
         return nullptr;
@@ -253,14 +261,25 @@ inline cudaError_t launch(kernel_slot &slot, const config &cfg, const char *name
 }
 
 /* cudaLaunchKernel(k, grid, block, args, smem, stream) for a kernel of the
- * transformed file: the same, with the worker added by corun-cc. */
-inline cudaError_t launch_kernel(const char *name, const void *worker, const void *plain,
+ * transformed file: the same, with the worker added by corun-cc, and the
+ * flags its launcher registers it with (corun-cc passes them where they
+ * are not 0). */
+inline cudaError_t launch_kernel(const char *name, uint32_t flags, const void *worker,
+                                 const void *plain, dim3 grid, dim3 block, void **args,
+                                 size_t smem = 0, cudaStream_t stream = 0)
+{
+    kernel_slot slot(flags); /* corun_kernel_get finds an earlier registration */
+    return launch_ptrs(slot, config(grid, block, smem, stream), name, plain, worker, nullptr,
+                       args);
+}
+
+template <typename F>
+inline cudaError_t launch_kernel(const char *name, uint32_t flags, const void *worker, F *plain,
                                  dim3 grid, dim3 block, void **args, size_t smem = 0,
                                  cudaStream_t stream = 0)
 {
-    kernel_slot slot; /* corun_kernel_get finds an earlier registration */
-    return launch_ptrs(slot, config(grid, block, smem, stream), name, plain, worker, nullptr,
-                       args);
+    return launch_kernel(name, flags, worker, (const void *)plain, grid, block, args, smem,
+                         stream);
 }
 
 template <typename F>
@@ -268,7 +287,7 @@ inline cudaError_t launch_kernel(const char *name, const void *worker, F *plain,
                                  dim3 block, void **args, size_t smem = 0,
                                  cudaStream_t stream = 0)
 {
-    return launch_kernel(name, worker, (const void *)plain, grid, block, args, smem, stream);
+    return launch_kernel(name, 0u, worker, (const void *)plain, grid, block, args, smem, stream);
 }
 
 /* cudaFuncSetAttribute / cudaFuncSetCacheConfig on a transformed kernel

@@ -10,10 +10,10 @@
  *   source.c    the file itself: text, lines, raw tokens, macro ranges
  *   kernels.c   every __global__ declaration of the file, as text positions
  *   checks.c    what each kernel's code does: refusals, barrier kind
+ *   pins.c      occupancy pins from a ptxas resource report
  *   launches.c  every host launch, as edits to the original text
  *   emit.c      the text that replaces or follows each kernel
  *   edits.c     the edit list, applied to the original text
- *   pins.c      occupancy pins from a ptxas resource report
  *   main.c      the command line
  * Nothing here prints: problems are collected as diagnostics (diag.c) and
  * main.c prints them.
@@ -238,6 +238,7 @@ typedef struct corun__cc_opts {
     const char *cuda_path;     /* CUDA installation; default /usr/local/cuda */
     const char *line_name;     /* file name for #line; default: in */
     const char *resource_usage;/* ptxas --resource-usage report for pins */
+    const char *pinned_usage;  /* the same of the pinned build: spilling pins go */
     const char **cflags;       /* -I -D -U -include -isystem -std flags for libclang */
     size_t ncflags;
     int check_only;            /* analyse and report, write nothing */
@@ -343,7 +344,10 @@ typedef struct corun__cc_decl {
     int wrap_body;       /* the body declares its own blockIdx/gridDim */
     int refused;
     /* filled by pins.c */
-    unsigned maxnreg;    /* 0 = no pin */
+    unsigned maxnreg[2]; /* pins of the worker and of its ahead entry; 0: none */
+    int occupancy_loss;  /* its worker lost its pin (it spilled): registered with
+                            CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS; set on the
+                            definition and on the first declaration */
 } corun__cc_decl;
 
 typedef struct corun__cc_decls {
@@ -446,8 +450,14 @@ void corun__cc_quote(corun__cc_buf *b, const char *s);
 
 /* Reads a ptxas --resource-usage report of a first transformed build and
  * sets maxnreg for every kernel whose worker would fit fewer blocks per SM
- * than its plain kernel at some block size; warns where a pin cannot help. */
-int corun__cc_pins_from_report(const char *path, const corun__cc_src *s, corun__cc_decls *ks,
-                               corun__cc_diags *d);
+ * than its plain kernel at some block size (the most registers that keep
+ * the plain kernel's blocks per SM at every block size); warns where a pin
+ * cannot help. pinned_path, when not NULL, is the report of the build so
+ * pinned: an entry that spills there (more than its plain kernel) is left
+ * unpinned, with a warning, and a kernel whose worker is so left is marked
+ * occupancy_loss. Runs before the launches are rewritten (a cudaLaunchKernel
+ * passes the flag on). */
+int corun__cc_pins_from_report(const char *path, const char *pinned_path, const corun__cc_src *s,
+                               corun__cc_decls *ks, corun__cc_diags *d);
 
 #endif /* CORUN_CC_CC_H */

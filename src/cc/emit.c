@@ -173,8 +173,8 @@ static void worker_head(corun__cc_buf *b, const corun__cc_src *s, const corun__c
         render(b, s, k, k->start, k->tmpl_end, 1);
     }
     render(b, s, k, pre, k->name_off, 1);
-    if (k->maxnreg > 0) {
-        corun__cc_buf_printf(b, "__maxnreg__(%u) ", k->maxnreg);
+    if (k->maxnreg[ahead != 0] > 0) {
+        corun__cc_buf_printf(b, "__maxnreg__(%u) ", k->maxnreg[ahead != 0]);
     }
     corun__cc_buf_printf(b, "%s__corun%s", k->name, ahead ? "_ahead" : "");
     render(b, s, k, k->name_end, k->lparen, 1);
@@ -196,7 +196,11 @@ static void launcher(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_d
         corun__cc_buf_adds(b, ", ");
         params(b, s, k, 0);
     }
-    corun__cc_buf_adds(b, ")\n{\n    static ::corun::kernel_slot corun_slot;\n    ::corun::launch<");
+    corun__cc_buf_adds(b, ")\n{\n    static ::corun::kernel_slot corun_slot");
+    if (k->occupancy_loss) {
+        corun__cc_buf_adds(b, "(CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS)");
+    }
+    corun__cc_buf_adds(b, ";\n    ::corun::launch<");
     for (size_t i = 0; i < k->nparams; i++) {
         corun__cc_buf_printf(b, "%sdecltype(%s)%s", i ? ", " : "", k->params[i].name,
                              k->params[i].pack ? "..." : "");

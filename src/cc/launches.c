@@ -450,7 +450,8 @@ static void do_api(launch_ctx *x, CXCursor call, const char *api, const char *sh
     corun__cc_buf b = {0};
     if (named) {
         corun__cc_quote(&b, kn->name);
-        corun__cc_buf_adds(&b, ", ");
+        /* as the launcher registers it (pins.c) */
+        corun__cc_buf_adds(&b, kn->occupancy_loss ? ", CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS, " : ", ");
     }
     corun__cc_buf_adds(&b, "(const void *)(");
     corun__cc_buf_add(&b, s->text + a0, (size_t)(name_off - a0) + s->tok[nt].len);

@@ -3,8 +3,8 @@
  *
  *   corun-cc in.cu -o out.cu [--check] [-I DIR] [-D NAME[=V]] [-U NAME]
  *            [-include FILE] [-isystem DIR] [-std=c++17] [--cuda-path DIR]
- *            [--line-name NAME] [--resource-usage FILE] [--pch-dir DIR | --no-pch]
- *            [--read-limit SIZE] [--parse-stack SIZE] [-v]
+ *            [--line-name NAME] [--resource-usage FILE [--pinned-usage FILE]]
+ *            [--pch-dir DIR | --no-pch] [--read-limit SIZE] [--parse-stack SIZE] [-v]
  *
  * Exit status: 0 transformed (or nothing to transform: the output is a
  * byte-for-byte copy), 1 refused (every reason printed as
@@ -49,6 +49,8 @@ static void usage(FILE *out)
             "  --line-name NAME     file name for #line directives (default: IN.cu as given)\n"
             "  --resource-usage F   ptxas --resource-usage report of a first transformed\n"
             "                       build: pins workers that would lose occupancy\n"
+            "  --pinned-usage F     the same of the build so pinned: a worker that spills\n"
+            "                       there is left unpinned (with --resource-usage)\n"
             "  --pch-dir DIR        where clang's CUDA headers are kept precompiled, one\n"
             "                       file (~7 MB) per side and flag set, 32 at most (default\n"
             "                       $CORUN_CACHE/cc-pch, $CORUN_CACHE defaulting to\n"
@@ -247,11 +249,11 @@ static void *transform(void *arg)
     if (rc == CORUN_OK && !nothing) {
         rc = corun__cc_check_kernels(&dev, &src, &ks, &clones, &sites, &d);
     }
+    if (rc == CORUN_OK && !nothing && o->resource_usage != NULL) {
+        rc = corun__cc_pins_from_report(o->resource_usage, o->pinned_usage, &src, &ks, &d);
+    }
     if (rc == CORUN_OK && !nothing) {
         rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
-    }
-    if (rc == CORUN_OK && !nothing && o->resource_usage != NULL) {
-        rc = corun__cc_pins_from_report(o->resource_usage, &src, &ks, &d);
     }
     if (rc == CORUN_OK && !nothing) {
         rc = corun__cc_emit_kernels(&src, &ks, &clones, &sites, o->line_name, &e, &d);
@@ -317,6 +319,7 @@ static int takes_value(const char *a)
 {
     return strcmp(a, "-o") == 0 || strcmp(a, "--cuda-path") == 0 ||
            strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0 ||
+           strcmp(a, "--pinned-usage") == 0 ||
            strcmp(a, "--pch-dir") == 0 || strcmp(a, "--read-limit") == 0 ||
            strcmp(a, "--parse-stack") == 0;
 }
@@ -337,6 +340,8 @@ static int set_value(run *r, args *x, const char *a, const char *v)
         x->pch_dir = v;
     } else if (strcmp(a, "--resource-usage") == 0) {
         o->resource_usage = v;
+    } else if (strcmp(a, "--pinned-usage") == 0) {
+        o->pinned_usage = v;
     } else if (strcmp(a, "--read-limit") == 0) {
         return parse_size(v, &o->read_limit);
     } else {
@@ -400,6 +405,10 @@ static int parse_args(int argc, char **argv, run *r, args *x)
     if (o->in == NULL || (o->out == NULL && !o->check_only)) {
         fprintf(stderr, "corun-cc: %s\n", o->in == NULL ? "no input file" : "no output (-o FILE)");
         usage(stderr);
+        return 2;
+    }
+    if (o->pinned_usage != NULL && o->resource_usage == NULL) {
+        fprintf(stderr, "corun-cc: --pinned-usage needs --resource-usage\n");
         return 2;
     }
     return -1;

@@ -107,7 +107,8 @@ static int shape_occupancy(cuda_backend *b, const cuda_code *c, code_shape *sh, 
         (void)cu->cuFuncGetAttribute(&regs_w, CU_FUNC_ATTRIBUTE_NUM_REGS, c->worker);
         snprintf(why, why_len,
                  "kernel '%s': the worker form fits %d blocks per SM where the plain kernel fits "
-                 "%d (%d vs %d registers); pin it with __maxnreg__(%d) or __launch_bounds__",
+                 "%d (%d vs %d registers); pin it with __maxnreg__(%d) or __launch_bounds__, or "
+                 "register it with CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS",
                  c->name, occ_worker, occ_plain, regs_w, regs_p, regs_p);
         return CORUN_ERANGE;
     }

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# corun-nvcc's occupancy pins: a worker that would fit fewer blocks per SM
+# than its plain kernel is emitted with __maxnreg__(R), R the most registers
+# that keep the plain kernel's blocks per SM at every block size (above the
+# plain kernel's count where that has slack), unless ptxas, so limited,
+# spills in the worker or its ahead entry: then it stays unpinned, its
+# launcher and its cudaLaunchKernel register it with
+# CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS (it runs as workers, at fewer blocks per
+# SM) and corun-cc warns, once. A kernel with its own __launch_bounds__ is
+# never pinned (a warning says so). Device compiles only (nvcc for sm_90,
+# no GPU); the register counts are nvcc 13's.
+#
+# Usage: cli_cc_pins.sh CORUN_BINARY SOURCE_DIR
+source "$(dirname "$0")/cc_common.sh"
+wrap=$build/corun-nvcc
+nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+[ -x "$wrap" ] || { echo "no corun-nvcc in $build: skipped"; exit 77; }
+[ -x "$nvcc" ] || { echo "no nvcc at $nvcc: skipped"; exit 77; }
+export NVCC_REAL=$nvcc CORUN_NVCC_KEEP=$tmp/keep
+fail=0
+check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
+cd "$tmp" || exit 1
+
+# binomial's tree step: the worker wants about 190 registers; limited to the
+# plain kernel's 48 it spills hundreds of bytes in the step loop
+cat > spill.cu <<'K'
+#define STEPS 2048
+#define THREADS 128
+#define ELEMS (STEPS / THREADS)
+__global__ void tree(const double *in, double *out) {
+  __shared__ double edge[THREADS + 1];
+  const int tid = threadIdx.x;
+  const double s = in[3 * blockIdx.x], pu = in[3 * blockIdx.x + 1], pd = in[3 * blockIdx.x + 2];
+  double v[ELEMS + 1];
+#pragma unroll
+  for (int i = 0; i < ELEMS; ++i) v[i] = fmax(s * exp(0.01 * (tid * ELEMS + i)) - 1.0, 0.0);
+  if (tid == 0) edge[THREADS] = s;
+  const int last = max(0, tid * ELEMS - 1);
+#pragma unroll 16
+  for (int i = STEPS; i > 0; --i) {
+    edge[tid] = v[0];
+    __syncthreads();
+    v[ELEMS] = edge[tid + 1];
+    __syncthreads();
+    if (i > last) {
+#pragma unroll
+      for (int j = 0; j < ELEMS; ++j) v[j] = pu * v[j + 1] + pd * v[j];
+    }
+  }
+  if (tid == 0) out[blockIdx.x] = v[0];
+}
+void run(const double *in, double *out, int n) { tree<<<n, THREADS>>>(in, out); }
+void run_api(const double *in, double *out, int n) {
+  void *args[] = {&in, &out};
+  cudaLaunchKernel((const void *)tree, dim3(n), dim3(THREADS), args, 0, 0);
+}
+K
+# an ordinary pin: the worker wants 36 registers against 27 (6 instead of 8
+# blocks of 256 threads per SM); 27 are allocated as 32 (per warp, in units
+# of 256), so it is pinned to 32, which keeps 8 at every block size
+cat > pin.cu <<'K'
+__global__ void k(const double *a, double *b, int n, double x, double y, double z) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double v = a[i];
+  b[i] = v * x + y / (v + z) + sqrt(v * v + x);
+}
+void run(const double *a, double *b, int n) { k<<<n / 256, 256>>>(a, b, n, 1, 2, 3); }
+K
+sed 's/__global__ void k/__global__ void __launch_bounds__(256, 1) k/' pin.cu > bounds.cu
+
+flags=(-O3 -arch=sm_90 -std=c++17 -c)
+check "$wrap" "${flags[@]}" spill.cu -o spill.o 2> spill.log
+cat spill.log
+check test -f spill.o
+check test "$(grep -c "__maxnreg__" keep/spill.cu)" -eq 0
+check test "$(grep -c "warning: corun-cc: occupancy: kernel 'tree': .*spill" spill.log)" -eq 1
+runs="not pinned and runs at [0-9]* instead of [0-9]* blocks per SM at [0-9]* threads"
+check grep -q "kernel 'tree': .* $runs (registered with CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS)" spill.log
+check test "$(grep -c "launch it plain\|launches it plain" spill.log)" -eq 0
+check test "$(grep -c "worker limited to" spill.log)" -eq 0
+# its launcher and its cudaLaunchKernel register it so
+check grep -q "static ::corun::kernel_slot corun_slot(CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS);" keep/spill.cu
+check grep -q '::corun::launch_kernel("tree", CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS, (const void \*)' keep/spill.cu
+
+check "$wrap" "${flags[@]}" pin.cu -o pin.o 2> pin.log
+cat pin.log
+check test -f pin.o
+check grep -q "__maxnreg__(32) k__corun(" keep/pin.cu
+check test "$(grep -c "note: corun-cc: occupancy: kernel 'k': worker limited to 32 registers" pin.log)" -eq 1
+check test "$(grep -c "warning" pin.log)" -eq 0
+# a pinned kernel keeps the default registration
+check grep -q "static ::corun::kernel_slot corun_slot;" keep/pin.cu
+
+check "$wrap" "${flags[@]}" bounds.cu -o bounds.o 2> bounds.log
+cat bounds.log
+check test "$(grep -c "__maxnreg__" keep/bounds.cu)" -eq 0
+check grep -q "__launch_bounds__(256, 1) k__corun(" keep/bounds.cu
+check grep -q "cannot be combined with its __launch_bounds__" bounds.log
+
+# the decision is cached with the file: a second build reads it, says
+# nothing more and compiles the same source
+rm -rf keep
+check "$wrap" "${flags[@]}" spill.cu -o spill2.o 2> spill2.log
+check test "$(grep -c "__maxnreg__" keep/spill.cu)" -eq 0
+check test ! -s spill2.log
+exit $fail
