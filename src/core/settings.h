@@ -22,7 +22,8 @@
 
 #define CORUN_SETTINGS(X)                                                                        \
     X(BACKEND, backend, STR, "auto", 0, 0, "auto,cuda,sim",                                      \
-      "GPU backend: auto picks cuda when a GPU is usable, else sim")                             \
+      "GPU backend: auto picks cuda when a GPU is usable, else sim (a usable GPU whose "         \
+      "backend cannot be set up is an error)")                                                   \
     X(POLICY, policy, STR, "smguard", 0, 0, "",                                                  \
       "scheduling policy of the in-process scheduler (corun policies lists them)")               \
     X(LOG_LEVEL, log_level, STR, "warn", 0, 0, "error,warn,info,debug",                          \
