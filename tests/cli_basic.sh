@@ -49,6 +49,21 @@ expect 2 "unknown policy 'nope'" -- demo --systems mps,nope
 expect 2 "larger than the GPU" -- demo --reserve 500 --backend sim
 expect 2 "--duration-ms needs" -- demo --duration-ms -3
 expect 2 "not one of auto,cuda,sim" -- demo --backend tpu
+# every --backend takes what the settings table allows
+expect 2 "not one of auto,cuda,sim" -- sim --backend tpu
+expect 2 "not one of auto,cuda,sim" -- profile --backend tpu
+expect 2 "not one of auto,cuda,sim" -- experiment hpf --backend tpu
+# corun sim reads an auto setting as the simulator, GPU or not
+expect_run 0 "policy mps, backend sim" -- env CORUN_BACKEND=auto "$corun" sim --scenario ls-batch \
+  --policy mps --duration-ms 20 --quiet
+# cuda where none is usable: an error with the reason, never the simulator instead
+if ! "$corun" sim --scenario ls-batch --policy mps --backend cuda --duration-ms 20 --quiet \
+     > /dev/null 2>&1; then
+  expect 1 "backend cuda: " -- sim --scenario ls-batch --policy mps --backend cuda --duration-ms 20
+  expect 1 "backend cuda: " -- experiment hpf --backend cuda --max-sets 1
+  expect_run 0 "no usable GPU" -- "$corun" --log-level info sim --scenario ls-batch --policy mps \
+    --backend auto --duration-ms 20 --quiet
+fi
 expect 2 "CORUN_SEED" -- --set seed=abc demo
 expect 2 "unknown setting" -- --set nosuch=1 config
 expect 2 "--scenario FILE and --policy NAME are required" -- sim
