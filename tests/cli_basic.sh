@@ -85,7 +85,8 @@ expect 1 "registers per thread" -- occupancy --threads 128 --regs 300
 expect 2 "--threads is required" -- occupancy --regs 32
 expect 0 "blocks_per_sm 8" -- occupancy --threads 256 --regs 32
 expect 0 "CORUN_CHUNK_BUDGET_US" -- config
-for v in CORUN_SCENARIOS CORUN_CACHE CORUN_LAUNCH_STATS; do
+for v in CORUN_SCENARIOS CORUN_CACHE CORUN_LAUNCH_STATS CORUN_NVCC_PIN CORUN_NVCC_ON_REFUSAL \
+         CORUN_NVCC_KEEP CORUN_NVCC_EXTRA_LIBS CORUN_NVCC_VERBOSE; do
   expect 0 "$v" -- config
 done
 # a reservation given by its variable overrides the scenario's, as --reserve does

@@ -150,6 +150,13 @@ static size_t find(const char *name)
     return i;
 }
 
+const corun__setting_info *corun__settings_find(const char *name)
+{
+    size_t i = find(name);
+
+    return i < NSETTINGS ? &table[i] : NULL;
+}
+
 int corun__settings_set(corun__settings *s, const char *name, const char *value, char *why,
                         size_t why_len)
 {
