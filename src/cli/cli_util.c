@@ -47,17 +47,9 @@ int corun__parse_ms(const char *s, double *out)
 
 int corun__cli_set(corun__cli *cli, const char *assignment)
 {
-    char name[128], why[256];
-    const char *eq = strchr(assignment, '=');
-    size_t n;
+    char why[256];
 
-    if (eq == NULL || eq == assignment || (n = (size_t)(eq - assignment)) >= sizeof(name)) {
-        fprintf(stderr, "corun: --set needs NAME=VALUE, got '%s'\n", assignment);
-        return -1;
-    }
-    memcpy(name, assignment, n);
-    name[n] = '\0';
-    if (corun__settings_set(&cli->settings, name, eq + 1, why, sizeof(why)) != CORUN_OK) {
+    if (corun__settings_assign(&cli->settings, assignment, why, sizeof(why)) != CORUN_OK) {
         fprintf(stderr, "corun: %s\n", why);
         return -1;
     }

@@ -152,6 +152,8 @@ int corun__settings_load_env(corun__settings *s, char *why, size_t why_len);
 /* Sets one setting by name ("chunk_budget_us") or variable ("CORUN_CHUNK_BUDGET_US"). */
 int corun__settings_set(corun__settings *s, const char *name, const char *value, char *why,
                         size_t why_len);
+/* Sets one setting from "name=value" (corun --set, corun_test_ctx_create). */
+int corun__settings_assign(corun__settings *s, const char *assignment, char *why, size_t why_len);
 size_t corun__settings_count(void);
 const corun__setting_info *corun__settings_info(size_t i);
 /* The setting named by field ("cache") or variable ("CORUN_CACHE"), or NULL. */
