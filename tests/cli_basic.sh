@@ -49,6 +49,21 @@ expect 2 "unknown policy 'nope'" -- demo --systems mps,nope
 expect 2 "larger than the GPU" -- demo --reserve 500 --backend sim
 expect 2 "--duration-ms needs" -- demo --duration-ms -3
 expect 2 "not one of auto,cuda,sim" -- demo --backend tpu
+# every --backend takes what the settings table allows
+expect 2 "not one of auto,cuda,sim" -- sim --backend tpu
+expect 2 "not one of auto,cuda,sim" -- profile --backend tpu
+expect 2 "not one of auto,cuda,sim" -- experiment hpf --backend tpu
+# corun sim reads an auto setting as the simulator, GPU or not
+expect_run 0 "policy mps, backend sim" -- env CORUN_BACKEND=auto "$corun" sim --scenario ls-batch \
+  --policy mps --duration-ms 20 --quiet
+# cuda where none is usable: an error with the reason, never the simulator instead
+if ! "$corun" sim --scenario ls-batch --policy mps --backend cuda --duration-ms 20 --quiet \
+     > /dev/null 2>&1; then
+  expect 1 "backend cuda: " -- sim --scenario ls-batch --policy mps --backend cuda --duration-ms 20
+  expect 1 "backend cuda: " -- experiment hpf --backend cuda --max-sets 1
+  expect_run 0 "no usable GPU" -- "$corun" --log-level info sim --scenario ls-batch --policy mps \
+    --backend auto --duration-ms 20 --quiet
+fi
 expect 2 "CORUN_SEED" -- --set seed=abc demo
 expect 2 "unknown setting" -- --set nosuch=1 config
 expect 2 "--scenario FILE and --policy NAME are required" -- sim
@@ -70,7 +85,8 @@ expect 1 "registers per thread" -- occupancy --threads 128 --regs 300
 expect 2 "--threads is required" -- occupancy --regs 32
 expect 0 "blocks_per_sm 8" -- occupancy --threads 256 --regs 32
 expect 0 "CORUN_CHUNK_BUDGET_US" -- config
-for v in CORUN_SCENARIOS CORUN_CACHE CORUN_LAUNCH_STATS; do
+for v in CORUN_SCENARIOS CORUN_CACHE CORUN_LAUNCH_STATS CORUN_NVCC_PIN CORUN_NVCC_ON_REFUSAL \
+         CORUN_NVCC_KEEP CORUN_NVCC_EXTRA_LIBS CORUN_NVCC_VERBOSE; do
   expect 0 "$v" -- config
 done
 # a reservation given by its variable overrides the scenario's, as --reserve does

@@ -92,6 +92,26 @@ fi
 check grep -q "error: corun-cc: __device__ function reading blockIdx" bad.log
 check env CORUN_NVCC_ON_REFUSAL=plain "$wrap" -arch=sm_90 -c bad.cu -o bad.o
 check test -f bad.o
+# its settings come from the settings table, through corun-cc: a bad value
+# stops the build and says which, where it once meant a silent default
+cc=$(sed -n "s/^corun_cc='\(.*\)'$/\1/p" "$wrap")
+for bad in CORUN_NVCC_PIN=yes CORUN_NVCC_ON_REFUSAL=maybe CORUN_NVCC_VERBOSE=2; do
+  rm -f k5.o
+  if env "$bad" "$wrap" -arch=sm_90 -c k.cu -o k5.o 2> set.log; then
+    echo "FAIL: $bad was taken"
+    fail=1
+  fi
+  check grep -q "${bad%%=*}" set.log
+  check test ! -e k5.o
+done
+check env CORUN_NVCC_VERBOSE=1 "$wrap" -arch=sm_90 -c k.cu -o k5.o 2> verbose.log
+check grep -q "^corun-nvcc: $NVCC_REAL " verbose.log
+check env CORUN_NVCC_KEEP="$tmp/keep" "$wrap" -arch=sm_90 -c k.cu -o k6.o
+check grep -q "k__corun_launch" "$tmp/keep/k.cu"
+# one default for the cache folder: corun-nvcc's is corun-cc's
+check test "$(env -u CORUN_CACHE XDG_CACHE_HOME="$tmp/xdg" "$cc" --setting cache)" = "$tmp/xdg/corun"
+check env -u CORUN_CACHE XDG_CACHE_HOME="$tmp/xdg" CORUN_NVCC_PIN=0 "$wrap" -arch=sm_90 -c k.cu -o k7.o
+check test "$(ls "$tmp/xdg/corun"/*.cu 2> /dev/null | wc -l)" -eq 1
 # nvcc's own options still work
 check "$wrap" --version
 exit $fail

@@ -1,6 +1,7 @@
 /* test_settings.c — the settings table: defaults within their bounds, which
  * settings were given, one setting read alone (corun-cc, the launch shim),
- * and the simulator's defaults equal to the table's. */
+ * the simulator's defaults equal to the table's, and a context's settings
+ * given over the environment (corun_test_ctx_create). */
 #include "support.h"
 
 #include <stdlib.h>
@@ -9,7 +10,7 @@
 #include "backends/sim/sim.h"
 #include "core/settings.h"
 #include "corun/corun.h"
-#include "corun/corun.h"
+#include "corun/corun_sim.h"
 
 /* A default the table cannot parse would be silently zero. */
 static void defaults_parse(void **state)
@@ -98,6 +99,29 @@ static void sim_defaults_are_the_tables(void **state)
     assert_int_equal(o.chunk_max, s.chunk_max);
 }
 
+/* A test's own settings over the environment (corun_test_ctx_create),
+ * without changing the environment; a bad one is refused with its name. */
+static void ctx_settings_over_the_environment(void **state)
+{
+    const char *const sim[] = {"backend=sim", "plain_below_us=0", NULL};
+    const char *const bad[] = {"backend=sim", "plain_below_us=-1", NULL};
+    const char *const unknown[] = {"nosuch=1", NULL};
+    const char *const malformed[] = {"backend", NULL};
+    corun_ctx *ctx = NULL;
+
+    setenv("CORUN_BACKEND", "cuda", 1);
+    assert_int_equal(corun_test_ctx_create(NULL, sim, &ctx), CORUN_OK);
+    assert_string_equal(corun_ctx_backend(ctx), "sim");
+    corun_ctx_destroy(ctx);
+    assert_string_equal(getenv("CORUN_BACKEND"), "cuda");
+    unsetenv("CORUN_BACKEND");
+    assert_int_equal(corun_test_ctx_create(NULL, bad, &ctx), CORUN_EINVAL);
+    assert_non_null(strstr(corun_last_error(), "CORUN_PLAIN_BELOW_US"));
+    assert_int_equal(corun_test_ctx_create(NULL, unknown, &ctx), CORUN_ENOENT);
+    assert_int_equal(corun_test_ctx_create(NULL, malformed, &ctx), CORUN_EINVAL);
+    assert_non_null(strstr(corun_last_error(), "NAME=VALUE"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -105,6 +129,7 @@ int main(void)
         cmocka_unit_test(given_by_variable_or_set),
         cmocka_unit_test(read_one),
         cmocka_unit_test(sim_defaults_are_the_tables),
+        cmocka_unit_test(ctx_settings_over_the_environment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,6 @@
 #include <chrono>
 #include <atomic>
 #include <cstring>
-#include <string>
 #include <vector>
 #include <thread>
 
@@ -134,20 +133,11 @@ static corun_ctx *make_ctx(const char *policy, double plain_below_us)
 {
     corun_ctx_opts o = {"cuda", policy};
     corun_ctx *ctx;
-    char v[32];
-    const char *old = getenv("CORUN_PLAIN_BELOW_US");
-    std::string keep = old != nullptr ? old : "";
+    char v[48];
+    const char *over[] = {v, nullptr};
 
-    if (plain_below_us >= 0) {
-        snprintf(v, sizeof(v), "%g", plain_below_us);
-        setenv("CORUN_PLAIN_BELOW_US", v, 1);
-    }
-    CR(corun_ctx_create(&o, &ctx));
-    if (old != nullptr) {
-        setenv("CORUN_PLAIN_BELOW_US", keep.c_str(), 1);
-    } else {
-        unsetenv("CORUN_PLAIN_BELOW_US");
-    }
+    snprintf(v, sizeof(v), "plain_below_us=%g", plain_below_us);
+    CR(corun_test_ctx_create(&o, plain_below_us >= 0 ? over : nullptr, &ctx));
     return ctx;
 }
 

@@ -179,7 +179,8 @@ typedef struct corun_kernel corun_kernel;
 typedef struct corun_job corun_job;
 
 typedef struct corun_ctx_opts {
-    const char *backend; /* "auto", "cuda", "sim"; NULL: CORUN_BACKEND */
+    const char *backend; /* "auto" (cuda where a GPU is usable, else sim), "cuda",
+                            "sim"; NULL: CORUN_BACKEND */
     const char *policy;  /* a policy name (corun policies); NULL: CORUN_POLICY */
 } corun_ctx_opts;
 

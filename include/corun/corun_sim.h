@@ -28,6 +28,13 @@ typedef struct corun_sim_kernel_desc {
 CORUN_API int corun_sim_kernel_register(corun_ctx *ctx, const corun_sim_kernel_desc *d,
                                         corun_kernel **out);
 
+/* Testing: corun_ctx_create with settings over the CORUN_* variables, each
+ * "name=value" as `corun --set` takes it, the list ending with NULL (a test
+ * that needs one setting changed, without touching the environment other
+ * threads read). A bad one fails the call, corun_last_error says which. */
+CORUN_API int corun_test_ctx_create(const corun_ctx_opts *opts, const char *const *settings,
+                                    corun_ctx **out);
+
 /* Testing: every later launch of k counts each block-task its workers run
  * in one uint32 per task at device address dptr (0 = off); only kernels
  * built with CORUN_TASK_HITS count. */

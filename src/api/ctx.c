@@ -227,7 +227,21 @@ static void *loop(void *p)
 
 /* ---- contexts ---------------------------------------------------------------- */
 
-CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out)
+/* A context's settings: the table's defaults, the CORUN_* variables, then
+ * each "name=value" of over (NULL-terminated; over may be NULL). */
+static int ctx_settings(corun__settings *set, const char *const *over, char *why, size_t why_len)
+{
+    int rc;
+
+    corun__settings_default(set);
+    rc = corun__settings_load_env(set, why, why_len);
+    for (size_t i = 0; rc == CORUN_OK && over != NULL && over[i] != NULL; i++) {
+        rc = corun__settings_assign(set, over[i], why, why_len);
+    }
+    return rc;
+}
+
+static int ctx_create(const corun_ctx_opts *opts, const char *const *over, corun_ctx **out)
 {
     corun__sched_opts so;
     corun_ctx *c;
@@ -243,8 +257,7 @@ CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out)
     if (c == NULL) {
         return fail(CORUN_ENOMEM, "out of memory");
     }
-    corun__settings_default(&c->set);
-    rc = corun__settings_load_env(&c->set, why, sizeof(why));
+    rc = ctx_settings(&c->set, over, why, sizeof(why));
     if (rc != CORUN_OK) {
         free(c);
         return fail(rc, "%s", why);
@@ -293,6 +306,17 @@ out_destroy_backend:
     c->be->ops->destroy(c->be);
     free(c);
     return rc;
+}
+
+CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out)
+{
+    return ctx_create(opts, NULL, out);
+}
+
+CORUN_API int corun_test_ctx_create(const corun_ctx_opts *opts, const char *const *settings,
+                                    corun_ctx **out)
+{
+    return ctx_create(opts, settings, out);
 }
 
 CORUN_API void corun_ctx_destroy(corun_ctx *c)

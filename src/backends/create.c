@@ -3,10 +3,8 @@
 #include <string.h>
 
 #include "backends/create.h"
+#include "backends/cuda/cuda_backend.h" /* declarations only: defined where CORUN_HAVE_CUDA */
 #include "backends/sim/sim.h"
-#ifdef CORUN_HAVE_CUDA
-#include "backends/cuda/cuda_backend.h"
-#endif
 
 int corun__backend_have_cuda(void)
 {
@@ -17,10 +15,53 @@ int corun__backend_have_cuda(void)
 #endif
 }
 
+/* Whether the CUDA backend can be made here; why says why not. */
+static int cuda_usable(char *why, size_t why_len)
+{
+#ifdef CORUN_HAVE_CUDA
+    return corun__cuda_usable(why, why_len);
+#else
+    snprintf(why, why_len, "this corun was built without CUDA (no nvcc at build time)");
+    return 0;
+#endif
+}
+
+int corun__backend_is_auto(const char *name)
+{
+    return name != NULL && strcmp(name, "auto") == 0;
+}
+
+int corun__backend_resolve(const char *name, corun__backend_pick *out, char *why, size_t why_len)
+{
+    const corun__backend_pick sim = {CORUN_SIM_NAME, CORUN_SIM_CAPS, 0};
+    int is_auto = corun__backend_is_auto(name);
+
+    if (name != NULL && strcmp(name, CORUN_SIM_NAME) == 0) {
+        *out = sim;
+        return CORUN_OK;
+    }
+    if (name == NULL || (!is_auto && strcmp(name, CORUN_CUDA_NAME) != 0)) {
+        snprintf(why, why_len, "unknown backend '%s' (known: auto, cuda, sim)",
+                 name != NULL ? name : "(null)");
+        return CORUN_EINVAL;
+    }
+    if (!cuda_usable(why, why_len)) {
+        if (!is_auto) {
+            return CORUN_ENODEV;
+        }
+        *out = sim;
+        out->fell_back = 1;
+        return CORUN_OK;
+    }
+    *out = (corun__backend_pick){CORUN_CUDA_NAME, CORUN_CUDA_CAPS, 0};
+    return CORUN_OK;
+}
+
 static int make_sim(const corun__settings *set, const corun_gpu_desc *gpu, uint64_t seed,
-                    corun__backend **out)
+                    corun__backend **out, char *why, size_t why_len)
 {
     corun__sim_opts o;
+    int rc;
 
     corun__sim_opts_from(&o, set);
     if (gpu != NULL) {
@@ -28,40 +69,29 @@ static int make_sim(const corun__settings *set, const corun_gpu_desc *gpu, uint6
     }
     o.seed = seed;
     o.dispatch = CORUN_SIM_DISPATCH_PRIORITY;
-    return corun__sim_create(&o, out);
+    rc = corun__sim_create(&o, out);
+    if (rc != CORUN_OK) {
+        snprintf(why, why_len, "cannot create the simulator: %s", corun_strerror(rc));
+    }
+    return rc;
 }
 
 int corun__backend_create(const char *name, const corun__settings *set,
                           const corun_gpu_desc *sim_gpu, uint64_t seed, corun__backend **out,
                           char *why, size_t why_len)
 {
-    int rc;
+    corun__backend_pick pick;
+    int rc = corun__backend_resolve(name, &pick, why, why_len);
 
-    if (strcmp(name, "sim") == 0) {
-        rc = make_sim(set, sim_gpu, seed, out);
-        if (rc != CORUN_OK) {
-            snprintf(why, why_len, "cannot create the simulator: %s", corun_strerror(rc));
-        }
+    if (rc != CORUN_OK) {
         return rc;
     }
-    if (strcmp(name, "cuda") == 0 || strcmp(name, "auto") == 0) {
+    if (strcmp(pick.name, CORUN_SIM_NAME) == 0) {
+        return make_sim(set, sim_gpu, seed, out, why, why_len);
+    }
 #ifdef CORUN_HAVE_CUDA
-        rc = corun__cuda_create(set, out, why, why_len);
-        if (rc == CORUN_OK || strcmp(name, "cuda") == 0) {
-            return rc;
-        }
+    return corun__cuda_create(set, out, why, why_len);
 #else
-        if (strcmp(name, "cuda") == 0) {
-            snprintf(why, why_len, "this corun was built without CUDA (no nvcc at build time)");
-            return CORUN_ENODEV;
-        }
+    return CORUN_ENODEV; /* resolve picks cuda only where it is built */
 #endif
-        rc = make_sim(set, sim_gpu, seed, out);
-        if (rc != CORUN_OK) {
-            snprintf(why, why_len, "cannot create the simulator: %s", corun_strerror(rc));
-        }
-        return rc;
-    }
-    snprintf(why, why_len, "unknown backend '%s' (known: auto, cuda, sim)", name);
-    return CORUN_EINVAL;
 }

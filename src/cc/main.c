@@ -5,6 +5,7 @@
  *            [-include FILE] [-isystem DIR] [-std=c++17] [--cuda-path DIR]
  *            [--line-name NAME] [--resource-usage FILE [--pinned-usage FILE]]
  *            [--pch-dir DIR | --no-pch] [--read-limit SIZE] [--parse-stack SIZE] [-v]
+ *   corun-cc --setting NAME [--setting NAME...]
  *
  * Exit status: 0 transformed (or nothing to transform: the output is a
  * byte-for-byte copy), 1 refused (every reason printed as
@@ -63,6 +64,10 @@ static void usage(FILE *out)
             "  --parse-stack SIZE   stack of each parse (default 512M, reserved, used as\n"
             "                       needed): code nested deeper than it fits is refused\n"
             "  -v                   print what was transformed and how long it took\n"
+            "  --setting NAME       print a corun setting as corun-cc and corun-nvcc use it\n"
+            "                       (its CORUN_* variable, checked, else its default; cache:\n"
+            "                       the folder) and exit; repeated: one line each, in order;\n"
+            "                       2 for an unknown name or a bad value\n"
             "  --version, --help\n"
             "\n"
             "SIZE: bytes, or with K, M or G (binary: 512M = 512 MiB)\n"
@@ -72,29 +77,96 @@ static void usage(FILE *out)
             "line, 3 cannot write or out of memory\n");
 }
 
-/* $CORUN_CACHE/cc-pch, the cache folder being corun-nvcc's
- * (docs/corun-cc.md); NULL when no folder can be named. */
-static const char *default_pch_dir(char *buf, size_t cap)
+/* The cache folder of corun-cc and corun-nvcc (docs/corun-cc.md): setting
+ * CACHE, or where it is empty ${XDG_CACHE_HOME:-~/.cache}/corun. Returns
+ * CORUN_OK, or with why: CORUN_EINVAL (a bad CORUN_CACHE), CORUN_ENOENT
+ * (nothing names a folder), CORUN_ERANGE (longer than cap). */
+static int cache_dir(char *buf, size_t cap, char *why, size_t why_len)
 {
-    char c[CORUN_SETTING_STR_MAX], why[256];
+    char c[CORUN_SETTING_STR_MAX];
     const char *x = getenv("XDG_CACHE_HOME");
     const char *h = getenv("HOME");
     int n;
 
-    if (corun__settings_read_one("cache", c, sizeof(c), why, sizeof(why)) != CORUN_OK) {
-        fprintf(stderr, "corun-cc: warning: %s: headers not precompiled\n", why);
-        return NULL;
+    if (corun__settings_read_one("cache", c, sizeof(c), why, why_len) != CORUN_OK) {
+        return CORUN_EINVAL;
     }
     if (c[0] != '\0') {
-        n = snprintf(buf, cap, "%s/cc-pch", c);
+        n = snprintf(buf, cap, "%s", c);
     } else if (x != NULL && x[0] != '\0') {
-        n = snprintf(buf, cap, "%s/corun/cc-pch", x);
+        n = snprintf(buf, cap, "%s/corun", x);
     } else if (h != NULL && h[0] != '\0') {
-        n = snprintf(buf, cap, "%s/.cache/corun/cc-pch", h);
+        n = snprintf(buf, cap, "%s/.cache/corun", h);
     } else {
+        snprintf(why, why_len, "no cache folder: CORUN_CACHE, XDG_CACHE_HOME and HOME are unset");
+        return CORUN_ENOENT;
+    }
+    if (n < 0 || (size_t)n >= cap) {
+        snprintf(why, why_len, "the cache folder's name is longer than %zu bytes", cap);
+        return CORUN_ERANGE;
+    }
+    return CORUN_OK;
+}
+
+/* $CORUN_CACHE/cc-pch (cache_dir); NULL when no folder can be named. */
+static const char *default_pch_dir(char *buf, size_t cap)
+{
+    char why[256];
+    int rc = cache_dir(buf, cap, why, sizeof(why));
+    size_t n;
+
+    if (rc == CORUN_EINVAL) {
+        fprintf(stderr, "corun-cc: warning: %s: headers not precompiled\n", why);
+    }
+    if (rc != CORUN_OK || (n = strlen(buf)) + sizeof("/cc-pch") > cap) {
         return NULL;
     }
-    return n > 0 && (size_t)n < cap ? buf : NULL;
+    memcpy(buf + n, "/cc-pch", sizeof("/cc-pch"));
+    return buf;
+}
+
+/* --setting NAME...: each setting on a line of its own, in order, as
+ * corun-cc and corun-nvcc use it: its CORUN_* variable, checked against the
+ * settings table, else its default; for cache the folder (cache_dir). All
+ * or nothing: an unknown name or a bad value prints only why, on stderr.
+ * Returns the exit status (2 for a bad name or value). */
+static int print_settings(const char *const *names, size_t n)
+{
+    char(*v)[4096] = calloc(n, sizeof(*v));
+    char why[512];
+    size_t i;
+    int rc = CORUN_OK;
+
+    if (v == NULL) {
+        fprintf(stderr, "corun-cc: out of memory\n");
+        return 3;
+    }
+    for (i = 0; i < n && rc == CORUN_OK; i++) {
+        const corun__setting_info *in = corun__settings_find(names[i]);
+        if (in == NULL) {
+            snprintf(why, sizeof(why), "unknown setting '%s' (corun config lists them)", names[i]);
+            rc = CORUN_ENOENT;
+        } else if (strcmp(in->name, "cache") == 0) {
+            rc = cache_dir(v[i], sizeof(v[i]), why, sizeof(why));
+        } else {
+            rc = corun__settings_read_one(in->name, v[i], sizeof(v[i]), why, sizeof(why));
+        }
+        if (rc == CORUN_OK && strchr(v[i], '\n') != NULL) {
+            snprintf(why, sizeof(why), "%s: a value with a line break cannot be printed as a line",
+                     in->env);
+            rc = CORUN_EINVAL;
+        }
+    }
+    if (rc != CORUN_OK) {
+        fprintf(stderr, "corun-cc: %s\n", why);
+        free(v);
+        return 2;
+    }
+    for (i = 0; i < n; i++) {
+        printf("%s\n", v[i]);
+    }
+    free(v);
+    return 0;
 }
 
 static const char *pch_said(const corun__cc_tu *t)
@@ -312,6 +384,8 @@ typedef struct args {
     int no_pch;
     const char *pch_dir; /* --pch-dir, or NULL: the default */
     uint64_t stack;      /* --parse-stack */
+    const char **settings; /* --setting names (room for every argument) */
+    size_t nsettings;
 } args;
 
 /* Whether option a takes the next argument as its value. */
@@ -352,8 +426,8 @@ static int set_value(run *r, args *x, const char *a, const char *v)
 }
 
 /* Reads the command line into r (r->o.cflags has room for every argument)
- * and x. -1 to go on, or the exit status once --help or --version is
- * answered or a mistake said. */
+ * and x. -1 to go on, or the exit status once --help, --version or
+ * --setting is answered or a mistake said. */
 static int parse_args(int argc, char **argv, run *r, args *x)
 {
     corun__cc_opts *o = &r->o;
@@ -381,6 +455,12 @@ static int parse_args(int argc, char **argv, run *r, args *x)
                         a[2] == 'p' ? " from 1M to 64G" : "");
                 return 2;
             }
+        } else if (strcmp(a, "--setting") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "corun-cc: --setting needs a name\n");
+                return 2;
+            }
+            x->settings[x->nsettings++] = argv[++i];
         } else if (strcmp(a, "--check") == 0) {
             o->check_only = 1;
         } else if (strcmp(a, "--no-pch") == 0) {
@@ -401,6 +481,9 @@ static int parse_args(int argc, char **argv, run *r, args *x)
             fprintf(stderr, "corun-cc: more than one input ('%s' and '%s')\n", o->in, a);
             return 2;
         }
+    }
+    if (x->nsettings > 0) {
+        return print_settings(x->settings, x->nsettings);
     }
     if (o->in == NULL || (o->out == NULL && !o->check_only)) {
         fprintf(stderr, "corun-cc: %s\n", o->in == NULL ? "no input file" : "no output (-o FILE)");
@@ -439,13 +522,16 @@ static int cc_main(int argc, char **argv)
 {
     run r;
     corun__cc_opts *o = &r.o;
-    args x = {0, NULL, CORUN_CC_STACK_DEFAULT};
+    args x = {0, NULL, CORUN_CC_STACK_DEFAULT, NULL, 0};
     char default_pch[4096];
     const char **cflags = calloc((size_t)argc * 2 + 1, sizeof(char *));
 
     memset(&r, 0, sizeof(r));
-    if (cflags == NULL) {
+    x.settings = calloc((size_t)argc, sizeof(char *));
+    if (cflags == NULL || x.settings == NULL) {
         fprintf(stderr, "corun-cc: out of memory\n");
+        free(cflags);
+        free(x.settings);
         return 3;
     }
     o->cflags = cflags;
@@ -463,6 +549,7 @@ static int cc_main(int argc, char **argv)
         status = transform_on_thread(&r, x.stack);
     }
     free(cflags);
+    free(x.settings);
     return status;
 }
 

@@ -97,10 +97,20 @@ int corun__cli_scenario_load(const corun__cli *cli, const char *who, const char 
  * scenario's). Returns -1 on a missing or bad file or a bad override. */
 int corun__cli_load_run_scenario(const corun__cli *cli, const corun__run_opts *o,
                                  struct corun__scenario *sc);
-/* Resolves the backend setting ("auto" included) once, so every run of a
- * command uses the same one; writes its name. Returns -1 if none can be made. */
-int corun__cli_resolve_backend(const corun__cli *cli, const struct corun__scenario *sc,
-                               char *name, size_t len);
+/* Resolves the backend setting ("auto" included) once
+ * (corun__backend_resolve), so every run of a command uses the same
+ * backend; writes its name ("cuda", "sim"). Logs why "auto" fell back to
+ * the simulator. Returns -1 after printing why if the backend named cannot
+ * be used here (cuda without a usable GPU). */
+int corun__cli_resolve_backend(const corun__cli *cli, char *name, size_t len);
+/* Sets the backend setting from cmd's --backend VAL, checked against the
+ * settings table (auto, cuda, sim). Returns -1 after printing why. */
+int corun__cli_set_backend(corun__cli *cli, const char *cmd, const char *val);
+/* For commands that simulate unless told otherwise (sim, profile): a
+ * backend setting of "auto" (the default, or CORUN_BACKEND) becomes sim.
+ * Called before the command reads its --backend, so that an explicit
+ * --backend auto still picks the GPU where one is usable. */
+void corun__cli_auto_means_sim(corun__cli *cli);
 
 /* The CLI's backend maker for scenario runs (corun__run_env.make_backend):
  * ctx is a corun__cli_maker naming the backend, made with the CLI's

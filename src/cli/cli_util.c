@@ -47,17 +47,9 @@ int corun__parse_ms(const char *s, double *out)
 
 int corun__cli_set(corun__cli *cli, const char *assignment)
 {
-    char name[128], why[256];
-    const char *eq = strchr(assignment, '=');
-    size_t n;
+    char why[256];
 
-    if (eq == NULL || eq == assignment || (n = (size_t)(eq - assignment)) >= sizeof(name)) {
-        fprintf(stderr, "corun: --set needs NAME=VALUE, got '%s'\n", assignment);
-        return -1;
-    }
-    memcpy(name, assignment, n);
-    name[n] = '\0';
-    if (corun__settings_set(&cli->settings, name, eq + 1, why, sizeof(why)) != CORUN_OK) {
+    if (corun__settings_assign(&cli->settings, assignment, why, sizeof(why)) != CORUN_OK) {
         fprintf(stderr, "corun: %s\n", why);
         return -1;
     }
@@ -73,6 +65,24 @@ double corun__cli_now_s(void)
 
 /* --- the options of demo and sim ------------------------------------------- */
 
+int corun__cli_set_backend(corun__cli *cli, const char *cmd, const char *val)
+{
+    char why[256];
+
+    if (corun__settings_set(&cli->settings, "backend", val, why, sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "corun %s: --backend: %s\n", cmd, why);
+        return -1;
+    }
+    return 0;
+}
+
+void corun__cli_auto_means_sim(corun__cli *cli)
+{
+    if (corun__backend_is_auto(cli->settings.backend)) {
+        (void)corun__cli_set(cli, "backend=sim");
+    }
+}
+
 /* Takes --backend B out of argv (shifting the rest down) and sets it.
  * Returns -1 on a bad value. */
 static int take_backend(corun__cli *cli, const char *cmd, int *argc, char **argv)
@@ -81,13 +91,11 @@ static int take_backend(corun__cli *cli, const char *cmd, int *argc, char **argv
 
     for (i = 0; i < *argc; i++) {
         if (strcmp(argv[i], "--backend") == 0) {
-            char set[96];
             if (i + 1 >= *argc) {
                 fprintf(stderr, "corun %s: --backend needs auto, cuda or sim\n", cmd);
                 return -1;
             }
-            snprintf(set, sizeof(set), "backend=%s", argv[++i]);
-            if (corun__cli_set(cli, set) != 0) {
+            if (corun__cli_set_backend(cli, cmd, argv[++i]) != 0) {
                 return -1;
             }
             continue;
@@ -308,24 +316,19 @@ int corun__cli_load_run_scenario(const corun__cli *cli, const corun__run_opts *o
     return 0;
 }
 
-int corun__cli_resolve_backend(const corun__cli *cli, const corun__scenario *sc, char *name,
-                               size_t len)
+int corun__cli_resolve_backend(const corun__cli *cli, char *name, size_t len)
 {
-    corun__backend *be = NULL;
+    corun__backend_pick pick;
     char why[512] = "";
-    int rc = corun__backend_create(cli->settings.backend, &cli->settings, &sc->gpu, 1, &be, why,
-                                   sizeof(why));
 
-    if (rc != CORUN_OK) {
-        fprintf(stderr, "corun: %s\n", why);
+    if (corun__backend_resolve(cli->settings.backend, &pick, why, sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "corun: backend %s: %s\n", cli->settings.backend, why);
         return -1;
     }
-    snprintf(name, len, "%s", be->ops->name);
-    if (strcmp(cli->settings.backend, "auto") == 0 && strcmp(name, "sim") == 0) {
-        CORUN_LOG(CORUN_LOG_INFO, "backend", "no usable GPU (%s); using the simulator",
-                  why[0] ? why : "built without CUDA");
+    snprintf(name, len, "%s", pick.name);
+    if (pick.fell_back) {
+        CORUN_LOG(CORUN_LOG_INFO, "backend", "no usable GPU (%s); using the simulator", why);
     }
-    be->ops->destroy(be);
     return 0;
 }
 
@@ -408,7 +411,7 @@ int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, corun__sce
         rc = CORUN_EXIT_USAGE;
         goto out_free_sc;
     }
-    if (corun__cli_resolve_backend(cli, sc, backend, len) != 0) {
+    if (corun__cli_resolve_backend(cli, backend, len) != 0) {
         goto out_free_sc;
     }
     for (i = 0; i < o->nsystems; i++) {

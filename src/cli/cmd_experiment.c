@@ -47,7 +47,8 @@ void corun__usage_experiment(FILE *out)
             "Kernel profiles the policies need are recorded first in the profile store\n"
             "(CORUN_PROFILE_PATH). Progress goes to stderr, one line per run set.\n"
             "\n"
-            "  --backend B       sim (default) or cuda\n"
+            "  --backend B       sim (default), cuda, or auto (cuda where a GPU is usable,\n"
+            "                    else sim)\n"
             "  --dir DIR         where the scenario files are\n"
             "  --max-sets N      only the first N pairs (or triplets) of each experiment\n"
             "  --duration-ms MS  arrival window of the loop experiments (ffs, slate)\n"
@@ -59,10 +60,10 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     corun__exp_opts o;
     corun__cli_maker mk;
     const char *name = NULL;
-    char backend[16] = "sim", why[1024] = "", dir[4096];
+    char backend[16], why[1024] = "", dir[4096];
     unsigned long long v;
     json_t *res;
-    int i, quiet = 0;
+    int i, quiet = 0, backend_given = 0;
 
     memset(&o, 0, sizeof(o));
     for (i = 0; i < argc; i++) {
@@ -86,11 +87,10 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
             return CORUN_EXIT_USAGE;
         }
         if (strcmp(argv[i], "--backend") == 0) {
-            if (strcmp(val, "sim") != 0 && strcmp(val, "cuda") != 0) {
-                fprintf(stderr, "corun experiment: --backend takes sim or cuda (got '%s')\n", val);
+            if (corun__cli_set_backend(cli, "experiment", val) != 0) {
                 return CORUN_EXIT_USAGE;
             }
-            snprintf(backend, sizeof(backend), "%s", val);
+            backend_given = 1;
         } else if (strcmp(argv[i], "--dir") == 0) {
             o.dir = val;
         } else if (strcmp(argv[i], "--max-sets") == 0) {
@@ -123,6 +123,13 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
             return CORUN_EXIT_USAGE;
         }
         o.dir = dir;
+    }
+    if (!backend_given) {
+        /* the simulator unless --backend names another, whatever CORUN_BACKEND says */
+        (void)corun__cli_set(cli, "backend=sim");
+    }
+    if (corun__cli_resolve_backend(cli, backend, sizeof(backend)) != 0) {
+        return CORUN_EXIT_FAIL;
     }
     mk.cli = cli;
     mk.backend = backend;

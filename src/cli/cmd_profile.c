@@ -133,7 +133,8 @@ void corun__usage_profile(FILE *out)
             "                         at its own size, and record the runs and profiles\n"
             "  --runs N               training runs per kernel (default CORUN_PROFILE_TRAIN_RUNS)\n"
             "  --app NAME             train only this application's kernel\n"
-            "  --backend B            sim (default) or cuda\n"
+            "  --backend B            sim (default), cuda, or auto (cuda where a GPU is\n"
+            "                         usable, else sim)\n"
             "  --json                 print {\"store\", \"kernels\": [...], \"mean_mape\"}\n"
             "\n"
             "corun sim records what a FLEP or Slate policy lacks before it runs.\n");
@@ -143,19 +144,18 @@ typedef struct profile_opts {
     const char *scenario;      /* --train-scenario, or NULL to only list */
     const char *app;           /* --app, or NULL for every application */
     unsigned long long runs;   /* --runs */
-    char backend[16];          /* --backend */
     int json;
 } profile_opts;
 
-/* Returns -1 on a bad command line, after printing why. */
-static int parse_profile_opts(const corun__cli *cli, int argc, char **argv, profile_opts *o)
+/* Returns -1 on a bad command line, after printing why. --backend goes to
+ * the settings, over an auto backend setting read as sim. */
+static int parse_profile_opts(corun__cli *cli, int argc, char **argv, profile_opts *o)
 {
     int a;
 
     memset(o, 0, sizeof(*o));
     o->runs = cli->settings.profile_train_runs;
-    snprintf(o->backend, sizeof(o->backend), "%s",
-             strcmp(cli->settings.backend, "cuda") == 0 ? "cuda" : "sim");
+    corun__cli_auto_means_sim(cli);
     for (a = 0; a < argc; a++) {
         const char *val = a + 1 < argc ? argv[a + 1] : NULL;
         if (strcmp(argv[a], "--json") == 0) {
@@ -178,11 +178,9 @@ static int parse_profile_opts(const corun__cli *cli, int argc, char **argv, prof
                 return -1;
             }
         } else if (strcmp(argv[a], "--backend") == 0) {
-            if (strcmp(val, "sim") != 0 && strcmp(val, "cuda") != 0) {
-                fprintf(stderr, "corun profile: --backend takes sim or cuda (got '%s')\n", val);
+            if (corun__cli_set_backend(cli, "profile", val) != 0) {
                 return -1;
             }
-            snprintf(o->backend, sizeof(o->backend), "%s", val);
         } else {
             fprintf(stderr,
                     "corun profile: unknown option '%s' (corun profile --help lists them)\n",
@@ -204,8 +202,9 @@ static int train_scenario(corun__cli *cli, const profile_opts *o, const char *pa
 {
     corun__scenario *sc = malloc(sizeof(*sc));
     int apps[CORUN_SCENARIO_MAX_APPS];
+    char backend[16];
     size_t i, n = 0;
-    int rc;
+    int rc = CORUN_EXIT_FAIL;
 
     if (sc == NULL) {
         return CORUN_EXIT_FAIL;
@@ -224,9 +223,12 @@ static int train_scenario(corun__cli *cli, const profile_opts *o, const char *pa
         free(sc);
         return CORUN_EXIT_USAGE;
     }
-    rc = train(cli, sc, o->backend, path, apps, n, (uint32_t)o->runs, 3, o->json);
+    if (corun__cli_resolve_backend(cli, backend, sizeof(backend)) == 0 &&
+        train(cli, sc, backend, path, apps, n, (uint32_t)o->runs, 3, o->json) == 0) {
+        rc = CORUN_EXIT_OK;
+    }
     free(sc);
-    return rc == 0 ? CORUN_EXIT_OK : CORUN_EXIT_FAIL;
+    return rc;
 }
 
 /* What the store holds for one (backend, kernel) pair. */

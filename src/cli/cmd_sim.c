@@ -36,7 +36,9 @@ void corun__usage_sim(FILE *out)
             "           fairness, throughput, and apps[] with per-application results and\n"
             "           kernels[], one record per completed kernel (submit_us, start_us,\n"
             "           end_us, turnaround_us, waiting_us, run_us, ntt, gpu_share,\n"
-            "           preemptions)\n");
+            "           preemptions)\n"
+            "  --backend B  sim (the default, also for CORUN_BACKEND=auto), cuda, or auto\n"
+            "           (cuda where a GPU is usable, else sim)\n");
 }
 
 /* A finished run with what it is compared to. */
@@ -223,9 +225,7 @@ int corun__cmd_sim(corun__cli *cli, int argc, char **argv)
     int rc;
 
     memset(&o, 0, sizeof(o));
-    if (strcmp(cli->settings.backend, "auto") == 0) {
-        (void)corun__cli_set(cli, "backend=sim");
-    }
+    corun__cli_auto_means_sim(cli);
     if (corun__cli_parse_run_opts(cli, "sim", argc, argv, &o, 0) != 0) {
         return CORUN_EXIT_USAGE;
     }

@@ -150,6 +150,13 @@ static size_t find(const char *name)
     return i;
 }
 
+const corun__setting_info *corun__settings_find(const char *name)
+{
+    size_t i = find(name);
+
+    return i < NSETTINGS ? &table[i] : NULL;
+}
+
 int corun__settings_set(corun__settings *s, const char *name, const char *value, char *why,
                         size_t why_len)
 {
@@ -165,6 +172,21 @@ int corun__settings_set(corun__settings *s, const char *name, const char *value,
         s->given |= UINT64_C(1) << i;
     }
     return rc;
+}
+
+int corun__settings_assign(corun__settings *s, const char *assignment, char *why, size_t why_len)
+{
+    char name[128];
+    const char *eq = strchr(assignment, '=');
+    size_t n = eq != NULL ? (size_t)(eq - assignment) : 0;
+
+    if (n == 0 || n >= sizeof(name)) {
+        snprintf(why, why_len, "a setting is NAME=VALUE, got '%s'", assignment);
+        return CORUN_EINVAL;
+    }
+    memcpy(name, assignment, n);
+    name[n] = '\0';
+    return corun__settings_set(s, name, eq + 1, why, why_len);
 }
 
 int corun__settings_given(const corun__settings *s, const char *name)

@@ -8,9 +8,9 @@
  * Settings are read once (corun__settings_load_env) into a corun__settings
  * value that is passed down; nothing else calls getenv for a CORUN_*
  * variable. Code that needs one setting and no context (corun-cc, the
- * launch shim through corun_setting_get) reads it with
- * corun__settings_read_one. STR values hold up to CORUN_SETTING_STR_MAX - 1
- * characters (paths need more than names).
+ * launch shim through corun_setting_get, corun-nvcc through `corun-cc
+ * --setting NAME`) reads it with corun__settings_read_one. STR values hold
+ * up to CORUN_SETTING_STR_MAX - 1 characters (paths need more than names).
  */
 #ifndef CORUN_CORE_SETTINGS_H
 #define CORUN_CORE_SETTINGS_H
@@ -22,7 +22,8 @@
 
 #define CORUN_SETTINGS(X)                                                                        \
     X(BACKEND, backend, STR, "auto", 0, 0, "auto,cuda,sim",                                      \
-      "GPU backend: auto picks cuda when a GPU is usable, else sim")                             \
+      "GPU backend: auto picks cuda when a GPU is usable, else sim (a usable GPU whose "         \
+      "backend cannot be set up is an error)")                                                   \
     X(POLICY, policy, STR, "smguard", 0, 0, "",                                                  \
       "scheduling policy of the in-process scheduler (corun policies lists them)")               \
     X(LOG_LEVEL, log_level, STR, "warn", 0, 0, "error,warn,info,debug",                          \
@@ -95,8 +96,20 @@
       "corun-nvcc and corun-cc: folder of transformed files and precompiled CUDA headers; "     \
       "empty = ${XDG_CACHE_HOME:-~/.cache}/corun")                                               \
     X(LAUNCH_STATS, launch_stats, STR, "", 0, 0, "",                                             \
-      "transformed programs: file each appends one JSON line to at exit (launches through "     \
-      "corun, plain ones, the first plain one's reason); empty = none")
+      "transformed programs: file each appends one JSON line to at exit (launches through "      \
+      "corun, plain ones, the first plain one's reason); empty = none")                          \
+    X(NVCC_PIN, nvcc_pin, UINT, "1", 0, 1, "",                                                   \
+      "corun-nvcc: 1 compiles each transformed file once for the device to measure registers "   \
+      "and pins workers that would lose occupancy (docs/corun-cc.md); 0 = off")                  \
+    X(NVCC_ON_REFUSAL, nvcc_on_refusal, STR, "fail", 0, 0, "fail,plain",                         \
+      "corun-nvcc: a file corun-cc refuses fails the build (fail) or is compiled unchanged, "    \
+      "with a warning (plain)")                                                                  \
+    X(NVCC_KEEP, nvcc_keep, STR, "", 0, 0, "",                                                   \
+      "corun-nvcc: folder that receives a copy of each transformed file, as NAME.cu (to "        \
+      "compile it where libclang is missing); empty = none")                                     \
+    X(NVCC_EXTRA_LIBS, nvcc_extra_libs, STR, "", 0, 0, "",                                       \
+      "corun-nvcc: more link arguments, split at spaces (tests: a stub of libcorun)")            \
+    X(NVCC_VERBOSE, nvcc_verbose, UINT, "0", 0, 1, "", "corun-nvcc: 1 prints what it runs")
 
 typedef struct corun__settings {
 #define CORUN__SET_FIELD_STR(f) char f[CORUN_SETTING_STR_MAX];
@@ -139,8 +152,12 @@ int corun__settings_load_env(corun__settings *s, char *why, size_t why_len);
 /* Sets one setting by name ("chunk_budget_us") or variable ("CORUN_CHUNK_BUDGET_US"). */
 int corun__settings_set(corun__settings *s, const char *name, const char *value, char *why,
                         size_t why_len);
+/* Sets one setting from "name=value" (corun --set, corun_test_ctx_create). */
+int corun__settings_assign(corun__settings *s, const char *assignment, char *why, size_t why_len);
 size_t corun__settings_count(void);
 const corun__setting_info *corun__settings_info(size_t i);
+/* The setting named by field ("cache") or variable ("CORUN_CACHE"), or NULL. */
+const corun__setting_info *corun__settings_find(const char *name);
 /* The current value of setting i as text. */
 void corun__settings_format(const corun__settings *s, size_t i, char *buf, size_t len);
 /* 1 if the setting named ("reserve_capsm" or "CORUN_RESERVE_CAPSM") was

@@ -525,8 +525,8 @@ static void cuda_describe(corun__backend *be, char *buf, size_t len)
 }
 
 static const corun__backend_ops cuda_ops = {
-    .name = "cuda",
-    .caps = CORUN_BE_USER_CODE | CORUN_BE_DIRECT,
+    .name = CORUN_CUDA_NAME,
+    .caps = CORUN_CUDA_CAPS,
     .exec_open = cuda_exec_open,
     .exec_close = cuda_exec_close,
     .code_register = cuda_code_register,

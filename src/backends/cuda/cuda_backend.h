@@ -28,6 +28,16 @@
 #include "core/backend.h"
 #include "core/settings.h"
 
+/* The backend's name (its ops, profile store keys) and what it can do. */
+#define CORUN_CUDA_NAME "cuda"
+#define CORUN_CUDA_CAPS (CORUN_BE_USER_CODE | CORUN_BE_DIRECT)
+
+/* 1 if device 0 passes the check corun__cuda_create makes first (a driver,
+ * a GPU of compute capability 7.0+, its primary context, corun's synthetic
+ * kernel loaded); else 0 with the reason in why. The check runs once per
+ * process and keeps what it set up for the backends made later. */
+int corun__cuda_usable(char *why, size_t why_len);
+
 int corun__cuda_create(const corun__settings *set, corun__backend **out, char *why,
                        size_t why_len);
 

@@ -120,3 +120,8 @@ device_state *corun__cuda_device(char *why, size_t why_len)
     }
     return &dstate;
 }
+
+int corun__cuda_usable(char *why, size_t why_len)
+{
+    return corun__cuda_device(why, why_len) != NULL;
+}

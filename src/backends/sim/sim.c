@@ -809,8 +809,8 @@ static void sim_destroy(corun__backend *be)
 }
 
 static const corun__backend_ops sim_ops = {
-    .name = "sim",
-    .caps = CORUN_BE_VIRTUAL_TIME | CORUN_BE_DIRECT,
+    .name = CORUN_SIM_NAME,
+    .caps = CORUN_SIM_CAPS,
     .exec_open = sim_exec_open,
     .exec_close = sim_exec_close,
     .direct_launch = sim_direct_launch,

@@ -30,6 +30,10 @@
 #include "core/backend.h"
 #include "core/settings.h"
 
+/* The simulator's name (its ops, profile store keys) and what it can do. */
+#define CORUN_SIM_NAME "sim"
+#define CORUN_SIM_CAPS (CORUN_BE_VIRTUAL_TIME | CORUN_BE_DIRECT)
+
 typedef enum corun__sim_dispatch {
     CORUN_SIM_DISPATCH_FIFO,     /* MPS-like leftover policy */
     CORUN_SIM_DISPATCH_PRIORITY  /* stream priorities, no preemption */
