@@ -6,28 +6,11 @@
 # CORUN_PROFILE_PATH, XDG_CACHE_HOME and CORUN_CACHE move them; the demo,
 # a listing and --help write nothing.
 # Usage: cli_home.sh CORUN_BINARY SOURCE_DIR
-set -uo pipefail
-corun=$1
-src=$2
+source "$(dirname "$0")/expect_common.sh"
 build=$(cd "$(dirname "$corun")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 home=$tmp/home
 mkdir -p "$home"
 host=$(hostname)
-fails=0
-pass=0
-
-check() {
-  local what=$1
-  shift
-  if "$@"; then
-    pass=$((pass + 1))
-  else
-    echo "FAIL: $what"
-    fails=$((fails + 1))
-  fi
-}
 # the files under a folder, relative to it, sorted
 files() { (cd "$1" && find . -type f | sed 's|^\./||' | LC_ALL=C sort | tr '\n' ' '); }
 # in_home CMD ARGS...: CMD with HOME=$home and no setting that moves a file
@@ -103,5 +86,4 @@ else
   echo "no corun-nvcc or nvcc (or a sanitizer build): its cache is not checked"
 fi
 
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+expect_done

@@ -6,28 +6,10 @@
 # one) the step under way is one line rewritten in place with a percentage,
 # redrawn at most every 0.1 s.
 # Usage: cli_progress.sh CORUN_BINARY SOURCE_DIR
-set -uo pipefail
-corun=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/expect_common.sh"
 export CORUN_PROFILE_PATH=$tmp/store/profiles.txt
 export CORUN_PROFILE_TRAIN_RUNS=10
 sc=$src/scenarios
-fails=0
-pass=0
-
-# check WHAT CMD...: counts a pass if CMD succeeds, else a failure named WHAT.
-check() {
-  local what=$1
-  shift
-  if "$@"; then
-    pass=$((pass + 1))
-  else
-    echo "FAIL: $what"
-    fails=$((fails + 1))
-  fi
-}
 
 # run NAME ARGS...: corun ARGS on a fresh profile store (so every run does
 # the same work); stdout in $tmp/NAME.out, stderr in $tmp/NAME.err.
@@ -108,5 +90,4 @@ else
   echo "no script(1) or no pseudo-terminal: the terminal part is not run"
 fi
 
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+expect_done
