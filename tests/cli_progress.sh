@@ -70,7 +70,7 @@ if command -v script > /dev/null 2>&1 &&
     script -qec "$(printf '%q ' "$corun" "$@") > $(printf '%q' "$tmp/tty.out")" \
       "$tmp/tty.log" > /dev/null 2>&1
   }
-  on_tty demo --backend sim --duration-ms 2000
+  on_tty demo --backend sim --duration-ms 4000
   check "tty: demo exits 0" test $? -eq 0
   check "tty: a step rewritten in place" grep -qaF $'\r\033[K  [' "$tmp/tty.log"
   check "tty: a percentage" grep -qaE 'running smguard|[0-9]+% running' "$tmp/tty.log"
@@ -81,7 +81,7 @@ if command -v script > /dev/null 2>&1 &&
   # 4 steps, each drawn once without a percentage; percentages 0.1 s apart
   check "tty: $draws percentages in $secs s, at most 10 a second" \
     awk -v d="$draws" -v s="${secs:-0}" 'BEGIN { exit !(d >= 1 && d <= 10 * s + 2) }'
-  on_tty demo --backend sim --duration-ms 2000 --quiet
+  on_tty demo --backend sim --duration-ms 4000 --quiet
   check "tty: --quiet demo exits 0" test $? -eq 0
   # (script's own first and last lines name the command)
   check "tty: --quiet prints nothing on the terminal" \
