@@ -389,6 +389,37 @@ static void path_expands_home_and_host(void **state)
     assert_int_equal(corun__pstore_path("/x/%h", out, 4, why, sizeof(why)), CORUN_ERANGE);
 }
 
+/* "~" is $HOME when it names an absolute folder, as a shell has it (and as
+ * corun-cc's cache folder takes it); the password database otherwise. */
+static void path_home_from_environment_first(void **state)
+{
+    char out[512], why[256] = "", saved[512] = "";
+    const char *h = getenv("HOME");
+    int had = h != NULL;
+
+    if (had) {
+        snprintf(saved, sizeof(saved), "%s", h);
+    }
+    assert_int_equal(setenv("HOME", "/tmp/corun-home-test", 1), 0);
+    assert_int_equal(corun__pstore_path("~/a/b", out, sizeof(out), why, sizeof(why)), CORUN_OK);
+    assert_string_equal(out, "/tmp/corun-home-test/a/b");
+    for (int i = 0; i < 3; i++) {
+        if (i == 2) {
+            unsetenv("HOME");
+        } else {
+            setenv("HOME", i == 0 ? "" : "relative/home", 1);
+        }
+        assert_int_equal(corun__pstore_path("~/a/b", out, sizeof(out), why, sizeof(why)),
+                         CORUN_OK);
+        assert_true(out[0] == '/');
+        assert_null(strstr(out, "relative"));
+        assert_non_null(strstr(out, "/a/b"));
+    }
+    if (had) {
+        setenv("HOME", saved, 1);
+    }
+}
+
 /* ---- the duration model --------------------------------------------------- */
 
 /* y = 20000 + 150 grid + 40 block + 0 size + 3 smem, times (1 + noise). */
@@ -542,6 +573,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(only_regular_files_are_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(old_runs_are_trimmed, setup, teardown),
         cmocka_unit_test(path_expands_home_and_host),
+        cmocka_unit_test(path_home_from_environment_first),
         cmocka_unit_test(ridge_recovers_known_coefficients),
         cmocka_unit_test(constant_and_collinear_features_are_handled),
         cmocka_unit_test(held_out_error_is_measured_on_unseen_runs),

@@ -6,24 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "scenario/scenario.h"
-
-/* Progress on a terminal: one line rewritten in place. */
-static void progress(void *ctx, double f)
-{
-    const char *label = ctx;
-    fprintf(stderr, "\r  %-10s %3.0f%%", label, f * 100);
-    fflush(stderr);
-}
-
-/* Progress elsewhere (a log): one line per run. */
-static void progress_log(const char *label)
-{
-    fprintf(stderr, "  running %s\n", label);
-}
 
 void corun__usage_demo(FILE *out)
 {
@@ -53,37 +39,37 @@ void corun__usage_demo(FILE *out)
             "                    ls_count, batch_count)\n"
             "  --no-train        do not record the kernel profiles a FLEP or Slate policy\n"
             "                    lacks (see corun profile) before the runs\n"
-            "  --quiet           no progress on stderr\n");
+            "  -q, --quiet       no progress on stderr (errors still print)\n");
 }
 
 /* Each application alone, then one run per system, each turned into a row.
  * Returns an exit code; prints why on failure. */
 static int run_systems(const corun__scenario *sc, corun__run_env *env, const corun__run_opts *o,
-                       int tty, corun__demo_row *rows)
+                       corun__progress *pr, corun__demo_row *rows)
 {
     corun__solo solo;
     char why[512] = "";
     size_t i;
 
-    env->progress_ctx = (void *)"solo";
+    corun__progress_step(pr, "each application alone");
     if (corun__scenario_solo(sc, env, &solo, why, sizeof(why)) != CORUN_OK) {
-        fprintf(stderr, "%scorun demo: %s\n", o->quiet ? "" : "\n", why);
+        corun__progress_break(pr);
+        fprintf(stderr, "corun demo: %s\n", why);
         return strstr(why, "threads") || strstr(why, "registers") || strstr(why, "shared")
                    ? CORUN_EXIT_USAGE
                    : CORUN_EXIT_FAIL;
     }
     for (i = 0; i < o->nsystems; i++) {
         corun__run_result r;
-        env->progress_ctx = (void *)o->systems[i];
-        if (!o->quiet && !tty) {
-            progress_log(o->systems[i]);
-        }
+        corun__progress_step(pr, o->systems[i]);
         if (corun__scenario_run(sc, env, o->systems[i], -1, 0, &r, why, sizeof(why)) !=
             CORUN_OK) {
-            fprintf(stderr, "%scorun demo: %s: %s\n", o->quiet ? "" : "\n", o->systems[i], why);
+            corun__progress_break(pr);
+            fprintf(stderr, "corun demo: %s: %s\n", o->systems[i], why);
             return CORUN_EXIT_FAIL;
         }
         if (corun__demo_row_calc(sc, &solo, &r, &rows[i]) != CORUN_OK) {
+            corun__progress_break(pr);
             fprintf(stderr, "corun demo: %s: an application completed no kernel\n", o->systems[i]);
             corun__run_result_free(&r);
             return CORUN_EXIT_FAIL;
@@ -135,9 +121,9 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     corun__run_env env;
     corun__demo_row rows[CORUN_CLI_MAX_SYSTEMS];
     corun__cli_maker mk;
+    corun__progress pr;
     char backend[16];
-    int rc, tty = isatty(STDERR_FILENO);
-    double t;
+    int rc;
 
     memset(&o, 0, sizeof(o));
     snprintf(o.systems[0], sizeof(o.systems[0]), "mps");
@@ -151,23 +137,15 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     if (rc != CORUN_EXIT_OK) {
         return rc;
     }
-    if (!o.quiet) {
-        fprintf(stderr, "corun demo: scenario '%s' on %s, %.0f ms per run\n", sc->name, backend,
-                sc->duration_ns * 1e-6);
-        if (tty) {
-            env.progress = progress;
-        } else {
-            progress_log("each application alone");
-        }
-    }
-    t = corun__cli_now_s();
-    rc = run_systems(sc, &env, &o, tty, rows);
+    corun__progress_begin(&pr, o.quiet, "corun demo: scenario '%s' on %s, %.0f ms per run",
+                          sc->name, backend, sc->duration_ns * 1e-6);
+    env.progress = corun__progress_fraction;
+    env.progress_ctx = &pr;
+    rc = run_systems(sc, &env, &o, &pr, rows);
     if (rc != CORUN_EXIT_OK) {
         goto out_free_sc;
     }
-    if (!o.quiet) {
-        fprintf(stderr, "%s  done in %.1f s%20s\n", tty ? "\r" : "", corun__cli_now_s() - t, "");
-    }
+    corun__progress_end(&pr);
     if (o.json) {
         print_rows_json(rows, o.nsystems);
     } else {

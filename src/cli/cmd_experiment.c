@@ -9,19 +9,16 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "scenario/experiments.h"
 
 /* Progress lines carry the seconds since the experiment started, so a
  * slow run set on a GPU shows where the time went. */
 static void log_line(void *ctx, const char *line)
 {
-    static double t0;
-    double now = corun__cli_now_s();
+    corun__progress *p = ctx;
 
-    if (t0 == 0) {
-        t0 = now;
-    }
-    fprintf(stderr, "  [%6.1f s] %s\n", now - t0, line);
+    corun__progress_line(p, "[%6.1f s] %s", corun__progress_elapsed(p), line);
 }
 
 void corun__usage_experiment(FILE *out)
@@ -52,7 +49,7 @@ void corun__usage_experiment(FILE *out)
             "  --dir DIR         where the scenario files are\n"
             "  --max-sets N      only the first N pairs (or triplets) of each experiment\n"
             "  --duration-ms MS  arrival window of the loop experiments (ffs, slate)\n"
-            "  --quiet           no progress\n");
+            "  -q, --quiet       no progress on stderr (errors still print)\n");
 }
 
 int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
@@ -62,6 +59,7 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     const char *name = NULL;
     char backend[16], why[1024] = "", dir[4096];
     unsigned long long v;
+    corun__progress pr;
     json_t *res;
     int i, quiet = 0, backend_given = 0;
 
@@ -135,15 +133,18 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     mk.backend = backend;
     corun__cli_run_env(&o.env, &mk);
     o.backend = backend;
-    if (!quiet) {
-        o.log = log_line;
-        fprintf(stderr, "corun experiment %s on %s\n", name, backend);
-    }
+    corun__progress_begin(&pr, quiet, "corun experiment %s on %s", name, backend);
+    o.log = log_line;
+    o.log_ctx = &pr;
+    o.env.progress = corun__progress_fraction;
+    o.env.progress_ctx = &pr;
     res = corun__exp_run(name, &o, why, sizeof(why));
     if (res == NULL) {
+        corun__progress_break(&pr);
         fprintf(stderr, "corun experiment: %s\n", why);
         return strstr(why, "unknown experiment") ? CORUN_EXIT_USAGE : CORUN_EXIT_FAIL;
     }
+    corun__progress_end(&pr);
     corun__cli_print_json(res);
     return CORUN_EXIT_OK;
 }

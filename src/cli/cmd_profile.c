@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "core/duration_model.h"
 #include "core/intensity.h"
 #include "core/policy.h"
@@ -35,10 +36,10 @@ static int read_store(const char *path, corun__pstore *ps)
     return rc == CORUN_OK ? 0 : -1;
 }
 
+/* What training measured (a kernel's rates and how), as progress. */
 static void say_line(void *ctx, const char *line)
 {
-    (void)ctx;
-    fprintf(stderr, "corun: %s\n", line);
+    corun__progress_line(ctx, "%s", line);
 }
 
 /* Runs the training runs of the chosen apps and merges them into the store. */
@@ -48,8 +49,9 @@ static int train(corun__cli *cli, const corun__scenario *sc, const char *backend
     corun__run_env env;
     corun__train_opts o;
     corun__pstore add;
+    corun__progress pr;
     corun__cli_maker mk = {cli, backend};
-    char why[1024] = "";
+    char why[1024] = "", step[128];
     size_t i;
     int rc = CORUN_OK;
 
@@ -57,16 +59,20 @@ static int train(corun__cli *cli, const corun__scenario *sc, const char *backend
     corun__train_opts_default(&o, &cli->settings);
     o.runs = runs;
     o.profile_runs = profile_runs;
-    o.log = quiet ? NULL : say_line;
+    o.log = say_line;
+    o.log_ctx = &pr;
+    corun__progress_begin(&pr, quiet, "corun profile: training %zu kernel%s of '%s' on %s", napps,
+                          napps == 1 ? "" : "s", sc->name, backend);
+    env.progress = corun__progress_fraction;
+    env.progress_ctx = &pr;
     corun__pstore_init(&add);
     for (i = 0; i < napps && rc == CORUN_OK; i++) {
-        if (!quiet) {
-            fprintf(stderr, "corun: profiling '%s' on %s: %u runs at random sizes%s\n",
-                    sc->apps[apps[i]].kernel.name, backend, runs,
-                    profile_runs ? " and its intensity" : "");
-        }
+        snprintf(step, sizeof(step), "'%s': %u runs at random sizes, %u at its own",
+                 sc->apps[apps[i]].kernel.name, runs, profile_runs);
+        corun__progress_step(&pr, step);
         rc = corun__scenario_train(sc, &env, &o, apps[i], &add, why, sizeof(why));
     }
+    corun__progress_break(&pr);
     if (rc != CORUN_OK) {
         fprintf(stderr, "corun: profiling failed: %s\n", why[0] ? why : corun_strerror(rc));
         corun__pstore_free(&add);
@@ -77,6 +83,9 @@ static int train(corun__cli *cli, const corun__scenario *sc, const char *backend
         fprintf(stderr, "corun: %s\n", why);
     }
     corun__pstore_free(&add);
+    if (rc == CORUN_OK) {
+        corun__progress_end(&pr);
+    }
     return rc == CORUN_OK ? 0 : -1;
 }
 
@@ -116,7 +125,7 @@ void corun__usage_profile(FILE *out)
 {
     fprintf(out,
             "usage: corun profile [--train-scenario FILE [--runs N] [--app NAME] [--backend B]]\n"
-            "                     [--json]\n"
+            "                     [--json] [--quiet]\n"
             "\n"
             "Lists the kernel profile store (CORUN_PROFILE_PATH): per kernel and backend,\n"
             "its recorded solo runs, the error of its duration model on held-out runs\n"
@@ -136,6 +145,7 @@ void corun__usage_profile(FILE *out)
             "  --backend B            sim (default), cuda, or auto (cuda where a GPU is\n"
             "                         usable, else sim)\n"
             "  --json                 print {\"store\", \"kernels\": [...], \"mean_mape\"}\n"
+            "  -q, --quiet            no training progress on stderr (errors still print)\n"
             "\n"
             "corun sim records what a FLEP or Slate policy lacks before it runs.\n");
 }
@@ -145,6 +155,7 @@ typedef struct profile_opts {
     const char *app;           /* --app, or NULL for every application */
     unsigned long long runs;   /* --runs */
     int json;
+    int quiet;                 /* --quiet */
 } profile_opts;
 
 /* Returns -1 on a bad command line, after printing why. --backend goes to
@@ -160,6 +171,10 @@ static int parse_profile_opts(corun__cli *cli, int argc, char **argv, profile_op
         const char *val = a + 1 < argc ? argv[a + 1] : NULL;
         if (strcmp(argv[a], "--json") == 0) {
             o->json = 1;
+            continue;
+        }
+        if (strcmp(argv[a], "--quiet") == 0 || strcmp(argv[a], "-q") == 0) {
+            o->quiet = 1;
             continue;
         }
         if (val == NULL) {
@@ -224,7 +239,7 @@ static int train_scenario(corun__cli *cli, const profile_opts *o, const char *pa
         return CORUN_EXIT_USAGE;
     }
     if (corun__cli_resolve_backend(cli, backend, sizeof(backend)) == 0 &&
-        train(cli, sc, backend, path, apps, n, (uint32_t)o->runs, 3, o->json) == 0) {
+        train(cli, sc, backend, path, apps, n, (uint32_t)o->runs, 3, o->quiet) == 0) {
         rc = CORUN_EXIT_OK;
     }
     free(sc);

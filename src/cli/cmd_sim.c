@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "scenario/scenario.h"
 
 void corun__usage_sim(FILE *out)
@@ -38,7 +39,8 @@ void corun__usage_sim(FILE *out)
             "           end_us, turnaround_us, waiting_us, run_us, ntt, gpu_share,\n"
             "           preemptions)\n"
             "  --backend B  sim (the default, also for CORUN_BACKEND=auto), cuda, or auto\n"
-            "           (cuda where a GPU is usable, else sim)\n");
+            "           (cuda where a GPU is usable, else sim)\n"
+            "  -q, --quiet  no progress on stderr (errors still print)\n");
 }
 
 /* A finished run with what it is compared to. */
@@ -180,21 +182,34 @@ static void print_table(const sim_report *rep)
 
 /* The solo references, the run, and its report. Returns an exit code;
  * prints why on failure. */
-static int run_and_report(const corun__scenario *sc, const corun__run_env *env,
+static int run_and_report(const corun__scenario *sc, corun__run_env *env,
                           const corun__run_opts *o, const char *backend)
 {
     corun__solo solo;
     corun__run_result r;
     corun__demo_row row;
+    corun__progress pr;
     sim_report rep;
     char why[512] = "";
     size_t i;
+    int rc;
 
-    if (corun__scenario_solo(sc, env, &solo, why, sizeof(why)) != CORUN_OK ||
-        corun__scenario_run(sc, env, o->systems[0], -1, 0, &r, why, sizeof(why)) != CORUN_OK) {
+    corun__progress_begin(&pr, o->quiet, "corun sim: scenario '%s' under %s on %s, %.0f ms",
+                          sc->name, o->systems[0], backend, sc->duration_ns * 1e-6);
+    env->progress = corun__progress_fraction;
+    env->progress_ctx = &pr;
+    corun__progress_step(&pr, "each application alone");
+    rc = corun__scenario_solo(sc, env, &solo, why, sizeof(why));
+    if (rc == CORUN_OK) {
+        corun__progress_step(&pr, o->systems[0]);
+        rc = corun__scenario_run(sc, env, o->systems[0], -1, 0, &r, why, sizeof(why));
+    }
+    if (rc != CORUN_OK) {
+        corun__progress_break(&pr);
         fprintf(stderr, "corun sim: %s\n", why);
         return CORUN_EXIT_FAIL;
     }
+    corun__progress_end(&pr);
     if (corun__demo_row_calc(sc, &solo, &r, &row) != CORUN_OK) {
         fprintf(stderr, "corun sim: an application completed no kernel\n");
         corun__run_result_free(&r);

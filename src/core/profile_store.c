@@ -833,12 +833,16 @@ int corun__pstore_path(const char *setting, char *out, size_t len, char *why, si
     if (strncmp(p, "~/", 2) == 0) {
         struct passwd pw, *res = NULL;
         char buf[4096];
-        if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) != 0 || res == NULL ||
-            pw.pw_dir == NULL || pw.pw_dir[0] == '\0') {
-            say(why, why_len, "PROFILE_PATH '%s': the user has no home directory", setting);
-            return CORUN_ENOENT;
+        const char *home = getenv("HOME");
+        if (home == NULL || home[0] != '/') {
+            if (getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) != 0 || res == NULL ||
+                pw.pw_dir == NULL || pw.pw_dir[0] == '\0') {
+                say(why, why_len, "PROFILE_PATH '%s': the user has no home directory", setting);
+                return CORUN_ENOENT;
+            }
+            home = pw.pw_dir;
         }
-        sb_printf(&b, "%s/", pw.pw_dir);
+        sb_printf(&b, "%s/", home);
         p += 2;
     }
     if (gethostname(host, sizeof(host)) != 0) {

@@ -81,8 +81,8 @@ const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char 
                                             const char *kernel);
 
 /* The store's file name from the PROFILE_PATH setting: "~/" is the user's
- * home directory (from the password database, not the environment), "%h"
- * the host name. Returns CORUN_ENOENT for "" or "off" (no store), and
+ * home directory ($HOME when it is an absolute path, as for a shell and
+ * corun-cc's cache; else the password database's), "%h" the host name. Returns CORUN_ENOENT for "" or "off" (no store), and
  * CORUN_ERANGE (with why) if the result does not fit in len. */
 int corun__pstore_path(const char *setting, char *out, size_t len, char *why, size_t why_len);
 

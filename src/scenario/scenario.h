@@ -106,7 +106,8 @@ typedef struct corun__run_env {
     corun__backend_maker make_backend;
     void *make_ctx;
     corun__settings settings;
-    /* Called now and then with the backend clock, for progress output; may be NULL. */
+    /* Called now and then with the share done of a run (by the backend clock)
+     * or of one app's training runs, for progress output; may be NULL. */
     void (*progress)(void *ctx, double done_fraction);
     void *progress_ctx;
 } corun__run_env;

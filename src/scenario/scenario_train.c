@@ -169,9 +169,17 @@ static int app_rates(corun__backend *be, const corun__app *app, const corun__tra
     return CORUN_OK;
 }
 
+/* Tells env's progress that done of the app's training runs are over. */
+static void report(const corun__run_env *env, const corun__train_opts *o, uint32_t done)
+{
+    if (env->progress != NULL) {
+        env->progress(env->progress_ctx, (double)done / (double)(o->runs + o->profile_runs));
+    }
+}
+
 static int train_app(corun__sched *s, corun__backend *be, const corun__app *app,
-                     const corun__train_opts *o, corun__rng *rng, corun__pstore *out, char *why,
-                     size_t why_len)
+                     const corun__train_opts *o, const corun__run_env *env, corun__rng *rng,
+                     corun__pstore *out, char *why, size_t why_len)
 {
     const char *backend = corun__sched_backend(s);
     const uint32_t sms = corun__sched_gpu(s)->sm_count;
@@ -198,6 +206,7 @@ static int train_app(corun__sched *s, corun__backend *be, const corun__app *app,
         if (rc != CORUN_OK) {
             return rc;
         }
+        report(env, o, i + 1);
     }
     for (i = 0; i < o->profile_runs; i++) {
         rc = run_alone(s, &app->kernel, &attr, &dur, &per_sm, why, why_len);
@@ -205,6 +214,7 @@ static int train_app(corun__sched *s, corun__backend *be, const corun__app *app,
             return rc;
         }
         sum += dur;
+        report(env, o, o->runs + i + 1);
     }
     if (o->profile_runs > 0) {
         corun__pprof p;
@@ -256,10 +266,7 @@ int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
         if (only_app >= 0 && (int)i != only_app) {
             continue;
         }
-        rc = train_app(s, be, &sc->apps[i], o, &rng, out, why, why_len);
-        if (env->progress != NULL) {
-            env->progress(env->progress_ctx, (double)(i + 1) / (double)sc->napps);
-        }
+        rc = train_app(s, be, &sc->apps[i], o, env, &rng, out, why, why_len);
     }
     corun__sched_destroy(s);
 out_destroy_backend:
