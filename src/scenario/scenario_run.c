@@ -223,7 +223,7 @@ static void close_window(run_ctx *rc, corun__run_result *out)
             part = k->state == CORUN_JS_RUNNING ? (double)(now - k->t_start) * rc->sm_count : 0;
         } else {
             corun_progress p;
-            part = k->capsm_ns + (double)corun__job_capsm(k) * (double)(now - k->t_capsm);
+            part = corun__sched_capsm_ns(rc->s, k);
             if (k->state != CORUN_JS_WAITING && corun__sched_progress(rc->s, k, &p) == CORUN_OK) {
                 a->res->window_tasks += (double)p.done;
             }
