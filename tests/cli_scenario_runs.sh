@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What a scenario run does at its edges (issue 31, point 6): a scenario that
-# cannot be run is refused before anything runs, with the reason, and
-# nothing is left behind (the sanitizer build checks for leaks).
+# cannot be run as written is refused before anything runs, with the
+# reason, and nothing is left behind (the sanitizer build checks for leaks).
 # Usage: cli_scenario_runs.sh CORUN_BINARY SOURCE_DIR
 source "$(dirname "$0")/expect_common.sh"
 export CORUN_PROFILE_PATH=$tmp/profiles.txt
@@ -10,5 +10,27 @@ export CORUN_PROFILE_PATH=$tmp/profiles.txt
 # and the scenario it allocated freed (LeakSanitizer fails the exit code)
 mkdir -p "$tmp/empty"
 expect 1 "flep-hpf-pairs.json: No such file" -- experiment hpf --dir "$tmp/empty" --quiet
+
+# scenario FILE DURATION_MS ARRIVAL: a loop app "a" from the start, and an
+# app "b" arriving as ARRIVAL says
+scenario() {
+  cat > "$1" <<J
+{"name": "t", "duration_ms": $2, "apps": [
+ {"name": "a", "arrival": {"kind": "loop"}, "kernel": {"grid": 132, "block": 128, "task_us": 100}},
+ {"name": "b", "arrival": $3, "kernel": {"grid": 132, "block": 128, "task_us": 100}}]}
+J
+}
+
+# Nothing is submitted at or after duration_ms: an app that would start
+# later never arrives, and the run is refused before anything runs.
+scenario "$tmp/late.json" 1000 '{"kind": "loop", "start_us": 2000000}'
+expect 2 "app 'b' never arrives: its first launch (at 2000000 us)" -- \
+  sim --scenario "$tmp/late.json" --policy mps
+check "a refused run prints no results" test "$(grep -c ANTT "$tmp/out")" -eq 0
+scenario "$tmp/later.json" 1000 '{"kind": "loop", "start_us": 1e12}'
+expect 2 "app 'b' never arrives" -- sim --scenario "$tmp/later.json" --policy mps
+expect 2 "app 'b' never arrives" -- demo --scenario "$tmp/later.json" --backend sim
+# ... and arrives when the window is long enough
+expect 0 "ANTT" -- sim --scenario "$tmp/late.json" --policy mps --duration-ms 2001 --quiet
 
 expect_done

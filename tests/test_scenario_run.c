@@ -1,5 +1,7 @@
 /* test_scenario_run.c — what a scenario run does at its edges (issue 31,
  * point 6), on the simulator:
+ *  - nothing is submitted at or after duration_ms, and an application that
+ *    would never arrive is refused before the run;
  *  - a GPU share never exceeds 1, also when CapSMs are oversubscribed. */
 #include "support.h"
 
@@ -28,6 +30,71 @@ static void parse(const char *text, corun__scenario *sc)
     if (corun__scenario_parse(text, "t.json", sc, why, sizeof(why)) != CORUN_OK) {
         fail_msg("%s", why);
     }
+}
+
+/* A loop app from the start and a second app as `arrival` says, in a
+ * scenario of duration_ms. */
+static void two_apps(corun__scenario *sc, double duration_ms, const char *arrival)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"name\":\"t\",\"duration_ms\":%g,\"apps\":["
+             "{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},"
+             "\"kernel\":{\"grid\":132,\"block\":128,\"task_us\":100}},"
+             "{\"name\":\"b\",\"arrival\":%s,"
+             "\"kernel\":{\"grid\":132,\"block\":128,\"task_us\":100}}]}",
+             duration_ms, arrival);
+    parse(text, sc);
+}
+
+static void expect_refused(const corun__scenario *sc, const char *policy, int code,
+                           const char *words)
+{
+    corun__run_result r;
+    char why[512] = "";
+
+    assert_int_equal(corun__scenario_check(sc, &set, -1, 0, why, sizeof(why)), code);
+    if (strstr(why, words) == NULL) {
+        fail_msg("check: '%s' lacks '%s'", why, words);
+    }
+    why[0] = '\0';
+    assert_int_equal(corun__scenario_run(sc, &env, policy, -1, 0, &r, why, sizeof(why)), code);
+    if (strstr(why, words) == NULL) {
+        fail_msg("run: '%s' lacks '%s'", why, words);
+    }
+}
+
+static void nothing_arrives_at_or_after_the_duration(void **state)
+{
+    static const char *const late[] = {
+        "{\"kind\":\"loop\",\"start_us\":2000000}",
+        "{\"kind\":\"loop\",\"start_us\":1e12}",
+        "{\"kind\":\"random\",\"mean_us\":100,\"start_us\":1000000}",
+        "{\"kind\":\"periodic\",\"period_us\":100,\"start_us\":1500000}",
+        "{\"kind\":\"at\",\"at_us\":[1000000,1200000]}",
+    };
+    corun__scenario sc;
+    corun__run_result r;
+    char why[512] = "";
+    size_t i, j, k;
+
+    for (i = 0; i < sizeof(late) / sizeof(late[0]); i++) {
+        two_apps(&sc, 1000, late[i]);
+        expect_refused(&sc, "mps", CORUN_EINVAL, "app 'b' never arrives");
+    }
+    /* Those that arrive in time stop arriving at duration_ms. */
+    two_apps(&sc, 20, "{\"kind\":\"at\",\"at_us\":[0,10000,19999,20000,30000]}");
+    assert_int_equal(corun__scenario_run(&sc, &env, "mps", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(r.apps[1].submitted, 3);
+    for (j = 0; j < r.napps; j++) {
+        assert_true(r.apps[j].submitted > 0);
+        for (k = 0; k < r.apps[j].completed; k++) {
+            assert_true(r.apps[j].kernels[k].submit_ns < 20e6);
+        }
+    }
+    corun__run_result_free(&r);
 }
 
 /* Per kernel and per application, CapSM-time over the GPU's never passes 1. */
@@ -77,6 +144,7 @@ static void shares_never_exceed_the_gpu(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(nothing_arrives_at_or_after_the_duration, setup),
         cmocka_unit_test_setup(shares_never_exceed_the_gpu, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

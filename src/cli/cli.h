@@ -116,7 +116,8 @@ int corun__cli_make_backend(void *ctx, const struct corun__scenario *sc, uint64_
 void corun__cli_run_env(struct corun__run_env *env, corun__cli_maker *mk);
 
 /* What demo and sim do before their runs: loads the scenario into *sc, a
- * new allocation the caller frees (corun__cli_load_run_scenario), resolves
+ * new allocation the caller frees (corun__cli_load_run_scenario), checks
+ * it (corun__scenario_check: an application that never arrives), resolves
  * the backend into backend (len bytes), records the kernel profiles o's
  * policies lack unless --no-train, and makes *env with *mk, which names that
  * backend. Returns CORUN_EXIT_OK, or the exit code after printing why (*sc

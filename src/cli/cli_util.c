@@ -397,6 +397,7 @@ int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, corun__sce
 {
     corun__scenario *sc = malloc(sizeof(*sc));
     unsigned needs = 0;
+    char why[512];
     size_t i;
     int rc = CORUN_EXIT_FAIL;
 
@@ -405,6 +406,11 @@ int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, corun__sce
         return CORUN_EXIT_FAIL;
     }
     if (corun__cli_load_run_scenario(cli, o, sc) != 0) {
+        rc = CORUN_EXIT_USAGE;
+        goto out_free_sc;
+    }
+    if (corun__scenario_check(sc, &cli->settings, -1, 0, why, sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "corun: %s\n", why); /* before any run (or profiling) starts */
         rc = CORUN_EXIT_USAGE;
         goto out_free_sc;
     }

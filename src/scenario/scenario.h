@@ -166,6 +166,30 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
 void corun__run_result_free(corun__run_result *r);
 
 /* ------------------------------------------------------------------------ */
+/* What a run will do, estimated before it runs (scenario_plan.c). A step is
+ * a block-task, or a worker a launch starts: what the simulator's time goes
+ * into. */
+
+typedef struct corun__plan {
+    double launches[CORUN_SCENARIO_MAX_APPS]; /* expected launches per application;
+                                                 0 = never arrives, or not in the run */
+    double steps;                             /* of every launch in the run */
+} corun__plan;
+
+/* The mean of a duration distribution, ns. */
+double corun__dist_mean(const corun__dist *d);
+/* Estimates a run as corun__scenario_run(sc, .., only_app, max_launches)
+ * makes it. A loop application's kernel is taken to run alone on the whole
+ * GPU, so its launches are an upper bound. */
+void corun__scenario_plan(const corun__scenario *sc, const corun__settings *set, int only_app,
+                          uint32_t max_launches, corun__plan *out);
+/* What a run is checked for before it starts: CORUN_EINVAL if an
+ * application in it never arrives (its first arrival is at or after
+ * duration_ms), with why naming it. */
+int corun__scenario_check(const corun__scenario *sc, const corun__settings *set, int only_app,
+                          uint32_t max_launches, char *why, size_t why_len);
+
+/* ------------------------------------------------------------------------ */
 
 /* The demo's comparison for one system, normalised to solo runs measured in
  * the same process. */

@@ -278,6 +278,8 @@ static void init_apps(run_ctx *rc, const corun__scenario *sc, int only_app, uint
             a->next_arrival = NEVER;
         } else if (ar->kind == CORUN_ARRIVAL_AT) {
             a->next_arrival = next_after(a, rc->t0);
+        } else if (ar->start_ns >= sc->duration_ns) {
+            a->next_arrival = NEVER; /* nothing arrives at or after duration_ms */
         } else {
             a->next_arrival = rc->t0 + (uint64_t)ar->start_ns;
         }
@@ -413,6 +415,10 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     st = env->make_backend(env->make_ctx, sc, seed, &be, why, why_len);
     if (st != CORUN_OK) {
         goto out_free_rc;
+    }
+    st = corun__scenario_check(sc, &env->settings, only_app, max_launches, why, why_len);
+    if (st != CORUN_OK) {
+        goto out_destroy_backend;
     }
     memset(&so, 0, sizeof(so));
     so.backend = be;
