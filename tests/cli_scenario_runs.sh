@@ -33,4 +33,19 @@ expect 2 "app 'b' never arrives" -- demo --scenario "$tmp/later.json" --backend 
 # ... and arrives when the window is long enough
 expect 0 "ANTT" -- sim --scenario "$tmp/late.json" --policy mps --duration-ms 2001 --quiet
 
+# Enormous but valid workloads are refused up front, with their cost:
+# 2^31 - 1 block-tasks in one launch, or the built-in scenario over 1e7 ms
+cat > "$tmp/huge.json" <<'J'
+{"name": "huge", "duration_ms": 10, "apps": [{"name": "a", "arrival": {"kind": "at", "at_us": [0]},
+ "kernel": {"grid": 2147483647, "block": 128, "task_us": 5}}]}
+J
+expect 2 "would simulate about 2.1e+09 steps" -- sim --scenario "$tmp/huge.json" --policy mps
+check "the refusal names the setting" grep -q "CORUN_SIM_MAX_STEPS (1000000000)" "$tmp/out"
+expect 2 "CORUN_SIM_MAX_STEPS" -- demo --backend sim --duration-ms 1e7
+expect 1 "profiling scenario 'huge' would simulate" -- profile --train-scenario "$tmp/huge.json"
+check "a refused profiling writes no store" test ! -e "$CORUN_PROFILE_PATH"
+expect 0 "CORUN_SIM_MAX_STEPS" -- config
+timeout 5 "$corun" --set sim_max_steps=0 sim --scenario "$tmp/huge.json" --policy mps > /dev/null 2>&1
+check "with no limit the run starts (and is stopped here)" test $? -eq 124
+
 expect_done

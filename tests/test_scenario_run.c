@@ -2,7 +2,9 @@
  * point 6), on the simulator:
  *  - nothing is submitted at or after duration_ms, and an application that
  *    would never arrive is refused before the run;
- *  - a GPU share never exceeds 1, also when CapSMs are oversubscribed. */
+ *  - a GPU share never exceeds 1, also when CapSMs are oversubscribed;
+ *  - a run or a profiling too large to simulate is refused up front with
+ *    its estimated cost. */
 #include "support.h"
 
 #include <stdio.h>
@@ -54,7 +56,7 @@ static void expect_refused(const corun__scenario *sc, const char *policy, int co
     corun__run_result r;
     char why[512] = "";
 
-    assert_int_equal(corun__scenario_check(sc, &set, -1, 0, why, sizeof(why)), code);
+    assert_int_equal(corun__scenario_check(sc, &set, -1, 0, 1, why, sizeof(why)), code);
     if (strstr(why, words) == NULL) {
         fail_msg("check: '%s' lacks '%s'", why, words);
     }
@@ -141,11 +143,56 @@ static void shares_never_exceed_the_gpu(void **state)
     corun__run_result_free(&r);
 }
 
+static void huge_runs_are_refused_with_their_cost(void **state)
+{
+    corun__scenario sc;
+    corun__plan plan;
+    corun__train_opts o;
+    corun__run_result r;
+    char why[512] = "";
+
+    /* 2^31 - 1 block-tasks in one launch */
+    parse("{\"name\":\"huge\",\"duration_ms\":10,\"apps\":[{\"name\":\"a\","
+          "\"arrival\":{\"kind\":\"at\",\"at_us\":[0]},"
+          "\"kernel\":{\"grid\":2147483647,\"block\":128,\"task_us\":5}}]}",
+          &sc);
+    expect_refused(&sc, "mps", CORUN_ERANGE, "about 2.1e+09 steps");
+    corun__train_opts_default(&o, &set);
+    assert_int_equal(corun__scenario_check_train(&sc, &set, &o, -1, 1, why, sizeof(why)),
+                     CORUN_ERANGE);
+    assert_non_null(strstr(why, "profiling scenario 'huge'"));
+    /* on a GPU, or with the limit off, it would run */
+    assert_int_equal(corun__scenario_check(&sc, &set, -1, 0, 0, why, sizeof(why)),
+                     CORUN_OK);
+    set.sim_max_steps = 0;
+    assert_int_equal(corun__scenario_check(&sc, &set, -1, 0, 1, why, sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(corun__scenario_check_train(&sc, &set, &o, -1, 1, why, sizeof(why)),
+                     CORUN_OK);
+    set.sim_max_steps = 1000000000;
+
+    /* The built-in scenario over 1e7 ms; its estimate over 1,000 ms bounds
+     * the batch loop's launches from above, and not by much. */
+    parse(corun__scenario_default_text(), &sc);
+    sc.duration_ns = 1e13;
+    expect_refused(&sc, "smguard", CORUN_ERANGE, "CORUN_SIM_MAX_STEPS");
+    sc.duration_ns = 1e9;
+    corun__scenario_plan(&sc, &set, -1, 0, &plan);
+    assert_int_equal(corun__scenario_run(&sc, &env, "mps", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    print_message("batch: %zu launches, %.0f estimated\n", r.apps[0].submitted,
+                  plan.launches[0]);
+    assert_true(plan.launches[0] >= (double)r.apps[0].submitted);
+    assert_true(plan.launches[0] <= 1.5 * (double)r.apps[0].submitted);
+    corun__run_result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(nothing_arrives_at_or_after_the_duration, setup),
         cmocka_unit_test_setup(shares_never_exceed_the_gpu, setup),
+        cmocka_unit_test_setup(huge_runs_are_refused_with_their_cost, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -98,9 +98,10 @@ int corun__cli_scenario_load(const corun__cli *cli, const char *who, const char 
 int corun__cli_load_run_scenario(const corun__cli *cli, const corun__run_opts *o,
                                  struct corun__scenario *sc);
 /* Resolves the backend setting ("auto" included) once, so every run of a
- * command uses the same one; writes its name. Returns -1 if none can be made. */
+ * command uses the same one; writes its name and capabilities
+ * (CORUN_BE_*). Returns -1 if none can be made. */
 int corun__cli_resolve_backend(const corun__cli *cli, const struct corun__scenario *sc,
-                               char *name, size_t len);
+                               char *name, size_t len, unsigned *caps);
 
 /* The CLI's backend maker for scenario runs (corun__run_env.make_backend):
  * ctx is a corun__cli_maker naming the backend, made with the CLI's
@@ -116,9 +117,10 @@ int corun__cli_make_backend(void *ctx, const struct corun__scenario *sc, uint64_
 void corun__cli_run_env(struct corun__run_env *env, corun__cli_maker *mk);
 
 /* What demo and sim do before their runs: loads the scenario into *sc, a
- * new allocation the caller frees (corun__cli_load_run_scenario), checks
- * it (corun__scenario_check: an application that never arrives), resolves
- * the backend into backend (len bytes), records the kernel profiles o's
+ * new allocation the caller frees (corun__cli_load_run_scenario), resolves
+ * the backend into backend (len bytes), checks the run
+ * (corun__scenario_check: an application that never arrives, a run too
+ * large to simulate), records the kernel profiles o's
  * policies lack unless --no-train, and makes *env with *mk, which names that
  * backend. Returns CORUN_EXIT_OK, or the exit code after printing why (*sc
  * is then NULL). */

@@ -309,7 +309,7 @@ int corun__cli_load_run_scenario(const corun__cli *cli, const corun__run_opts *o
 }
 
 int corun__cli_resolve_backend(const corun__cli *cli, const corun__scenario *sc, char *name,
-                               size_t len)
+                               size_t len, unsigned *caps)
 {
     corun__backend *be = NULL;
     char why[512] = "";
@@ -321,6 +321,7 @@ int corun__cli_resolve_backend(const corun__cli *cli, const corun__scenario *sc,
         return -1;
     }
     snprintf(name, len, "%s", be->ops->name);
+    *caps = be->ops->caps;
     if (strcmp(cli->settings.backend, "auto") == 0 && strcmp(name, "sim") == 0) {
         CORUN_LOG(CORUN_LOG_INFO, "backend", "no usable GPU (%s); using the simulator",
                   why[0] ? why : "built without CUDA");
@@ -396,7 +397,7 @@ int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, corun__sce
                            char *backend, size_t len, corun__cli_maker *mk, corun__run_env *env)
 {
     corun__scenario *sc = malloc(sizeof(*sc));
-    unsigned needs = 0;
+    unsigned needs = 0, caps = 0;
     char why[512];
     size_t i;
     int rc = CORUN_EXIT_FAIL;
@@ -409,12 +410,13 @@ int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, corun__sce
         rc = CORUN_EXIT_USAGE;
         goto out_free_sc;
     }
-    if (corun__scenario_check(sc, &cli->settings, -1, 0, why, sizeof(why)) != CORUN_OK) {
-        fprintf(stderr, "corun: %s\n", why); /* before any run (or profiling) starts */
-        rc = CORUN_EXIT_USAGE;
+    if (corun__cli_resolve_backend(cli, sc, backend, len, &caps) != 0) {
         goto out_free_sc;
     }
-    if (corun__cli_resolve_backend(cli, sc, backend, len) != 0) {
+    if (corun__scenario_check(sc, &cli->settings, -1, 0, (caps & CORUN_BE_VIRTUAL_TIME) != 0,
+                              why, sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "corun: %s\n", why); /* before any run (or profiling) starts */
+        rc = CORUN_EXIT_USAGE;
         goto out_free_sc;
     }
     for (i = 0; i < o->nsystems; i++) {

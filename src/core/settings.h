@@ -60,6 +60,9 @@
       "(H100: ~2.3 us)")                                                                         \
     X(SIM_CLAIM_NS, sim_claim_ns, DBL, "800", 0, 1e9, "",                                        \
       "sim: cost of one chunk claim (atomic on the counter plus a barrier)")                     \
+    X(SIM_MAX_STEPS, sim_max_steps, UINT, "1000000000", 0, 1e15, "",                            \
+      "sim: most steps (block-tasks plus workers started) one run or profiling may take, "       \
+      "estimated before it starts (some ten million a second); 0 = no limit")                   \
     X(PROFILE_PATH, profile_path, STR, "~/.local/share/corun/profiles-%h.txt", 0, 0, "",         \
       "kernel profile store (durations, intensities); ~ = home, %h = host; 'off' = none")        \
     X(PROFILE_TRAIN_RUNS, profile_train_runs, UINT, "100", 5, 100000, "",                        \

@@ -185,9 +185,11 @@ void corun__scenario_plan(const corun__scenario *sc, const corun__settings *set,
                           uint32_t max_launches, corun__plan *out);
 /* What a run is checked for before it starts: CORUN_EINVAL if an
  * application in it never arrives (its first arrival is at or after
- * duration_ms), with why naming it. */
+ * duration_ms); CORUN_ERANGE if `simulated` (a backend with virtual time)
+ * and the run would take more steps than set->sim_max_steps (0 = no
+ * limit). why says which, with the estimate. */
 int corun__scenario_check(const corun__scenario *sc, const corun__settings *set, int only_app,
-                          uint32_t max_launches, char *why, size_t why_len);
+                          uint32_t max_launches, int simulated, char *why, size_t why_len);
 
 /* ------------------------------------------------------------------------ */
 
@@ -250,6 +252,11 @@ void corun__train_opts_default(corun__train_opts *o, const corun__settings *set)
 int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
                           const corun__train_opts *o, int only_app, corun__pstore *out, char *why,
                           size_t why_len);
+/* corun__scenario_check's step limit for corun__scenario_train(sc, .., o,
+ * only_app): CORUN_ERANGE with why when it would take more steps. */
+int corun__scenario_check_train(const corun__scenario *sc, const corun__settings *set,
+                                const corun__train_opts *o, int only_app, int simulated,
+                                char *why, size_t why_len);
 
 /* Records in the store at store_path what a policy with these needs
  * (CORUN_POLICY_NEEDS_*) lacks there for the scenario's kernels on backend

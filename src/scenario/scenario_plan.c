@@ -16,6 +16,9 @@
 
 #include "scenario/scenario.h"
 
+/* Steps a second the simulator makes (the refusal says it in words). */
+#define STEPS_PER_S 1e7
+
 double corun__dist_mean(const corun__dist *d)
 {
     /* const, exp: a; normal: a (truncation at 0.05 a moves the mean negligibly) */
@@ -115,10 +118,23 @@ void corun__scenario_plan(const corun__scenario *sc, const corun__settings *set,
     }
 }
 
+/* A refusal for `steps` over the limit; `what` says of what. */
+static int too_many_steps(double steps, const corun__settings *set, const char *what,
+                          char *why, size_t why_len)
+{
+    snprintf(why, why_len,
+             "%s would simulate about %.2g steps (block-tasks plus workers started): some %.0f "
+             "min at ten million a second, more than CORUN_SIM_MAX_STEPS (%llu) allows; make it "
+             "smaller (duration_ms, grid) or raise the limit (--set sim_max_steps=N, 0 = none)",
+             what, steps, ceil(steps / STEPS_PER_S / 60), (unsigned long long)set->sim_max_steps);
+    return CORUN_ERANGE;
+}
+
 int corun__scenario_check(const corun__scenario *sc, const corun__settings *set, int only_app,
-                          uint32_t max_launches, char *why, size_t why_len)
+                          uint32_t max_launches, int simulated, char *why, size_t why_len)
 {
     corun__plan plan;
+    char what[128];
     size_t i;
 
     corun__scenario_plan(sc, set, only_app, max_launches, &plan);
@@ -134,6 +150,37 @@ int corun__scenario_check(const corun__scenario *sc, const corun__settings *set,
                      app->name, first_arrival_ns(app) * 1e-3, sc->duration_ns * 1e-6);
             return CORUN_EINVAL;
         }
+    }
+    if (simulated && set->sim_max_steps > 0 && plan.steps > (double)set->sim_max_steps) {
+        snprintf(what, sizeof(what), "a run of scenario '%s'", sc->name);
+        return too_many_steps(plan.steps, set, what, why, why_len);
+    }
+    return CORUN_OK;
+}
+
+int corun__scenario_check_train(const corun__scenario *sc, const corun__settings *set,
+                                const corun__train_opts *o, int only_app, int simulated,
+                                char *why, size_t why_len)
+{
+    double steps = 0;
+    char what[128];
+    size_t i;
+
+    if (!simulated || set->sim_max_steps == 0) {
+        return CORUN_OK;
+    }
+    for (i = 0; i < sc->napps; i++) {
+        const corun__kspec *k = &sc->apps[i].kernel;
+        double tasks = kernel_tasks(k);
+        if (only_app >= 0 && (int)i != only_app) {
+            continue;
+        }
+        steps += o->runs * launch_steps(sc, k, tasks * 0.5 * (o->min_scale + o->max_scale)) +
+                 o->profile_runs * launch_steps(sc, k, tasks);
+    }
+    if (steps > (double)set->sim_max_steps) {
+        snprintf(what, sizeof(what), "profiling scenario '%s'", sc->name);
+        return too_many_steps(steps, set, what, why, why_len);
     }
     return CORUN_OK;
 }

@@ -230,6 +230,11 @@ int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
     if (rc != CORUN_OK) {
         return rc;
     }
+    rc = corun__scenario_check_train(sc, &env->settings, o, only_app,
+                                     (be->ops->caps & CORUN_BE_VIRTUAL_TIME) != 0, why, why_len);
+    if (rc != CORUN_OK) {
+        goto out_destroy_backend;
+    }
     memset(&so, 0, sizeof(so));
     so.backend = be;
     so.policy = corun__policy_find("manual");
