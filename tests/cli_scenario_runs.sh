@@ -33,6 +33,15 @@ expect 2 "app 'b' never arrives" -- demo --scenario "$tmp/later.json" --backend 
 # ... and arrives when the window is long enough
 expect 0 "ANTT" -- sim --scenario "$tmp/late.json" --policy mps --duration-ms 2001 --quiet
 
+# A reservation of the whole GPU leaves smguard's batch kernels no quota:
+# said, and the run refused (batch got one CapSM and 1 % of its throughput)
+expect 2 "app 'batch': smguard: the LS reservation (132 CapSMs) is the whole GPU" -- \
+  demo --backend sim --reserve 132 --duration-ms 50
+check "... with no quota" grep -q "batch kernels have no quota" "$tmp/out"
+expect 2 "no quota" -- sim --scenario ls-batch --policy smguard --reserve 132
+expect 0 "ANTT" -- sim --scenario ls-batch --policy mps --reserve 132 --duration-ms 50 --quiet
+expect 0 "smguard" -- demo --backend sim --reserve 131 --duration-ms 50 --quiet
+
 # Enormous but valid workloads are refused up front, with their cost:
 # 2^31 - 1 block-tasks in one launch, or the built-in scenario over 1e7 ms
 cat > "$tmp/huge.json" <<'J'

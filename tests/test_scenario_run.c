@@ -3,6 +3,8 @@
  *  - nothing is submitted at or after duration_ms, and an application that
  *    would never arrive is refused before the run;
  *  - a GPU share never exceeds 1, also when CapSMs are oversubscribed;
+ *  - a reservation of the whole GPU leaves batch kernels no quota: smguard
+ *    refuses them, with the reason, rather than let them wait for ever;
  *  - a run or a profiling too large to simulate is refused up front with
  *    its estimated cost. */
 #include "support.h"
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/policy.h"
 #include "scenario/scenario.h"
 
 static corun__settings set;
@@ -56,7 +59,9 @@ static void expect_refused(const corun__scenario *sc, const char *policy, int co
     corun__run_result r;
     char why[512] = "";
 
-    assert_int_equal(corun__scenario_check(sc, &set, -1, 0, 1, why, sizeof(why)), code);
+    assert_int_equal(corun__scenario_check(sc, &set, corun__policy_find(policy), -1, 0, 1, why,
+                                           sizeof(why)),
+                     code);
     if (strstr(why, words) == NULL) {
         fail_msg("check: '%s' lacks '%s'", why, words);
     }
@@ -143,6 +148,35 @@ static void shares_never_exceed_the_gpu(void **state)
     corun__run_result_free(&r);
 }
 
+static void whole_gpu_reservation_leaves_batch_no_quota(void **state)
+{
+    corun__scenario sc;
+    corun__run_result r;
+    char why[512] = "";
+
+    parse(corun__scenario_default_text(), &sc);
+    sc.duration_ns = 50e6;
+    sc.reserve_capsm = sc.gpu.sm_count;
+    expect_refused(&sc, "smguard", CORUN_ERANGE, "app 'batch': smguard:");
+    expect_refused(&sc, "smguard", CORUN_ERANGE, "no quota");
+    /* The policies that have no quotas run it; so does smguard with one
+     * CapSM left, or with the batch app's own CapSMs. */
+    assert_int_equal(corun__scenario_run(&sc, &env, "mps", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    corun__run_result_free(&r);
+    sc.reserve_capsm = sc.gpu.sm_count - 1;
+    assert_int_equal(corun__scenario_run(&sc, &env, "smguard", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    assert_true(r.apps[0].completed > 0);
+    corun__run_result_free(&r);
+    sc.reserve_capsm = sc.gpu.sm_count;
+    sc.apps[0].attr.capsm = 66;
+    assert_int_equal(corun__scenario_run(&sc, &env, "smguard", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    assert_true(r.apps[0].completed > 0);
+    corun__run_result_free(&r);
+}
+
 static void huge_runs_are_refused_with_their_cost(void **state)
 {
     corun__scenario sc;
@@ -162,10 +196,10 @@ static void huge_runs_are_refused_with_their_cost(void **state)
                      CORUN_ERANGE);
     assert_non_null(strstr(why, "profiling scenario 'huge'"));
     /* on a GPU, or with the limit off, it would run */
-    assert_int_equal(corun__scenario_check(&sc, &set, -1, 0, 0, why, sizeof(why)),
+    assert_int_equal(corun__scenario_check(&sc, &set, NULL, -1, 0, 0, why, sizeof(why)),
                      CORUN_OK);
     set.sim_max_steps = 0;
-    assert_int_equal(corun__scenario_check(&sc, &set, -1, 0, 1, why, sizeof(why)),
+    assert_int_equal(corun__scenario_check(&sc, &set, NULL, -1, 0, 1, why, sizeof(why)),
                      CORUN_OK);
     assert_int_equal(corun__scenario_check_train(&sc, &set, &o, -1, 1, why, sizeof(why)),
                      CORUN_OK);
@@ -192,6 +226,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(nothing_arrives_at_or_after_the_duration, setup),
         cmocka_unit_test_setup(shares_never_exceed_the_gpu, setup),
+        cmocka_unit_test_setup(whole_gpu_reservation_leaves_batch_no_quota, setup),
         cmocka_unit_test_setup(huge_runs_are_refused_with_their_cost, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

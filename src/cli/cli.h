@@ -119,8 +119,8 @@ void corun__cli_run_env(struct corun__run_env *env, corun__cli_maker *mk);
 /* What demo and sim do before their runs: loads the scenario into *sc, a
  * new allocation the caller frees (corun__cli_load_run_scenario), resolves
  * the backend into backend (len bytes), checks the run
- * (corun__scenario_check: an application that never arrives, a run too
- * large to simulate), records the kernel profiles o's
+ * (corun__scenario_check: an application that never arrives, kernels one
+ * of o's policies would never run, a run too large to simulate), records the kernel profiles o's
  * policies lack unless --no-train, and makes *env with *mk, which names that
  * backend. Returns CORUN_EXIT_OK, or the exit code after printing why (*sc
  * is then NULL). */

@@ -413,14 +413,16 @@ int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, corun__sce
     if (corun__cli_resolve_backend(cli, sc, backend, len, &caps) != 0) {
         goto out_free_sc;
     }
-    if (corun__scenario_check(sc, &cli->settings, -1, 0, (caps & CORUN_BE_VIRTUAL_TIME) != 0,
-                              why, sizeof(why)) != CORUN_OK) {
-        fprintf(stderr, "corun: %s\n", why); /* before any run (or profiling) starts */
-        rc = CORUN_EXIT_USAGE;
-        goto out_free_sc;
-    }
     for (i = 0; i < o->nsystems; i++) {
-        needs |= corun__policy_find(o->systems[i])->needs;
+        const corun__policy_ops *pol = corun__policy_find(o->systems[i]);
+        if (corun__scenario_check(sc, &cli->settings, pol, -1, 0,
+                                  (caps & CORUN_BE_VIRTUAL_TIME) != 0, why,
+                                  sizeof(why)) != CORUN_OK) {
+            fprintf(stderr, "corun: %s\n", why); /* before any run (or profiling) starts */
+            rc = CORUN_EXIT_USAGE;
+            goto out_free_sc;
+        }
+        needs |= pol->needs;
     }
     if (!o->no_train && corun__cli_ensure_profiles(cli, sc, backend, needs, o->quiet) != 0) {
         goto out_free_sc;

@@ -405,6 +405,10 @@ int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_l
         }
         return CORUN_ERANGE;
     }
+    if (s->pol->admit != NULL &&
+        (rc = s->pol->admit(&s->set, &s->be->desc, attr, why, why_len)) != CORUN_OK) {
+        return rc;
+    }
     k = new_record(s);
     if (k == NULL) {
         return CORUN_ENOMEM;

@@ -24,6 +24,8 @@
 #include "core/settings.h"
 
 #define CORUN_SCENARIO_MAX_APPS 16
+
+struct corun__policy_ops;
 #define CORUN_SCENARIO_MAX_AT 64
 
 typedef enum corun__arrival_kind {
@@ -183,12 +185,14 @@ double corun__dist_mean(const corun__dist *d);
  * GPU, so its launches are an upper bound. */
 void corun__scenario_plan(const corun__scenario *sc, const corun__settings *set, int only_app,
                           uint32_t max_launches, corun__plan *out);
-/* What a run is checked for before it starts: CORUN_EINVAL if an
- * application in it never arrives (its first arrival is at or after
- * duration_ms); CORUN_ERANGE if `simulated` (a backend with virtual time)
- * and the run would take more steps than set->sim_max_steps (0 = no
- * limit). why says which, with the estimate. */
-int corun__scenario_check(const corun__scenario *sc, const corun__settings *set, int only_app,
+/* What a run under pol (NULL: any) is checked for before it starts:
+ * CORUN_EINVAL if an application in it never arrives (its first arrival is
+ * at or after duration_ms); CORUN_ERANGE if the policy would never run an
+ * application's kernels (its admit), or if `simulated` (a backend with
+ * virtual time) and the run would take more steps than set->sim_max_steps
+ * (0 = no limit). why says which, with the estimate. */
+int corun__scenario_check(const corun__scenario *sc, const corun__settings *set,
+                          const struct corun__policy_ops *pol, int only_app,
                           uint32_t max_launches, int simulated, char *why, size_t why_len);
 
 /* ------------------------------------------------------------------------ */

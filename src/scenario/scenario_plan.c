@@ -1,7 +1,7 @@
 /*
  * scenario_plan.c — what a run of a scenario will do, estimated before it
- * runs (scenario.h): whether every application arrives at all, and how
- * much a simulator has to step through.
+ * runs (scenario.h): whether every application arrives at all and the
+ * policy would run it, and how much a simulator has to step through.
  *
  * The estimate counts steps: the block-tasks of every launch plus the
  * workers its worker form starts (every worker claims at least once, so a
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/policy.h"
 #include "scenario/scenario.h"
 
 /* Steps a second the simulator makes (the refusal says it in words). */
@@ -130,13 +131,18 @@ static int too_many_steps(double steps, const corun__settings *set, const char *
     return CORUN_ERANGE;
 }
 
-int corun__scenario_check(const corun__scenario *sc, const corun__settings *set, int only_app,
-                          uint32_t max_launches, int simulated, char *why, size_t why_len)
+int corun__scenario_check(const corun__scenario *sc, const corun__settings *set,
+                          const corun__policy_ops *pol, int only_app, uint32_t max_launches,
+                          int simulated, char *why, size_t why_len)
 {
+    corun__settings run_set = *set;
     corun__plan plan;
-    char what[128];
+    char what[128], refusal[384];
     size_t i;
 
+    if (sc->has_reserve) {
+        run_set.reserve_capsm = sc->reserve_capsm; /* as corun__scenario_run sets it */
+    }
     corun__scenario_plan(sc, set, only_app, max_launches, &plan);
     for (i = 0; i < sc->napps; i++) {
         const corun__app *app = &sc->apps[i];
@@ -149,6 +155,11 @@ int corun__scenario_check(const corun__scenario *sc, const corun__settings *set,
                      "end of arrivals (duration_ms %g)",
                      app->name, first_arrival_ns(app) * 1e-3, sc->duration_ns * 1e-6);
             return CORUN_EINVAL;
+        }
+        if (pol != NULL && pol->admit != NULL &&
+            pol->admit(&run_set, &sc->gpu, &app->attr, refusal, sizeof(refusal)) != CORUN_OK) {
+            snprintf(why, why_len, "app '%s': %s", app->name, refusal);
+            return CORUN_ERANGE;
         }
     }
     if (simulated && set->sim_max_steps > 0 && plan.steps > (double)set->sim_max_steps) {

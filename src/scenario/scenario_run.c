@@ -416,7 +416,7 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     if (st != CORUN_OK) {
         goto out_free_rc;
     }
-    st = corun__scenario_check(sc, &env->settings, only_app, max_launches,
+    st = corun__scenario_check(sc, &env->settings, pol, only_app, max_launches,
                                (be->ops->caps & CORUN_BE_VIRTUAL_TIME) != 0, why, why_len);
     if (st != CORUN_OK) {
         goto out_destroy_backend;
