@@ -106,9 +106,11 @@ int corun__pstore_load_setting(const char *setting, corun__pstore *ps, char *not
                                size_t note_len);
 
 /* Merges the records of *add into the store at path, creating the file and
- * its directory if needed, under the writers' lock (see above). A corrupt
- * file found on the way is set aside (note says so). Returns CORUN_OK,
- * CORUN_EIO with the reason in note, or CORUN_ENOMEM. */
+ * its directory if needed, under the writers' lock (see above). A run equal
+ * in every field to one the store holds is not added again (a training
+ * repeated with the same seed on the simulator). A corrupt file found on
+ * the way is set aside (note says so). Returns CORUN_OK, CORUN_EIO with the
+ * reason in note, or CORUN_ENOMEM. */
 int corun__pstore_merge(const char *path, const corun__pstore *add, char *note, size_t note_len);
 
 #endif
