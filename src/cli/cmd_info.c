@@ -15,29 +15,58 @@ void corun__usage_config(FILE *out)
             "current value (after CORUN_* variables and --set) and what it does.\n");
 }
 
+/* One row of corun config: the columns before MEANING. */
+typedef struct config_row {
+    const char *env, *type, *def;
+    char bounds[CORUN_SETTING_STR_MAX], value[CORUN_SETTING_STR_MAX];
+} config_row;
+
+static void config_row_of(const corun__cli *cli, size_t i, config_row *r)
+{
+    const corun__setting_info *in = corun__settings_info(i);
+
+    r->env = in->env;
+    r->type = in->type == CORUN_SETTING_STR ? "str" : in->type == CORUN_SETTING_UINT ? "uint" : "num";
+    r->def = in->def;
+    corun__settings_bounds(i, r->bounds, sizeof(r->bounds));
+    corun__settings_format(&cli->settings, i, r->value, sizeof(r->value));
+}
+
+static int widest(int w, const char *s)
+{
+    return (int)strlen(s) > w ? (int)strlen(s) : w;
+}
+
 int corun__cmd_config(corun__cli *cli, int argc, char **argv)
 {
+    config_row r;
+    int w[5] = {0, 0, 0, 0, 0};
     size_t i;
 
     if (argc > 0) {
         fprintf(stderr, "corun config: unexpected argument '%s'\n", argv[0]);
         return CORUN_EXIT_USAGE;
     }
-    printf("%-24s %-5s %-22s %-10s %-10s %s\n", "VARIABLE", "TYPE", "BOUNDS", "DEFAULT", "VALUE",
-           "MEANING");
-    for (i = 0; i < corun__settings_count(); i++) {
-        const corun__setting_info *in = corun__settings_info(i);
-        char value[CORUN_SETTING_STR_MAX], bounds[64];
-        const char *type = in->type == CORUN_SETTING_STR    ? "str"
-                           : in->type == CORUN_SETTING_UINT ? "uint"
-                                                            : "num";
-        corun__settings_format(&cli->settings, i, value, sizeof(value));
-        if (in->type == CORUN_SETTING_STR) {
-            snprintf(bounds, sizeof(bounds), "%s", in->allowed[0] ? in->allowed : "-");
+    /* columns as wide as their widest cell, headers included */
+    for (i = 0; i <= corun__settings_count(); i++) {
+        if (i == corun__settings_count()) {
+            r = (config_row){.env = "VARIABLE", .type = "TYPE", .def = "DEFAULT",
+                             .bounds = "BOUNDS", .value = "VALUE"};
         } else {
-            snprintf(bounds, sizeof(bounds), "[%g, %g]", in->min, in->max);
+            config_row_of(cli, i, &r);
         }
-        printf("%-24s %-5s %-22s %-10s %-10s %s\n", in->env, type, bounds, in->def, value, in->help);
+        w[0] = widest(w[0], r.env);
+        w[1] = widest(w[1], r.type);
+        w[2] = widest(w[2], r.bounds);
+        w[3] = widest(w[3], r.def);
+        w[4] = widest(w[4], r.value);
+    }
+    printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], "VARIABLE", w[1], "TYPE", w[2], "BOUNDS",
+           w[3], "DEFAULT", w[4], "VALUE", "MEANING");
+    for (i = 0; i < corun__settings_count(); i++) {
+        config_row_of(cli, i, &r);
+        printf("%-*s  %-*s  %-*s  %-*s  %-*s  %s\n", w[0], r.env, w[1], r.type, w[2], r.bounds,
+               w[3], r.def, w[4], r.value, corun__settings_info(i)->help);
     }
     return CORUN_EXIT_OK;
 }

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -849,7 +850,7 @@ int corun__pstore_path(const char *setting, char *out, size_t len, char *why, si
     const char *p = setting;
     int rc = CORUN_OK;
 
-    if (setting[0] == '\0' || strcmp(setting, "off") == 0) {
+    if (setting[0] == '\0' || strcasecmp(setting, "off") == 0) {
         return CORUN_ENOENT;
     }
     if (strncmp(p, "~/", 2) == 0) {

@@ -82,8 +82,8 @@ const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char 
 
 /* The store's file name from the PROFILE_PATH setting: "~/" is the user's
  * home directory (from the password database, not the environment), "%h"
- * the host name. Returns CORUN_ENOENT for "" or "off" (no store), and
- * CORUN_ERANGE (with why) if the result does not fit in len. */
+ * the host name. Returns CORUN_ENOENT for "" or "off" in any case (no
+ * store), and CORUN_ERANGE (with why) if the result does not fit in len. */
 int corun__pstore_path(const char *setting, char *out, size_t len, char *why, size_t why_len);
 
 /* Reads the store at path into *ps (which it initialises). A missing file is
