@@ -15,7 +15,7 @@ expect 2 "unknown option '--frob'" -- --frob demo
 expect 2 "unknown option '--bogus'" -- demo --bogus
 expect 2 "unknown policy 'nope'" -- demo --systems mps,nope
 expect 2 "larger than the GPU" -- demo --reserve 500 --backend sim
-expect 2 "--duration-ms needs" -- demo --duration-ms -3
+expect 2 "option --duration-ms: '-3' is not a decimal number in (0, 1e7]" -- demo --duration-ms -3
 expect 2 "not one of auto,cuda,sim" -- demo --backend tpu
 expect 2 "CORUN_SEED" -- --set seed=abc demo
 expect 2 "unknown setting" -- --set nosuch=1 config

@@ -56,12 +56,22 @@ void corun__usage_experiment(FILE *out);
 
 /* --- numbers and settings (cli_util.c) ------------------------------------ */
 
-/* Parses a whole non-negative number no larger than max; returns 0 on success. */
+/* Parses a whole number in decimal digits no larger than max
+ * (corun__parse_whole); returns 0 on success. */
 int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *out);
-/* Parses a --duration-ms value: a number in (0, 1e7]; returns 0 on success. */
+/* Parses a --duration-ms value: a decimal number (corun__parse_decimal) in
+ * (0, 1e7]; returns 0 on success. */
 int corun__parse_ms(const char *s, double *out);
 /* Applies a --set NAME=VALUE argument; prints the error and returns -1 on failure. */
 int corun__cli_set(corun__cli *cli, const char *assignment);
+/* The value of the option argv[*i]: the next argument, which may not be
+ * empty; advances *i to it. Returns NULL after printing "WHO: option X
+ * needs a value" when there is none. */
+const char *corun__cli_value(const char *who, int argc, char **argv, int *i);
+/* Option opt's value given to a setting (by name); on a bad value prints
+ * "WHO: option OPT: why (setting CORUN_X)" and returns -1. */
+int corun__cli_set_option(corun__cli *cli, const char *who, const char *opt, const char *setting,
+                          const char *value);
 /* Seconds on the monotonic clock, for progress and elapsed times. */
 double corun__cli_now_s(void);
 

@@ -61,55 +61,53 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     const char *name = NULL;
     char backend[16] = "sim", why[1024] = "", dir[4096];
     unsigned long long v;
+    const char *who = "corun experiment";
     json_t *res;
     int i, quiet = 0;
 
     memset(&o, 0, sizeof(o));
     for (i = 0; i < argc; i++) {
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+        const char *a = argv[i], *val;
+        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             quiet = 1;
             continue;
         }
-        if (argv[i][0] != '-') {
+        if (a[0] != '-') {
             if (name != NULL) {
-                fprintf(stderr, "corun experiment: one experiment at a time ('%s', '%s')\n", name,
-                        argv[i]);
+                fprintf(stderr, "%s: one experiment at a time ('%s', '%s')\n", who, name, a);
                 return CORUN_EXIT_USAGE;
             }
-            name = argv[i];
+            name = a;
             continue;
         }
-        if (val == NULL) {
-            fprintf(stderr, "corun experiment: '%s' needs a value (or is unknown; see --help)\n",
-                    argv[i]);
+        if (strcmp(a, "--backend") != 0 && strcmp(a, "--dir") != 0 &&
+            strcmp(a, "--max-sets") != 0 && strcmp(a, "--duration-ms") != 0) {
+            fprintf(stderr, "%s: unknown option '%s' (%s --help lists them)\n", who, a, who);
             return CORUN_EXIT_USAGE;
         }
-        if (strcmp(argv[i], "--backend") == 0) {
+        if ((val = corun__cli_value(who, argc, argv, &i)) == NULL) {
+            return CORUN_EXIT_USAGE;
+        }
+        if (strcmp(a, "--backend") == 0) {
             if (strcmp(val, "sim") != 0 && strcmp(val, "cuda") != 0) {
-                fprintf(stderr, "corun experiment: --backend takes sim or cuda (got '%s')\n", val);
+                fprintf(stderr, "%s: option --backend takes sim or cuda (got '%s')\n", who, val);
                 return CORUN_EXIT_USAGE;
             }
             snprintf(backend, sizeof(backend), "%s", val);
-        } else if (strcmp(argv[i], "--dir") == 0) {
+        } else if (strcmp(a, "--dir") == 0) {
             o.dir = val;
-        } else if (strcmp(argv[i], "--max-sets") == 0) {
+        } else if (strcmp(a, "--max-sets") == 0) {
             if (corun__parse_u64(val, 1000, &v) != 0) {
-                fprintf(stderr, "corun experiment: --max-sets needs a whole number (got '%s')\n",
-                        val);
+                fprintf(stderr, "%s: option --max-sets: '%s' is not a whole number in [0, 1000]\n",
+                        who, val);
                 return CORUN_EXIT_USAGE;
             }
             o.max_sets = (size_t)v;
-        } else if (strcmp(argv[i], "--duration-ms") == 0) {
-            if (corun__parse_ms(val, &o.duration_ms) != 0) {
-                fprintf(stderr, "corun experiment: --duration-ms needs a number in (0, 1e7]\n");
-                return CORUN_EXIT_USAGE;
-            }
-        } else {
-            fprintf(stderr, "corun experiment: unknown option '%s' (see --help)\n", argv[i]);
+        } else if (corun__parse_ms(val, &o.duration_ms) != 0) {
+            fprintf(stderr, "%s: option --duration-ms: '%s' is not a decimal number in (0, 1e7]\n",
+                    who, val);
             return CORUN_EXIT_USAGE;
         }
-        i++;
     }
     if (name == NULL) {
         fprintf(stderr,

@@ -106,12 +106,13 @@ int corun__cmd_occupancy(corun__cli *cli, int argc, char **argv)
     corun_gpu_desc d;
     corun_occupancy o;
     unsigned long long v;
+    const char *who = "corun occupancy";
     char why[256];
     int i, have_threads = 0;
     static const char *const limiter[] = {"warps", "registers", "shared memory", "blocks"};
 
     for (i = 0; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *val;
         uint32_t *dst = NULL;
         if (strcmp(a, "--optin") == 0) {
             s.smem_optin = true;
@@ -127,15 +128,18 @@ int corun__cmd_occupancy(corun__cli *cli, int argc, char **argv)
         } else if (strcmp(a, "--dyn") == 0) {
             dst = &s.smem_dynamic;
         } else {
-            fprintf(stderr, "corun occupancy: unknown option '%s'\n", a);
+            fprintf(stderr, "%s: unknown option '%s' (%s --help lists them)\n", who, a, who);
             return CORUN_EXIT_USAGE;
         }
-        if (i + 1 >= argc || corun__parse_u64(argv[i + 1], 0xffffffffull, &v) != 0) {
-            fprintf(stderr, "corun occupancy: %s needs a whole number\n", a);
+        if ((val = corun__cli_value(who, argc, argv, &i)) == NULL) {
+            return CORUN_EXIT_USAGE;
+        }
+        if (corun__parse_u64(val, 0xffffffffull, &v) != 0) {
+            fprintf(stderr, "%s: option %s: '%s' is not a whole number in [0, 4294967295]\n", who,
+                    a, val);
             return CORUN_EXIT_USAGE;
         }
         *dst = (uint32_t)v;
-        i++;
     }
     if (!have_threads) {
         fprintf(stderr, "corun occupancy: --threads is required\n");

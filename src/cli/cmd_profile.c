@@ -147,54 +147,50 @@ typedef struct profile_opts {
     int json;
 } profile_opts;
 
-/* Returns -1 on a bad command line, after printing why. */
-static int parse_profile_opts(const corun__cli *cli, int argc, char **argv, profile_opts *o)
+/* Returns -1 on a bad command line, after printing why. --runs is checked
+ * against CORUN_PROFILE_TRAIN_RUNS's bounds (it sets it for this run). */
+static int parse_profile_opts(corun__cli *cli, int argc, char **argv, profile_opts *o)
 {
+    const char *who = "corun profile";
     int a;
 
     memset(o, 0, sizeof(*o));
-    o->runs = cli->settings.profile_train_runs;
     snprintf(o->backend, sizeof(o->backend), "%s",
              strcmp(cli->settings.backend, "cuda") == 0 ? "cuda" : "sim");
     for (a = 0; a < argc; a++) {
-        const char *val = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(argv[a], "--json") == 0) {
+        const char *opt = argv[a], *val;
+        if (strcmp(opt, "--json") == 0) {
             o->json = 1;
             continue;
         }
-        if (val == NULL) {
-            fprintf(stderr, "corun profile: '%s' needs a value (or is unknown; see --help)\n",
-                    argv[a]);
+        if (strcmp(opt, "--train-scenario") != 0 && strcmp(opt, "--app") != 0 &&
+            strcmp(opt, "--runs") != 0 && strcmp(opt, "--backend") != 0) {
+            fprintf(stderr, "%s: unknown option '%s' (%s --help lists them)\n", who, opt, who);
             return -1;
         }
-        if (strcmp(argv[a], "--train-scenario") == 0) {
+        if ((val = corun__cli_value(who, argc, argv, &a)) == NULL) {
+            return -1;
+        }
+        if (strcmp(opt, "--train-scenario") == 0) {
             o->scenario = val;
-        } else if (strcmp(argv[a], "--app") == 0) {
+        } else if (strcmp(opt, "--app") == 0) {
             o->app = val;
-        } else if (strcmp(argv[a], "--runs") == 0) {
-            if (corun__parse_u64(val, 100000, &o->runs) != 0 || o->runs < 1) {
-                fprintf(stderr, "corun profile: --runs needs a number in [1, 100000] (got '%s')\n",
-                        val);
+        } else if (strcmp(opt, "--runs") == 0) {
+            if (corun__cli_set_option(cli, who, opt, "profile_train_runs", val) != 0) {
                 return -1;
             }
-        } else if (strcmp(argv[a], "--backend") == 0) {
-            if (strcmp(val, "sim") != 0 && strcmp(val, "cuda") != 0) {
-                fprintf(stderr, "corun profile: --backend takes sim or cuda (got '%s')\n", val);
-                return -1;
-            }
-            snprintf(o->backend, sizeof(o->backend), "%s", val);
-        } else {
-            fprintf(stderr,
-                    "corun profile: unknown option '%s' (corun profile --help lists them)\n",
-                    argv[a]);
+        } else if (strcmp(val, "sim") != 0 && strcmp(val, "cuda") != 0) {
+            fprintf(stderr, "%s: option --backend takes sim or cuda (got '%s')\n", who, val);
             return -1;
+        } else {
+            snprintf(o->backend, sizeof(o->backend), "%s", val);
         }
-        a++;
     }
     if (o->app != NULL && o->scenario == NULL) {
-        fprintf(stderr, "corun profile: --app needs --train-scenario\n");
+        fprintf(stderr, "%s: --app needs --train-scenario\n", who);
         return -1;
     }
+    o->runs = cli->settings.profile_train_runs;
     return 0;
 }
 
