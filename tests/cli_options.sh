@@ -1,12 +1,45 @@
 #!/usr/bin/env bash
-# The command line's options (issue 31, point 7): settings shown and
-# refused with their bounds, option values refused with a clear message, a
-# non-zero exit and nothing done, and a bad CORUN_* variable that does not
-# stand in the way of help.
+# The command line's options (issue 31, point 7): help that lists every
+# option a command takes, settings shown and refused with their bounds,
+# option values refused with a clear message, a non-zero exit and nothing
+# done, and a bad CORUN_* variable that does not stand in the way of help.
 # Usage: cli_options.sh CORUN_BINARY SOURCE_DIR
 source "$(dirname "$0")/expect_common.sh"
 export CORUN_PROFILE_PATH=$tmp/store/profiles.txt
 cd "$tmp" || exit 1
+
+# --- help -------------------------------------------------------------------
+
+# corun --help ends with a whole sentence
+"$corun" --help > "$tmp/help"
+check "corun --help ends with a full stop" test "$(tail -c 2 "$tmp/help")" = "."
+check "corun --help says where a command's options are" grep -q "lists a command's options" \
+  "$tmp/help"
+
+# help_lists CMD OPTION...: corun CMD --help has a line for each option the
+# command takes, and the command knows every option its help lists.
+help_lists() {
+  local cmd=$1 opt listed
+  shift
+  "$corun" "$cmd" --help > "$tmp/help"
+  for opt in "$@"; do
+    check "corun $cmd --help lists $opt" grep -qE "^  (-[a-z], )?$opt( |$)" "$tmp/help"
+    check "corun $cmd --help's usage names $opt" \
+      grep -qE "^(usage: corun| {10,}).*\\[?$opt[] ]" "$tmp/help"
+  done
+  for listed in $(grep -oE "^  (-[a-z], )?--[a-z-]+" "$tmp/help" | grep -oE -- "--[a-z-]+"); do
+    "$corun" "$cmd" "$listed" > "$tmp/out" 2>&1
+    check "corun $cmd knows $listed, which its help lists" \
+      bash -c "! grep -q 'unknown option' '$tmp/out'"
+  done
+}
+help_lists sim --scenario --policy --apps --backend --reserve --seed --duration-ms --no-train \
+  --json --quiet
+help_lists demo --scenario --apps --systems --reserve --backend --seed --duration-ms --no-train \
+  --json --quiet
+help_lists experiment --backend --dir --max-sets --duration-ms --quiet
+help_lists profile --train-scenario --runs --app --backend --json
+help_lists occupancy --threads --regs --smem --dyn --optin
 
 # --- corun config -----------------------------------------------------------
 

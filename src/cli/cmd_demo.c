@@ -28,31 +28,30 @@ static void progress_log(const char *label)
 void corun__usage_demo(FILE *out)
 {
     fprintf(out,
-            "usage: corun demo [--scenario FILE] [--systems LIST] [--reserve N] [--backend B]\n"
-            "                  [--seed N] [--duration-ms MS] [--json] [--quiet]\n"
+            "usage: corun demo [--scenario FILE] [--apps LIST] [--systems LIST] [--reserve N]\n"
+            "                  [--backend B] [--seed N] [--duration-ms MS] [--no-train] [--json]\n"
+            "                  [--quiet]\n"
             "\n"
             "Runs an LS+batch scenario (default: SMGuard 6.2 — a batch kernel with long\n"
             "block-tasks in a loop, an LS kernel arriving at random intervals) once per\n"
             "system, plus each application alone, and prints LS latency p50/p99 and\n"
             "batch throughput normalised to solo, ANTT and STP.\n"
             "\n"
-            "  --scenario FILE   scenario file (docs/scenarios.md) or name (ls-batch:\n"
-            "                    looked up in CORUN_SCENARIOS, the installed scenarios,\n"
-            "                    the source tree's); default: built-in ls-batch\n"
-            "  --apps LIST       run only these applications of the scenario\n"
+            "options:\n"
+            "  --scenario FILE   scenario file or name, found as corun sim finds it (default: ls-batch)\n"
+            "  --apps LIST       run only these applications of the scenario, comma-separated\n"
             "  --systems LIST    comma-separated policies (default mps,priority,smguard)\n"
-            "  --reserve N       smguard: CapSMs reserved for LS kernels (default: the\n"
-            "                    scenario's, else CORUN_RESERVE_CAPSM = 8); batch\n"
-            "                    kernels run on the other SMs (CORUN_SMGUARD_BIND=1)\n"
-            "  --backend B       auto (GPU if usable, else simulator), cuda or sim\n"
+            "  --reserve N       smguard: CapSMs reserved for LS kernels (default: the scenario's)\n"
+            "  --backend B       auto (default: the GPU if usable, else the simulator), cuda or sim\n"
             "  --seed N          random seed (default: the scenario's, else CORUN_SEED)\n"
-            "  --duration-ms MS  how long applications keep submitting kernels\n"
-            "  --json            print an array of objects with keys system, ls_p50_norm,\n"
-            "                    ls_p99_norm, batch_norm, antt, stp (and fairness,\n"
-            "                    ls_count, batch_count)\n"
-            "  --no-train        do not record the kernel profiles a FLEP or Slate policy\n"
-            "                    lacks (see corun profile) before the runs\n"
-            "  --quiet           no progress on stderr\n");
+            "  --duration-ms MS  how long applications keep submitting kernels, in (0, 1e7]\n"
+            "  --no-train        do not first record the kernel profiles a FLEP or Slate policy lacks\n"
+            "  --json            an array of objects with keys system, ls_p50_norm, ls_p99_norm,\n"
+            "                    batch_norm, antt, stp, fairness, ls_count and batch_count\n"
+            "  -q, --quiet       no progress on stderr\n"
+            "\n"
+            "Without --reserve, a scenario that sets no reservation gets CORUN_RESERVE_CAPSM\n"
+            "(8); batch kernels run on the other SMs (CORUN_SMGUARD_BIND=1).\n");
 }
 
 /* Each application alone, then one run per system, each turned into a row.

@@ -27,12 +27,11 @@ static void log_line(void *ctx, const char *line)
 void corun__usage_experiment(FILE *out)
 {
     fprintf(out,
-            "usage: corun experiment NAME [--backend B] [--dir DIR] [--max-sets N]\n"
-            "                        [--duration-ms MS] [--quiet]\n"
+            "usage: corun experiment NAME [--backend B] [--dir DIR] [--max-sets N] [--duration-ms MS]\n"
+            "                        [--quiet]\n"
             "\n"
-            "Runs one of the papers' experiments over the scenario files in DIR\n"
-            "(default: the first scenario folder found, as for corun sim --scenario NAME)\n"
-            "and prints its results as one JSON object:\n"
+            "Runs one of the papers' experiments over the scenario files in DIR and\n"
+            "prints its results as one JSON object. NAME is one of:\n"
             "\n"
             "  hpf      FLEP 6.3.1: speedup of a high-priority kernel behind a long\n"
             "           low-priority one, flep-hpf over mps (28 pairs)\n"
@@ -47,11 +46,14 @@ void corun__usage_experiment(FILE *out)
             "Kernel profiles the policies need are recorded first in the profile store\n"
             "(CORUN_PROFILE_PATH). Progress goes to stderr, one line per run set.\n"
             "\n"
+            "options:\n"
             "  --backend B       sim (default) or cuda\n"
-            "  --dir DIR         where the scenario files are\n"
-            "  --max-sets N      only the first N pairs (or triplets) of each experiment\n"
-            "  --duration-ms MS  arrival window of the loop experiments (ffs, slate)\n"
-            "  --quiet           no progress\n");
+            "  --dir DIR         where the scenario files are (default: the first scenario folder found)\n"
+            "  --max-sets N      only the first N pairs (or triplets) of each, in [0, 1000] (0 = all)\n"
+            "  --duration-ms MS  arrival window of the loop experiments (ffs, slate), in (0, 1e7]\n"
+            "  -q, --quiet       no progress\n"
+            "\n"
+            "The scenario folders are looked for as for corun sim --scenario NAME.\n");
 }
 
 int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)

@@ -93,11 +93,17 @@ int corun__cmd_policies(corun__cli *cli, int argc, char **argv)
 void corun__usage_occupancy(FILE *out)
 {
     fprintf(out,
-            "usage: corun occupancy --threads N --regs R [--smem BYTES] [--dyn BYTES] [--optin]\n"
+            "usage: corun occupancy --threads N [--regs R] [--smem BYTES] [--dyn BYTES] [--optin]\n"
             "\n"
-            "Max active blocks per SM of an H100 for a block of N threads using R\n"
-            "registers per thread and static (--smem) and dynamic (--dyn) shared memory;\n"
-            "--optin allows more than 48 KiB per block. Prints each limit.\n");
+            "Max active blocks per SM of an H100 for a kernel shape, by the rules of\n"
+            "CUDA's occupancy calculator; prints each limit.\n"
+            "\n"
+            "options:\n"
+            "  --threads N    threads per block (required)\n"
+            "  --regs R       registers per thread (default 32)\n"
+            "  --smem BYTES   static shared memory per block (default 0)\n"
+            "  --dyn BYTES    dynamic shared memory per block (default 0)\n"
+            "  --optin        allow more than 48 KiB of shared memory per block\n");
 }
 
 int corun__cmd_occupancy(corun__cli *cli, int argc, char **argv)

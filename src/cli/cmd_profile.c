@@ -115,8 +115,7 @@ static int distinct_keys(const corun__pstore *ps, store_key **out, size_t *n)
 void corun__usage_profile(FILE *out)
 {
     fprintf(out,
-            "usage: corun profile [--train-scenario FILE [--runs N] [--app NAME] [--backend B]]\n"
-            "                     [--json]\n"
+            "usage: corun profile [--train-scenario FILE [--runs N] [--app NAME] [--backend B]] [--json]\n"
             "\n"
             "Lists the kernel profile store (CORUN_PROFILE_PATH): per kernel and backend,\n"
             "its recorded solo runs, the error of its duration model on held-out runs\n"
@@ -126,17 +125,19 @@ void corun__usage_profile(FILE *out)
             "nothing on disk: a corrupt store is reported (exit 1) and left as it is;\n"
             "training moves it aside and starts a new one.\n"
             "\n"
-            "  --train-scenario FILE  first run the kernel of every application of the\n"
-            "                         scenario (a file or a name, as corun sim --scenario\n"
-            "                         takes) alone on the GPU, N times at random input\n"
-            "                         sizes (a tenth of the app's to the app's) and 3 times\n"
-            "                         at its own size, and record the runs and profiles\n"
-            "  --runs N               training runs per kernel (default CORUN_PROFILE_TRAIN_RUNS)\n"
+            "options:\n"
+            "  --train-scenario FILE  first profile the kernel of every application of the scenario\n"
+            "  --runs N               training runs per kernel, in [5, 100000] (CORUN_PROFILE_TRAIN_RUNS)\n"
             "  --app NAME             train only this application's kernel\n"
             "  --backend B            sim (default) or cuda\n"
-            "  --json                 print {\"store\", \"kernels\": [...], \"mean_mape\"}\n"
+            "  --json                 print {\"store\", \"holdout\", \"kernels\": [...], \"mean_mape\"}\n"
             "\n"
-            "corun sim records what a FLEP or Slate policy lacks before it runs.\n");
+            "--train-scenario takes a file or a name, as corun sim --scenario does, runs\n"
+            "each kernel alone on the GPU N times at random input sizes (a tenth of the\n"
+            "application's to the application's) and 3 times at its own size, and\n"
+            "records the runs and profiles. A run the store holds already (the simulator\n"
+            "repeats itself for a seed) is not recorded twice. corun sim records what a\n"
+            "FLEP or Slate policy lacks before it runs.\n");
 }
 
 typedef struct profile_opts {

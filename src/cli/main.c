@@ -35,6 +35,7 @@ static void usage(FILE *out)
 
     fprintf(out,
             "usage: corun [--set NAME=VALUE]... [--log-level LEVEL] COMMAND [ARGS]\n"
+            "       corun --help | --version | help [COMMAND]\n"
             "\n"
             "corun shares one NVIDIA GPU between programs with guarantees: CapSM\n"
             "reservations and quotas, preemption that loses no work, priorities.\n"
@@ -46,11 +47,13 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "options:\n"
-            "  --set NAME=VALUE   change a setting for this run (corun config lists them;\n"
-            "                     each is also read from CORUN_<NAME>)\n"
+            "  --set NAME=VALUE   change a setting for this run (corun config lists them)\n"
             "  --log-level LEVEL  error, warn (default), info or debug\n"
             "  --version          print the version\n"
-            "  -h, --help         this help; `corun COMMAND --help` for a command's\n");
+            "  -h, --help         this help\n"
+            "\n"
+            "Every setting is also read from its variable, CORUN_<NAME>; --set overrides\n"
+            "it. `corun COMMAND --help` (or `corun help COMMAND`) lists a command's options.\n");
 }
 
 /* The command named, or NULL. */
