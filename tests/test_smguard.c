@@ -337,19 +337,27 @@ static void limit_waits_for_the_next_resume(void **state)
     assert_int_equal(b->state, CORUN_JS_RUNNING);
 }
 
-static void oversized_reservation_is_refused(void **state)
+/* A kernel of class cls asking for capsm CapSMs is refused at submission
+ * with a reason holding words, and nothing is launched. */
+static void expect_refused(fixture *f, corun_class cls, uint32_t capsm, const char *words)
 {
-    fixture *f = *state;
-    corun__kspec k = spec("big", 100);
-    corun_launch_attr a = {CORUN_CLASS_LS, 133, 0, 1, 0};
+    corun__kspec k = spec("refused", 100);
+    corun_launch_attr a = {cls, capsm, 0, 1, 0};
     corun__job *out = NULL;
     char why[256] = "";
 
     assert_int_equal(corun__sched_submit(f->s, &k, &a, NULL, NULL, &out, why, sizeof(why)),
                      CORUN_ERANGE);
-    assert_non_null(strstr(why, "133 CapSMs"));
+    if (strstr(why, words) == NULL) {
+        fail_msg("'%s' lacks '%s'", why, words);
+    }
     assert_null(out);
     assert_null(last(f, CORUN_NULL_WORKERS));
+}
+
+static void oversized_reservation_is_refused(void **state)
+{
+    expect_refused(*state, CORUN_CLASS_LS, 133, "133 CapSMs");
 }
 
 /* A batch kernel would have no quota: refused at submission with the
@@ -358,16 +366,8 @@ static void oversized_reservation_is_refused(void **state)
 static void whole_gpu_reservation_refuses_batch_without_quota(void **state)
 {
     fixture *f = *state;
-    corun__kspec k = spec("batch", 100);
-    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, 0, 1, 0};
-    corun__job *out = NULL;
-    char why[256] = "";
 
-    assert_int_equal(corun__sched_submit(f->s, &k, &a, NULL, NULL, &out, why, sizeof(why)),
-                     CORUN_ERANGE);
-    assert_non_null(strstr(why, "no quota"));
-    assert_null(out);
-    assert_null(last(f, CORUN_NULL_WORKERS));
+    expect_refused(f, CORUN_CLASS_BATCH, 0, "no quota");
     assert_int_equal(corun__job_capsm(submit(f, "ls", CORUN_CLASS_LS, 0)), 132);
     assert_non_null(submit(f, "own", CORUN_CLASS_BATCH, 10));
 }
