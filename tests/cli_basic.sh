@@ -2,39 +2,7 @@
 # The command line as a user meets it: --help on every command, bad input
 # named clearly with a non-zero exit and no crash, and the demo's JSON keys.
 # Usage: cli_basic.sh CORUN_BINARY SOURCE_DIR
-set -uo pipefail
-corun=$1
-src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-pass=0
-
-# expect_run CODE WORDS -- CMD ARGS... : runs CMD ARGS, checks the exit code
-# and that stderr+stdout contains WORDS.
-expect_run() {
-  local code=$1 words=$2
-  shift 3
-  local out rc
-  out=$("$@" 2>&1)
-  rc=$?
-  if [ "$rc" -ne "$code" ] || [[ "$out" != *"$words"* ]]; then
-    echo "FAIL: $* -> exit $rc (want $code), output lacks '$words':"
-    echo "$out" | head -5
-    fails=$((fails + 1))
-  else
-    pass=$((pass + 1))
-  fi
-  if [ "$rc" -ge 128 ]; then
-    echo "FAIL: $* crashed (exit $rc)"
-    fails=$((fails + 1))
-  fi
-}
-
-# expect CODE WORDS -- ARGS... : the same for corun ARGS.
-expect() {
-  expect_run "$1" "$2" -- "$corun" "${@:4}"
-}
+source "$(dirname "$0")/expect_common.sh"
 
 expect 0 "usage: corun" -- --help
 expect 0 "commands:" -- help
@@ -47,7 +15,7 @@ expect 2 "unknown option '--frob'" -- --frob demo
 expect 2 "unknown option '--bogus'" -- demo --bogus
 expect 2 "unknown policy 'nope'" -- demo --systems mps,nope
 expect 2 "larger than the GPU" -- demo --reserve 500 --backend sim
-expect 2 "--duration-ms needs" -- demo --duration-ms -3
+expect 2 "option --duration-ms: '-3' is not a decimal number in (0, 1e7]" -- demo --duration-ms -3
 expect 2 "not one of auto,cuda,sim" -- demo --backend tpu
 # every --backend takes what the settings table allows
 expect 2 "not one of auto,cuda,sim" -- sim --backend tpu
@@ -127,5 +95,4 @@ expect_run 2 "set AB_FLAG" -- env -u AB_FLAG "$src/scripts/gpu-ab.sh"
 expect_run 0 "everything GPU-side in one call" -- "$src/scripts/gpu-check.sh" --help
 expect_run 2 "takes no arguments" -- "$src/scripts/gpu-check.sh" --bogus
 
-echo "$pass passed, $fails failed"
-[ "$fails" -eq 0 ]
+expect_done

@@ -19,4 +19,11 @@ void corun_test_mkdtemp(char *dir, size_t n, const char *tag);
 /* Removes a folder made by corun_test_mkdtemp, with everything in it. */
 void corun_test_rmdir(const char *dir);
 
+struct corun__scenario;
+struct corun__backend;
+/* A corun__run_env.make_backend that makes the simulator of the scenario's
+ * GPU with the settings ctx points to (a corun__settings). */
+int corun_test_make_sim(void *ctx, const struct corun__scenario *sc, uint64_t seed,
+                        struct corun__backend **out, char *why, size_t why_len);
+
 #endif

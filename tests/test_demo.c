@@ -10,18 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/create.h"
 #include "scenario/scenario.h"
 
 typedef struct rows {
     corun__demo_row mps, priority, smguard;
 } rows;
-
-static int make_sim(void *ctx, const corun__scenario *sc, uint64_t seed, corun__backend **out,
-                    char *why, size_t why_len)
-{
-    return corun__backend_create("sim", ctx, &sc->gpu, seed, out, why, why_len);
-}
 
 static void run_all(corun__scenario *sc, uint64_t seed, rows *out)
 {
@@ -37,7 +30,7 @@ static void run_all(corun__scenario *sc, uint64_t seed, rows *out)
     sc->seed = seed;
     sc->has_seed = 1;
     memset(&env, 0, sizeof(env));
-    env.make_backend = make_sim;
+    env.make_backend = corun_test_make_sim;
     env.make_ctx = &set;
     env.settings = set;
     assert_int_equal(corun__scenario_solo(sc, &env, &solo, why, sizeof(why)), CORUN_OK);

@@ -332,12 +332,6 @@ static void host_api_runs_flep_hpf_by_name(void **state)
 
 /* ---- the papers' properties, on the simulator ---------------------------- */
 
-static int make_sim(void *ctx, const corun__scenario *sc, uint64_t seed, corun__backend **out,
-                    char *why, size_t why_len)
-{
-    return corun__backend_create("sim", ctx, &sc->gpu, seed, out, why, why_len);
-}
-
 static corun__settings sim_settings;
 
 static void init_sim_settings(void)
@@ -356,7 +350,7 @@ static void exp_opts(corun__exp_opts *o, size_t max_sets, double duration_ms)
 {
     init_sim_settings();
     memset(o, 0, sizeof(*o));
-    o->env.make_backend = make_sim;
+    o->env.make_backend = corun_test_make_sim;
     o->env.make_ctx = &sim_settings;
     o->env.settings = sim_settings;
     o->backend = "sim";
@@ -451,7 +445,7 @@ static void srt_orders_the_triplet_by_remaining_time(void **state)
                                           &sc, why, sizeof(why)),
                      CORUN_OK);
     memset(&env, 0, sizeof(env));
-    env.make_backend = make_sim;
+    env.make_backend = corun_test_make_sim;
     env.make_ctx = &sim_settings;
     env.settings = sim_settings;
     assert_int_equal(corun__scenario_ensure_profiles(&sc, &env, "sim", store,

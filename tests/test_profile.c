@@ -122,12 +122,13 @@ static void round_trip_keeps_every_value(void **state)
     assert_true(got.profs[0].bw_frac == 1.0 / 3.0);
     assert_non_null(corun__pstore_find_prof(&got, "cuda", "k1"));
     assert_null(corun__pstore_find_prof(&got, "sim", "k1"));
-    /* A second merge appends runs and averages the profile by samples. */
+    /* A second merge adds no run the store holds already (see
+     * repeated_runs_are_stored_once) and averages the profile by samples. */
     p.flop_frac = 0.5;
     assert_int_equal(corun__pstore_merge(path, &add, note, sizeof(note)), CORUN_OK);
     corun__pstore_free(&got);
     assert_int_equal(corun__pstore_load(path, &got, note, sizeof(note)), CORUN_OK);
-    assert_int_equal(got.nruns, 2);
+    assert_int_equal(got.nruns, 1);
     assert_int_equal(got.nprofs, 1);
     assert_int_equal(got.profs[0].samples, 2);
     assert_float_equal(got.profs[0].flop_frac, 0.3, 1e-12);
@@ -372,6 +373,33 @@ static void old_runs_are_trimmed(void **state)
     corun__pstore_free(&add);
 }
 
+/* A training repeated with the same seed on the simulator brings the same
+ * runs: they are stored once. Runs that differ in anything are kept. */
+static void repeated_runs_are_stored_once(void **state)
+{
+    corun__pstore add, got;
+    char note[512];
+    int i, pass;
+
+    corun__pstore_init(&add);
+    for (i = 0; i < 5; i++) {
+        corun__prun r = run("k", i + 1, 1000 + i);
+        assert_int_equal(corun__pstore_add_run(&add, &r), CORUN_OK);
+    }
+    for (pass = 0; pass < 3; pass++) {
+        assert_int_equal(corun__pstore_merge(path, &add, note, sizeof(note)), CORUN_OK);
+    }
+    assert_int_equal(corun__pstore_load(path, &got, note, sizeof(note)), CORUN_OK);
+    assert_int_equal(got.nruns, 5);
+    corun__pstore_free(&got);
+    add.runs[0].dur_ns += 1; /* measured again, a little slower */
+    assert_int_equal(corun__pstore_merge(path, &add, note, sizeof(note)), CORUN_OK);
+    assert_int_equal(corun__pstore_load(path, &got, note, sizeof(note)), CORUN_OK);
+    assert_int_equal(got.nruns, 6);
+    corun__pstore_free(&got);
+    corun__pstore_free(&add);
+}
+
 static void path_expands_home_and_host(void **state)
 {
     char out[512], why[256] = "", host[256];
@@ -572,6 +600,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(read_changes_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(only_regular_files_are_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(old_runs_are_trimmed, setup, teardown),
+        cmocka_unit_test_setup_teardown(repeated_runs_are_stored_once, setup, teardown),
         cmocka_unit_test(path_expands_home_and_host),
         cmocka_unit_test(path_home_from_environment_first),
         cmocka_unit_test(ridge_recovers_known_coefficients),

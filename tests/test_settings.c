@@ -1,13 +1,16 @@
 /* test_settings.c — the settings table: defaults within their bounds, which
  * settings were given, one setting read alone (corun-cc, the launch shim),
- * the simulator's defaults equal to the table's, and a context's settings
- * given over the environment (corun_test_ctx_create). */
+ * the simulator's defaults equal to the table's, a context's settings given
+ * over the environment (corun_test_ctx_create), the policy names, numbers in
+ * decimal within bounds, and the profile store's path. */
 #include "support.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/sim/sim.h"
+#include "core/policy.h"
+#include "core/profile_store.h"
 #include "core/settings.h"
 #include "corun/corun.h"
 #include "corun/corun_sim.h"
@@ -122,6 +125,83 @@ static void ctx_settings_over_the_environment(void **state)
     assert_non_null(strstr(corun_last_error(), "NAME=VALUE"));
 }
 
+/* CORUN_POLICY takes exactly the names of the policy registry, in its order. */
+static void policy_names_are_the_registrys(void **state)
+{
+    const corun__setting_info *in = NULL;
+    char names[256] = "";
+    size_t i;
+
+    for (i = 0; i < corun__settings_count(); i++) {
+        if (strcmp(corun__settings_info(i)->name, "policy") == 0) {
+            in = corun__settings_info(i);
+        }
+    }
+    assert_non_null(in);
+    for (i = 0; i < corun__policy_count(); i++) {
+        strcat(names, i > 0 ? "," : "");
+        strcat(names, corun__policy_at(i)->name);
+    }
+    assert_string_equal(in->allowed, names);
+}
+
+/* Numbers in decimal only, refused with the bounds; bounds and values of
+ * whole numbers printed in digits. */
+static void numbers_are_decimal_and_bounded(void **state)
+{
+    static const char *const bad_whole[] = {"0x10", "+16", " 16", "16 ", "", "-1", "1e3", "1.0"};
+    static const char *const bad_decimal[] = {"0x10", "0x1p3", "inf", "nan", " 5", "5 ", "", "e"};
+    corun__settings s;
+    char why[256], buf[64];
+    uint64_t u;
+    double d;
+    size_t i;
+
+    for (i = 0; i < sizeof(bad_whole) / sizeof(bad_whole[0]); i++) {
+        assert_int_equal(corun__parse_whole(bad_whole[i], &u), -1);
+    }
+    for (i = 0; i < sizeof(bad_decimal) / sizeof(bad_decimal[0]); i++) {
+        assert_int_equal(corun__parse_decimal(bad_decimal[i], &d), -1);
+    }
+    assert_int_equal(corun__parse_whole("0016", &u), 0);
+    assert_int_equal(u, 16);
+    assert_int_equal(corun__parse_decimal("-1.5e3", &d), 0);
+    assert_true(d == -1500);
+    corun__settings_default(&s);
+    assert_int_equal(corun__settings_set(&s, "chunk_budget_us", "0x10", why, sizeof(why)),
+                     CORUN_EINVAL);
+    assert_string_equal(why,
+                        "CORUN_CHUNK_BUDGET_US: '0x10' is not a decimal number in [0.5, 1000000]");
+    assert_int_equal(corun__settings_set(&s, "profile_train_runs", "4", why, sizeof(why)),
+                     CORUN_EINVAL);
+    assert_string_equal(why, "CORUN_PROFILE_TRAIN_RUNS: 4 is outside [5, 100000]");
+    assert_int_equal(corun__settings_set(&s, "plain_below_us", "1e6", why, sizeof(why)), CORUN_OK);
+    for (i = 0; i < corun__settings_count(); i++) {
+        if (strcmp(corun__settings_info(i)->name, "chunk_max") == 0) {
+            corun__settings_bounds(i, buf, sizeof(buf));
+            assert_string_equal(buf, "[1, 1048576]");
+        }
+        if (strcmp(corun__settings_info(i)->name, "plain_below_us") == 0) {
+            corun__settings_format(&s, i, buf, sizeof(buf));
+            assert_string_equal(buf, "1000000");
+        }
+    }
+}
+
+/* PROFILE_PATH: not empty; 'off' in any case is no store. */
+static void profile_path_off_and_empty(void **state)
+{
+    corun__settings s;
+    char why[256], path[256];
+
+    corun__settings_default(&s);
+    assert_int_equal(corun__settings_set(&s, "profile_path", "", why, sizeof(why)), CORUN_EINVAL);
+    assert_non_null(strstr(why, "CORUN_PROFILE_PATH: empty"));
+    assert_int_equal(corun__pstore_path("OFF", path, sizeof(path), why, sizeof(why)), CORUN_ENOENT);
+    assert_int_equal(corun__pstore_path("Off", path, sizeof(path), why, sizeof(why)), CORUN_ENOENT);
+    assert_int_equal(corun__pstore_path("offx", path, sizeof(path), why, sizeof(why)), CORUN_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -130,6 +210,9 @@ int main(void)
         cmocka_unit_test(read_one),
         cmocka_unit_test(sim_defaults_are_the_tables),
         cmocka_unit_test(ctx_settings_over_the_environment),
+        cmocka_unit_test(policy_names_are_the_registrys),
+        cmocka_unit_test(numbers_are_decimal_and_bounded),
+        cmocka_unit_test(profile_path_off_and_empty),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

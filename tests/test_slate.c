@@ -100,12 +100,6 @@ static void table_i_reads_as_printed(void **state)
 
 /* ---- profiling on the simulator ------------------------------------------ */
 
-static int make_sim(void *ctx, const corun__scenario *sc, uint64_t seed, corun__backend **out,
-                    char *why, size_t why_len)
-{
-    return corun__backend_create("sim", ctx, &sc->gpu, seed, out, why, why_len);
-}
-
 static corun__settings sim_settings;
 
 static void init_sim_settings(void)
@@ -160,7 +154,7 @@ static void profiles_measure_achieved_rates(void **state)
     char why[512] = "";
     const corun__pprof *tr, *bs, *rg;
 
-    slate_training(&sc, &env, &o, make_sim);
+    slate_training(&sc, &env, &o, corun_test_make_sim);
     o.runs = 0;
     o.profile_runs = 1;
     corun__pstore_init(&ps);
@@ -216,7 +210,7 @@ static int fixed_rates(corun__backend *be, const corun__kspec *spec, corun__rate
 static int make_measuring_sim(void *ctx, const corun__scenario *sc, uint64_t seed,
                               corun__backend **out, char *why, size_t why_len)
 {
-    int rc = make_sim(ctx, sc, seed, out, why, why_len);
+    int rc = corun_test_make_sim(ctx, sc, seed, out, why, why_len);
 
     if (rc == CORUN_OK) {
         measuring_ops = *(*out)->ops;
@@ -499,7 +493,7 @@ static void slate_coruns_complementary_pairs_only(void **state)
 
     init_sim_settings();
     memset(&o, 0, sizeof(o));
-    o.env.make_backend = make_sim;
+    o.env.make_backend = corun_test_make_sim;
     o.env.make_ctx = &sim_settings;
     o.env.settings = sim_settings;
     o.backend = "sim";

@@ -20,7 +20,7 @@ static void on_done(corun__sched *s, corun__job *k, void *user)
     ((fixture *)user)->done_calls++;
 }
 
-static int setup_with(void **state, unsigned bind)
+static int setup_with(void **state, unsigned bind, unsigned reserve)
 {
     static fixture f;
     corun_gpu_desc d;
@@ -34,6 +34,7 @@ static int setup_with(void **state, unsigned bind)
     o.policy = corun__policy_find("smguard");
     corun__settings_default(&o.settings);
     o.settings.smguard_bind = bind;
+    o.settings.reserve_capsm = reserve;
     assert_non_null(o.policy);
     assert_int_equal(corun__sched_create(&o, &f.s), CORUN_OK);
     *state = &f;
@@ -43,13 +44,19 @@ static int setup_with(void **state, unsigned bind)
 /* The default: batch kernels bound to the SMs outside the reservation. */
 static int setup(void **state)
 {
-    return setup_with(state, 1);
+    return setup_with(state, 1, 8);
 }
 
 /* SMGUARD_BIND=0: the paper's logical CapSMs. */
 static int setup_logical(void **state)
 {
-    return setup_with(state, 0);
+    return setup_with(state, 0, 8);
+}
+
+/* A reservation of the whole GPU (132 SMs). */
+static int setup_whole_reserve(void **state)
+{
+    return setup_with(state, 1, 132);
 }
 
 static int teardown(void **state)
@@ -330,19 +337,39 @@ static void limit_waits_for_the_next_resume(void **state)
     assert_int_equal(b->state, CORUN_JS_RUNNING);
 }
 
-static void oversized_reservation_is_refused(void **state)
+/* A kernel of class cls asking for capsm CapSMs is refused at submission
+ * with a reason holding words, and nothing is launched. */
+static void expect_refused(fixture *f, corun_class cls, uint32_t capsm, const char *words)
 {
-    fixture *f = *state;
-    corun__kspec k = spec("big", 100);
-    corun_launch_attr a = {CORUN_CLASS_LS, 133, 0, 1, 0};
+    corun__kspec k = spec("refused", 100);
+    corun_launch_attr a = {cls, capsm, 0, 1, 0};
     corun__job *out = NULL;
     char why[256] = "";
 
     assert_int_equal(corun__sched_submit(f->s, &k, &a, NULL, NULL, &out, why, sizeof(why)),
                      CORUN_ERANGE);
-    assert_non_null(strstr(why, "133 CapSMs"));
+    if (strstr(why, words) == NULL) {
+        fail_msg("'%s' lacks '%s'", why, words);
+    }
     assert_null(out);
     assert_null(last(f, CORUN_NULL_WORKERS));
+}
+
+static void oversized_reservation_is_refused(void **state)
+{
+    expect_refused(*state, CORUN_CLASS_LS, 133, "133 CapSMs");
+}
+
+/* A batch kernel would have no quota: refused at submission with the
+ * reason, not left waiting for ever; LS kernels and a batch kernel that
+ * names its CapSMs run. */
+static void whole_gpu_reservation_refuses_batch_without_quota(void **state)
+{
+    fixture *f = *state;
+
+    expect_refused(f, CORUN_CLASS_BATCH, 0, "no quota");
+    assert_int_equal(corun__job_capsm(submit(f, "ls", CORUN_CLASS_LS, 0)), 132);
+    assert_non_null(submit(f, "own", CORUN_CLASS_BATCH, 10));
 }
 
 static void impossible_shape_is_refused(void **state)
@@ -390,6 +417,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(stop_pause_and_resume_from_the_counter, setup, teardown),
         cmocka_unit_test_setup_teardown(limit_waits_for_the_next_resume, setup, teardown),
         cmocka_unit_test_setup_teardown(oversized_reservation_is_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(whole_gpu_reservation_refuses_batch_without_quota,
+                                        setup_whole_reserve, teardown),
         cmocka_unit_test_setup_teardown(impossible_shape_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(failed_launch_fails_the_kernel, setup, teardown),
     };

@@ -56,12 +56,22 @@ void corun__usage_experiment(FILE *out);
 
 /* --- numbers and settings (cli_util.c) ------------------------------------ */
 
-/* Parses a whole non-negative number no larger than max; returns 0 on success. */
+/* Parses a whole number in decimal digits no larger than max
+ * (corun__parse_whole); returns 0 on success. */
 int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *out);
-/* Parses a --duration-ms value: a number in (0, 1e7]; returns 0 on success. */
+/* Parses a --duration-ms value: a decimal number (corun__parse_decimal) in
+ * (0, 1e7]; returns 0 on success. */
 int corun__parse_ms(const char *s, double *out);
 /* Applies a --set NAME=VALUE argument; prints the error and returns -1 on failure. */
 int corun__cli_set(corun__cli *cli, const char *assignment);
+/* The value of the option argv[*i]: the next argument, which may not be
+ * empty; advances *i to it. Returns NULL after printing "WHO: option X
+ * needs a value" when there is none. */
+const char *corun__cli_value(const char *who, int argc, char **argv, int *i);
+/* Option opt's value given to a setting (by name); on a bad value prints
+ * "WHO: option OPT: why (setting CORUN_X)" and returns -1. */
+int corun__cli_set_option(corun__cli *cli, const char *who, const char *opt, const char *setting,
+                          const char *value);
 /* Seconds on the monotonic clock, for progress and elapsed times. */
 double corun__cli_now_s(void);
 
@@ -99,10 +109,11 @@ int corun__cli_load_run_scenario(const corun__cli *cli, const corun__run_opts *o
                                  struct corun__scenario *sc);
 /* Resolves the backend setting ("auto" included) once
  * (corun__backend_resolve), so every run of a command uses the same
- * backend; writes its name ("cuda", "sim"). Logs why "auto" fell back to
- * the simulator. Returns -1 after printing why if the backend named cannot
- * be used here (cuda without a usable GPU). */
-int corun__cli_resolve_backend(const corun__cli *cli, char *name, size_t len);
+ * backend; writes its name ("cuda", "sim") and, unless caps is NULL, its
+ * capabilities (CORUN_BE_*). Logs why "auto" fell back to the simulator.
+ * Returns -1 after printing why if the backend named cannot be used here
+ * (cuda without a usable GPU). */
+int corun__cli_resolve_backend(const corun__cli *cli, char *name, size_t len, unsigned *caps);
 /* Sets the backend setting from cmd's --backend VAL, checked against the
  * settings table (auto, cuda, sim). Returns -1 after printing why. */
 int corun__cli_set_backend(corun__cli *cli, const char *cmd, const char *val);
@@ -127,7 +138,9 @@ void corun__cli_run_env(struct corun__run_env *env, corun__cli_maker *mk);
 
 /* What demo and sim do before their runs: loads the scenario into *sc, a
  * new allocation the caller frees (corun__cli_load_run_scenario), resolves
- * the backend into backend (len bytes), records the kernel profiles o's
+ * the backend into backend (len bytes), checks the run
+ * (corun__scenario_check: an application that never arrives, kernels one
+ * of o's policies would never run, a run too large to simulate), records the kernel profiles o's
  * policies lack unless --no-train, and makes *env with *mk, which names that
  * backend. Returns CORUN_EXIT_OK, or the exit code after printing why (*sc
  * is then NULL). */

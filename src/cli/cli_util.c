@@ -18,15 +18,9 @@
 
 int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *out)
 {
-    char *end = NULL;
-    unsigned long long v;
+    uint64_t v;
 
-    if (s == NULL || *s == '\0' || *s == '-') {
-        return -1;
-    }
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v > max) {
+    if (corun__parse_whole(s, &v) != 0 || v > max) {
         return -1;
     }
     *out = v;
@@ -35,10 +29,9 @@ int corun__parse_u64(const char *s, unsigned long long max, unsigned long long *
 
 int corun__parse_ms(const char *s, double *out)
 {
-    char *end = NULL;
-    double v = strtod(s, &end);
+    double v;
 
-    if (end == s || *end != '\0' || !(v > 0) || v > 1e7) {
+    if (corun__parse_decimal(s, &v) != 0 || !(v > 0) || v > 1e7) {
         return -1;
     }
     *out = v;
@@ -54,6 +47,41 @@ int corun__cli_set(corun__cli *cli, const char *assignment)
         return -1;
     }
     return 0;
+}
+
+const char *corun__cli_value(const char *who, int argc, char **argv, int *i)
+{
+    const char *opt = argv[*i];
+
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "%s: option %s needs a value\n", who, opt);
+        return NULL;
+    }
+    if (argv[*i + 1][0] == '\0') {
+        fprintf(stderr, "%s: option %s needs a value, not an empty one\n", who, opt);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int corun__cli_set_option(corun__cli *cli, const char *who, const char *opt, const char *setting,
+                          const char *value)
+{
+    char why[256];
+    const char *at;
+
+    if (corun__settings_set(&cli->settings, setting, value, why, sizeof(why)) == CORUN_OK) {
+        return 0;
+    }
+    /* "CORUN_SEED: 'x' is not ..." said of the option, naming the setting */
+    at = strstr(why, ": ");
+    if (at == NULL) {
+        fprintf(stderr, "%s: option %s: %s\n", who, opt, why);
+    } else {
+        fprintf(stderr, "%s: option %s: %s (setting %.*s)\n", who, opt, at + 2, (int)(at - why),
+                why);
+    }
+    return -1;
 }
 
 double corun__cli_now_s(void)
@@ -85,17 +113,14 @@ void corun__cli_auto_means_sim(corun__cli *cli)
 
 /* Takes --backend B out of argv (shifting the rest down) and sets it.
  * Returns -1 on a bad value. */
-static int take_backend(corun__cli *cli, const char *cmd, int *argc, char **argv)
+static int take_backend(corun__cli *cli, const char *who, int *argc, char **argv)
 {
     int i, j = 0;
 
     for (i = 0; i < *argc; i++) {
         if (strcmp(argv[i], "--backend") == 0) {
-            if (i + 1 >= *argc) {
-                fprintf(stderr, "corun %s: --backend needs auto, cuda or sim\n", cmd);
-                return -1;
-            }
-            if (corun__cli_set_backend(cli, cmd, argv[++i]) != 0) {
+            const char *v = corun__cli_value(who, *argc, argv, &i);
+            if (v == NULL || corun__cli_set_backend(cli, who, v) != 0) {
                 return -1;
             }
             continue;
@@ -107,7 +132,7 @@ static int take_backend(corun__cli *cli, const char *cmd, int *argc, char **argv
 }
 
 /* --systems LIST or --policy NAME: known policy names, one for --policy. */
-static int parse_systems(const char *cmd, const char *val, int allow_systems, corun__run_opts *o)
+static int parse_systems(const char *who, const char *val, int allow_systems, corun__run_opts *o)
 {
     const char *p = val;
 
@@ -116,13 +141,13 @@ static int parse_systems(const char *cmd, const char *val, int allow_systems, co
         const char *e = strchr(p, ',');
         size_t n = e ? (size_t)(e - p) : strlen(p);
         if (n == 0 || n >= sizeof(o->systems[0]) || o->nsystems == CORUN_CLI_MAX_SYSTEMS) {
-            fprintf(stderr, "corun %s: bad list '%s'\n", cmd, val);
+            fprintf(stderr, "%s: bad list '%s'\n", who, val);
             return -1;
         }
         memcpy(o->systems[o->nsystems], p, n);
         o->systems[o->nsystems][n] = '\0';
         if (corun__policy_find(o->systems[o->nsystems]) == NULL) {
-            fprintf(stderr, "corun %s: unknown policy '%s' (corun policies lists them)\n", cmd,
+            fprintf(stderr, "%s: unknown policy '%s' (corun policies lists them)\n", who,
                     o->systems[o->nsystems]);
             return -1;
         }
@@ -133,42 +158,32 @@ static int parse_systems(const char *cmd, const char *val, int allow_systems, co
         p = e + 1;
     }
     if (!allow_systems && o->nsystems != 1) {
-        fprintf(stderr, "corun %s: --policy takes one name\n", cmd);
+        fprintf(stderr, "%s: --policy takes one name\n", who);
         return -1;
     }
     return 0;
 }
 
 /* One option a that takes the value val; returns -1 on a bad value. */
-static int parse_valued(corun__cli *cli, const char *cmd, const char *a, const char *val,
+static int parse_valued(corun__cli *cli, const char *who, const char *a, const char *val,
                         corun__run_opts *o, int allow_systems)
 {
-    unsigned long long v;
-    char set[64];
-
     if (strcmp(a, "--scenario") == 0) {
         o->scenario = val;
     } else if (strcmp(a, "--apps") == 0) {
         o->apps = val;
     } else if (strcmp(a, "--reserve") == 0) {
-        if (corun__parse_u64(val, 4096, &v) != 0) {
-            fprintf(stderr, "corun %s: --reserve needs a whole number of CapSMs (got '%s')\n",
-                    cmd, val);
-            return -1;
-        }
-        snprintf(set, sizeof(set), "reserve_capsm=%llu", v);
-        return corun__cli_set(cli, set);
+        return corun__cli_set_option(cli, who, a, "reserve_capsm", val);
     } else if (strcmp(a, "--seed") == 0) {
-        snprintf(set, sizeof(set), "seed=%s", val);
-        return corun__cli_set(cli, set);
+        return corun__cli_set_option(cli, who, a, "seed", val);
     } else if (strcmp(a, "--duration-ms") == 0) {
         if (corun__parse_ms(val, &o->duration_ms) != 0) {
-            fprintf(stderr, "corun %s: --duration-ms needs a number in (0, 1e7] (got '%s')\n",
-                    cmd, val);
+            fprintf(stderr, "%s: option --duration-ms: '%s' is not a decimal number in (0, 1e7]\n",
+                    who, val);
             return -1;
         }
     } else {
-        return parse_systems(cmd, val, allow_systems, o);
+        return parse_systems(who, val, allow_systems, o);
     }
     return 0;
 }
@@ -176,13 +191,15 @@ static int parse_valued(corun__cli *cli, const char *cmd, const char *a, const c
 int corun__cli_parse_run_opts(corun__cli *cli, const char *cmd, int argc, char **argv,
                               corun__run_opts *o, int allow_systems)
 {
+    char who[32];
     int i;
 
-    if (take_backend(cli, cmd, &argc, argv) != 0) {
+    snprintf(who, sizeof(who), "corun %s", cmd);
+    if (take_backend(cli, who, &argc, argv) != 0) {
         return -1;
     }
     for (i = 0; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *val;
         if (strcmp(a, "--json") == 0) {
             o->json = 1;
             continue;
@@ -199,15 +216,11 @@ int corun__cli_parse_run_opts(corun__cli *cli, const char *cmd, int argc, char *
             strcmp(a, "--seed") != 0 && strcmp(a, "--duration-ms") != 0 &&
             strcmp(a, "--apps") != 0 &&
             strcmp(a, allow_systems ? "--systems" : "--policy") != 0) {
-            fprintf(stderr, "corun %s: unknown option '%s' (corun %s --help lists them)\n", cmd, a,
-                    cmd);
+            fprintf(stderr, "%s: unknown option '%s' (%s --help lists them)\n", who, a, who);
             return -1;
         }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "corun %s: '%s' needs a value\n", cmd, a);
-            return -1;
-        }
-        if (parse_valued(cli, cmd, a, argv[++i], o, allow_systems) != 0) {
+        if ((val = corun__cli_value(who, argc, argv, &i)) == NULL ||
+            parse_valued(cli, who, a, val, o, allow_systems) != 0) {
             return -1;
         }
     }
@@ -316,7 +329,7 @@ int corun__cli_load_run_scenario(const corun__cli *cli, const corun__run_opts *o
     return 0;
 }
 
-int corun__cli_resolve_backend(const corun__cli *cli, char *name, size_t len)
+int corun__cli_resolve_backend(const corun__cli *cli, char *name, size_t len, unsigned *caps)
 {
     corun__backend_pick pick;
     char why[512] = "";
@@ -326,6 +339,9 @@ int corun__cli_resolve_backend(const corun__cli *cli, char *name, size_t len)
         return -1;
     }
     snprintf(name, len, "%s", pick.name);
+    if (caps != NULL) {
+        *caps = pick.caps;
+    }
     if (pick.fell_back) {
         CORUN_LOG(CORUN_LOG_INFO, "backend", "no usable GPU (%s); using the simulator", why);
     }
@@ -399,7 +415,8 @@ int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, corun__sce
                            char *backend, size_t len, corun__cli_maker *mk, corun__run_env *env)
 {
     corun__scenario *sc = malloc(sizeof(*sc));
-    unsigned needs = 0;
+    unsigned needs = 0, caps = 0;
+    char why[512];
     size_t i;
     int rc = CORUN_EXIT_FAIL;
 
@@ -411,11 +428,19 @@ int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, corun__sce
         rc = CORUN_EXIT_USAGE;
         goto out_free_sc;
     }
-    if (corun__cli_resolve_backend(cli, backend, len) != 0) {
+    if (corun__cli_resolve_backend(cli, backend, len, &caps) != 0) {
         goto out_free_sc;
     }
     for (i = 0; i < o->nsystems; i++) {
-        needs |= corun__policy_find(o->systems[i])->needs;
+        const corun__policy_ops *pol = corun__policy_find(o->systems[i]);
+        if (corun__scenario_check(sc, &cli->settings, pol, -1, 0,
+                                  (caps & CORUN_BE_VIRTUAL_TIME) != 0, why,
+                                  sizeof(why)) != CORUN_OK) {
+            fprintf(stderr, "corun: %s\n", why); /* before any run (or profiling) starts */
+            rc = CORUN_EXIT_USAGE;
+            goto out_free_sc;
+        }
+        needs |= pol->needs;
     }
     if (!o->no_train && corun__cli_ensure_profiles(cli, sc, backend, needs, o->quiet) != 0) {
         goto out_free_sc;

@@ -24,12 +24,11 @@ static void log_line(void *ctx, const char *line)
 void corun__usage_experiment(FILE *out)
 {
     fprintf(out,
-            "usage: corun experiment NAME [--backend B] [--dir DIR] [--max-sets N]\n"
-            "                        [--duration-ms MS] [--quiet]\n"
+            "usage: corun experiment NAME [--backend B] [--dir DIR] [--max-sets N] [--duration-ms MS]\n"
+            "                        [--quiet]\n"
             "\n"
-            "Runs one of the papers' experiments over the scenario files in DIR\n"
-            "(default: the first scenario folder found, as for corun sim --scenario NAME)\n"
-            "and prints its results as one JSON object:\n"
+            "Runs one of the papers' experiments over the scenario files in DIR and\n"
+            "prints its results as one JSON object. NAME is one of:\n"
             "\n"
             "  hpf      FLEP 6.3.1: speedup of a high-priority kernel behind a long\n"
             "           low-priority one, flep-hpf over mps (28 pairs)\n"
@@ -44,12 +43,15 @@ void corun__usage_experiment(FILE *out)
             "Kernel profiles the policies need are recorded first in the profile store\n"
             "(CORUN_PROFILE_PATH). Progress goes to stderr, one line per run set.\n"
             "\n"
+            "options:\n"
             "  --backend B       sim (default), cuda, or auto (cuda where a GPU is usable,\n"
             "                    else sim)\n"
-            "  --dir DIR         where the scenario files are\n"
-            "  --max-sets N      only the first N pairs (or triplets) of each experiment\n"
-            "  --duration-ms MS  arrival window of the loop experiments (ffs, slate)\n"
-            "  -q, --quiet       no progress on stderr (errors still print)\n");
+            "  --dir DIR         where the scenario files are (default: the first scenario folder found)\n"
+            "  --max-sets N      only the first N pairs (or triplets) of each, in [0, 1000] (0 = all)\n"
+            "  --duration-ms MS  arrival window of the loop experiments (ffs, slate), in (0, 1e7]\n"
+            "  -q, --quiet       no progress on stderr (errors still print)\n"
+            "\n"
+            "The scenario folders are looked for as for corun sim --scenario NAME.\n");
 }
 
 int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
@@ -60,54 +62,52 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
     char backend[16], why[1024] = "", dir[4096];
     unsigned long long v;
     corun__progress pr;
+    const char *who = "corun experiment";
     json_t *res;
     int i, quiet = 0, backend_given = 0;
 
     memset(&o, 0, sizeof(o));
     for (i = 0; i < argc; i++) {
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+        const char *a = argv[i], *val;
+        if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             quiet = 1;
             continue;
         }
-        if (argv[i][0] != '-') {
+        if (a[0] != '-') {
             if (name != NULL) {
-                fprintf(stderr, "corun experiment: one experiment at a time ('%s', '%s')\n", name,
-                        argv[i]);
+                fprintf(stderr, "%s: one experiment at a time ('%s', '%s')\n", who, name, a);
                 return CORUN_EXIT_USAGE;
             }
-            name = argv[i];
+            name = a;
             continue;
         }
-        if (val == NULL) {
-            fprintf(stderr, "corun experiment: '%s' needs a value (or is unknown; see --help)\n",
-                    argv[i]);
+        if (strcmp(a, "--backend") != 0 && strcmp(a, "--dir") != 0 &&
+            strcmp(a, "--max-sets") != 0 && strcmp(a, "--duration-ms") != 0) {
+            fprintf(stderr, "%s: unknown option '%s' (%s --help lists them)\n", who, a, who);
             return CORUN_EXIT_USAGE;
         }
-        if (strcmp(argv[i], "--backend") == 0) {
+        if ((val = corun__cli_value(who, argc, argv, &i)) == NULL) {
+            return CORUN_EXIT_USAGE;
+        }
+        if (strcmp(a, "--backend") == 0) {
             if (corun__cli_set_backend(cli, "experiment", val) != 0) {
                 return CORUN_EXIT_USAGE;
             }
             backend_given = 1;
-        } else if (strcmp(argv[i], "--dir") == 0) {
+        } else if (strcmp(a, "--dir") == 0) {
             o.dir = val;
-        } else if (strcmp(argv[i], "--max-sets") == 0) {
+        } else if (strcmp(a, "--max-sets") == 0) {
             if (corun__parse_u64(val, 1000, &v) != 0) {
-                fprintf(stderr, "corun experiment: --max-sets needs a whole number (got '%s')\n",
-                        val);
+                fprintf(stderr, "%s: option --max-sets: '%s' is not a whole number in [0, 1000]\n",
+                        who, val);
                 return CORUN_EXIT_USAGE;
             }
             o.max_sets = (size_t)v;
-        } else if (strcmp(argv[i], "--duration-ms") == 0) {
-            if (corun__parse_ms(val, &o.duration_ms) != 0) {
-                fprintf(stderr, "corun experiment: --duration-ms needs a number in (0, 1e7]\n");
-                return CORUN_EXIT_USAGE;
-            }
-        } else {
-            fprintf(stderr, "corun experiment: unknown option '%s' (see --help)\n", argv[i]);
+        } else if (corun__parse_ms(val, &o.duration_ms) != 0) {
+            fprintf(stderr, "%s: option --duration-ms: '%s' is not a decimal number in (0, 1e7]\n",
+                    who, val);
             return CORUN_EXIT_USAGE;
         }
-        i++;
     }
     if (name == NULL) {
         fprintf(stderr,
@@ -126,7 +126,7 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv)
         /* the simulator unless --backend names another, whatever CORUN_BACKEND says */
         (void)corun__cli_set(cli, "backend=sim");
     }
-    if (corun__cli_resolve_backend(cli, backend, sizeof(backend)) != 0) {
+    if (corun__cli_resolve_backend(cli, backend, sizeof(backend), NULL) != 0) {
         return CORUN_EXIT_FAIL;
     }
     mk.cli = cli;

@@ -135,19 +135,21 @@ void corun__usage_profile(FILE *out)
             "nothing on disk: a corrupt store is reported (exit 1) and left as it is;\n"
             "training moves it aside and starts a new one.\n"
             "\n"
-            "  --train-scenario FILE  first run the kernel of every application of the\n"
-            "                         scenario (a file or a name, as corun sim --scenario\n"
-            "                         takes) alone on the GPU, N times at random input\n"
-            "                         sizes (a tenth of the app's to the app's) and 3 times\n"
-            "                         at its own size, and record the runs and profiles\n"
-            "  --runs N               training runs per kernel (default CORUN_PROFILE_TRAIN_RUNS)\n"
+            "options:\n"
+            "  --train-scenario FILE  first profile the kernel of every application of the scenario\n"
+            "  --runs N               training runs per kernel, in [5, 100000] (CORUN_PROFILE_TRAIN_RUNS)\n"
             "  --app NAME             train only this application's kernel\n"
             "  --backend B            sim (default), cuda, or auto (cuda where a GPU is\n"
             "                         usable, else sim)\n"
-            "  --json                 print {\"store\", \"kernels\": [...], \"mean_mape\"}\n"
+            "  --json                 print {\"store\", \"holdout\", \"kernels\": [...], \"mean_mape\"}\n"
             "  -q, --quiet            no training progress on stderr (errors still print)\n"
             "\n"
-            "corun sim records what a FLEP or Slate policy lacks before it runs.\n");
+            "--train-scenario takes a file or a name, as corun sim --scenario does, runs\n"
+            "each kernel alone on the GPU N times at random input sizes (a tenth of the\n"
+            "application's to the application's) and 3 times at its own size, and\n"
+            "records the runs and profiles. A run the store holds already (the simulator\n"
+            "repeats itself for a seed) is not recorded twice. corun sim records what a\n"
+            "FLEP or Slate policy lacks before it runs.\n");
 }
 
 typedef struct profile_opts {
@@ -159,55 +161,50 @@ typedef struct profile_opts {
 } profile_opts;
 
 /* Returns -1 on a bad command line, after printing why. --backend goes to
- * the settings, over an auto backend setting read as sim. */
+ * the settings, over an auto backend setting read as sim; --runs is checked
+ * against CORUN_PROFILE_TRAIN_RUNS's bounds (it sets it for this run). */
 static int parse_profile_opts(corun__cli *cli, int argc, char **argv, profile_opts *o)
 {
+    const char *who = "corun profile";
     int a;
 
     memset(o, 0, sizeof(*o));
-    o->runs = cli->settings.profile_train_runs;
     corun__cli_auto_means_sim(cli);
     for (a = 0; a < argc; a++) {
-        const char *val = a + 1 < argc ? argv[a + 1] : NULL;
-        if (strcmp(argv[a], "--json") == 0) {
+        const char *opt = argv[a], *val;
+        if (strcmp(opt, "--json") == 0) {
             o->json = 1;
             continue;
         }
-        if (strcmp(argv[a], "--quiet") == 0 || strcmp(argv[a], "-q") == 0) {
+        if (strcmp(opt, "--quiet") == 0 || strcmp(opt, "-q") == 0) {
             o->quiet = 1;
             continue;
         }
-        if (val == NULL) {
-            fprintf(stderr, "corun profile: '%s' needs a value (or is unknown; see --help)\n",
-                    argv[a]);
+        if (strcmp(opt, "--train-scenario") != 0 && strcmp(opt, "--app") != 0 &&
+            strcmp(opt, "--runs") != 0 && strcmp(opt, "--backend") != 0) {
+            fprintf(stderr, "%s: unknown option '%s' (%s --help lists them)\n", who, opt, who);
             return -1;
         }
-        if (strcmp(argv[a], "--train-scenario") == 0) {
+        if ((val = corun__cli_value(who, argc, argv, &a)) == NULL) {
+            return -1;
+        }
+        if (strcmp(opt, "--train-scenario") == 0) {
             o->scenario = val;
-        } else if (strcmp(argv[a], "--app") == 0) {
+        } else if (strcmp(opt, "--app") == 0) {
             o->app = val;
-        } else if (strcmp(argv[a], "--runs") == 0) {
-            if (corun__parse_u64(val, 100000, &o->runs) != 0 || o->runs < 1) {
-                fprintf(stderr, "corun profile: --runs needs a number in [1, 100000] (got '%s')\n",
-                        val);
+        } else if (strcmp(opt, "--runs") == 0) {
+            if (corun__cli_set_option(cli, who, opt, "profile_train_runs", val) != 0) {
                 return -1;
             }
-        } else if (strcmp(argv[a], "--backend") == 0) {
-            if (corun__cli_set_backend(cli, "profile", val) != 0) {
-                return -1;
-            }
-        } else {
-            fprintf(stderr,
-                    "corun profile: unknown option '%s' (corun profile --help lists them)\n",
-                    argv[a]);
+        } else if (corun__cli_set_backend(cli, "profile", val) != 0) {
             return -1;
         }
-        a++;
     }
     if (o->app != NULL && o->scenario == NULL) {
-        fprintf(stderr, "corun profile: --app needs --train-scenario\n");
+        fprintf(stderr, "%s: --app needs --train-scenario\n", who);
         return -1;
     }
+    o->runs = cli->settings.profile_train_runs;
     return 0;
 }
 
@@ -238,7 +235,7 @@ static int train_scenario(corun__cli *cli, const profile_opts *o, const char *pa
         free(sc);
         return CORUN_EXIT_USAGE;
     }
-    if (corun__cli_resolve_backend(cli, backend, sizeof(backend)) == 0 &&
+    if (corun__cli_resolve_backend(cli, backend, sizeof(backend), NULL) == 0 &&
         train(cli, sc, backend, path, apps, n, (uint32_t)o->runs, 3, o->quiet) == 0) {
         rc = CORUN_EXIT_OK;
     }

@@ -35,6 +35,7 @@ static void usage(FILE *out)
 
     fprintf(out,
             "usage: corun [--set NAME=VALUE]... [--log-level LEVEL] COMMAND [ARGS]\n"
+            "       corun --help | --version | help [COMMAND]\n"
             "\n"
             "corun shares one NVIDIA GPU between programs with guarantees: CapSM\n"
             "reservations and quotas, preemption that loses no work, priorities.\n"
@@ -46,85 +47,120 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "options:\n"
-            "  --set NAME=VALUE   change a setting for this run (corun config lists them;\n"
-            "                     each is also read from CORUN_<NAME>)\n"
+            "  --set NAME=VALUE   change a setting for this run (corun config lists them)\n"
             "  --log-level LEVEL  error, warn (default), info or debug\n"
             "  --version          print the version\n"
-            "  -h, --help         this help; `corun COMMAND --help` for a command's\n");
+            "  -h, --help         this help\n"
+            "\n"
+            "Every setting is also read from its variable, CORUN_<NAME>; --set overrides\n"
+            "it. `corun COMMAND --help` (or `corun help COMMAND`) lists a command's options.\n");
+}
+
+/* The command named, or NULL. */
+static const corun__command *find_command(const char *name)
+{
+    size_t c;
+
+    for (c = 0; c < NCOMMANDS; c++) {
+        if (strcmp(name, commands[c].name) == 0) {
+            return &commands[c];
+        }
+    }
+    return NULL;
+}
+
+/* A request for help or the version is answered before anything else is
+ * read, so that a bad CORUN_* variable or option does not stand in its
+ * way: -h, --help or --version among the global options, or -h or --help
+ * anywhere after a command's name. Returns 1 if it was one (and answered). */
+static int answer_help(int argc, char **argv)
+{
+    const corun__command *cmd;
+    int i;
+
+    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return 1;
+        }
+        if (strcmp(argv[i], "--version") == 0) {
+            printf("corun 0.1.0\n");
+            return 1;
+        }
+        if (strcmp(argv[i], "--set") == 0 || strcmp(argv[i], "--log-level") == 0) {
+            i++; /* its value */
+        }
+    }
+    if (i >= argc || (cmd = find_command(argv[i])) == NULL) {
+        return 0;
+    }
+    for (i++; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            cmd->usage(stdout);
+            return 1;
+        }
+    }
+    return 0;
 }
 
 /* Reads the global options and runs the command; returns the exit code. */
 static int run(int argc, char **argv)
 {
+    const corun__command *cmd;
     corun__cli cli;
     char why[256];
-    int i, level;
-    size_t c;
+    int i, at, level;
 
+    if (answer_help(argc, argv)) {
+        return CORUN_EXIT_OK;
+    }
+    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--set") != 0 && strcmp(argv[i], "--log-level") != 0) {
+            fprintf(stderr, "corun: unknown option '%s' (corun --help lists them)\n", argv[i]);
+            return CORUN_EXIT_USAGE;
+        }
+        if (corun__cli_value("corun", argc, argv, &i) == NULL) {
+            return CORUN_EXIT_USAGE;
+        }
+    }
+    at = i; /* the command; before it, options of one value each */
+    if (at >= argc) {
+        usage(stderr);
+        return CORUN_EXIT_USAGE;
+    }
+    if (strcmp(argv[at], "help") == 0) {
+        if (at + 1 >= argc) {
+            usage(stdout);
+            return CORUN_EXIT_OK;
+        }
+        if ((cmd = find_command(argv[at + 1])) == NULL) {
+            fprintf(stderr, "corun: unknown command '%s'\n", argv[at + 1]);
+            return CORUN_EXIT_USAGE;
+        }
+        cmd->usage(stdout);
+        return CORUN_EXIT_OK;
+    }
+    if ((cmd = find_command(argv[at])) == NULL) {
+        fprintf(stderr, "corun: unknown command '%s' (corun --help lists them)\n", argv[at]);
+        return CORUN_EXIT_USAGE;
+    }
+    /* the settings: defaults, then CORUN_* variables, then the options in order */
     memset(&cli, 0, sizeof(cli));
     corun__settings_default(&cli.settings);
     if (corun__settings_load_env(&cli.settings, why, sizeof(why)) != CORUN_OK) {
         fprintf(stderr, "corun: %s\n", why);
         return CORUN_EXIT_USAGE;
     }
-
-    for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            usage(stdout);
-            return CORUN_EXIT_OK;
-        } else if (strcmp(argv[i], "--version") == 0) {
-            printf("corun 0.1.0\n");
-            return CORUN_EXIT_OK;
-        } else if (strcmp(argv[i], "--set") == 0 && i + 1 < argc) {
-            if (corun__cli_set(&cli, argv[++i]) != 0) {
-                return CORUN_EXIT_USAGE;
-            }
-        } else if (strcmp(argv[i], "--log-level") == 0 && i + 1 < argc) {
-            if (corun__settings_set(&cli.settings, "log_level", argv[++i], why, sizeof(why)) !=
-                CORUN_OK) {
-                fprintf(stderr, "corun: %s\n", why);
-                return CORUN_EXIT_USAGE;
-            }
-        } else {
-            fprintf(stderr, "corun: unknown option '%s' (corun --help lists them)\n", argv[i]);
+    for (i = 1; i < at; i += 2) {
+        if ((strcmp(argv[i], "--set") == 0
+                 ? corun__cli_set(&cli, argv[i + 1])
+                 : corun__cli_set_option(&cli, "corun", argv[i], "log_level", argv[i + 1])) != 0) {
             return CORUN_EXIT_USAGE;
         }
     }
     level = corun__log_parse_level(cli.settings.log_level);
     corun__log_threshold = level < 0 ? CORUN_LOG_WARN : (corun__log_level)level;
-
-    if (i >= argc) {
-        usage(stderr);
-        return CORUN_EXIT_USAGE;
-    }
-    if (strcmp(argv[i], "help") == 0) {
-        if (i + 1 < argc) {
-            for (c = 0; c < NCOMMANDS; c++) {
-                if (strcmp(argv[i + 1], commands[c].name) == 0) {
-                    commands[c].usage(stdout);
-                    return CORUN_EXIT_OK;
-                }
-            }
-            fprintf(stderr, "corun: unknown command '%s'\n", argv[i + 1]);
-            return CORUN_EXIT_USAGE;
-        }
-        usage(stdout);
-        return CORUN_EXIT_OK;
-    }
-    for (c = 0; c < NCOMMANDS; c++) {
-        if (strcmp(argv[i], commands[c].name) == 0) {
-            int j;
-            for (j = i + 1; j < argc; j++) {
-                if (strcmp(argv[j], "-h") == 0 || strcmp(argv[j], "--help") == 0) {
-                    commands[c].usage(stdout);
-                    return CORUN_EXIT_OK;
-                }
-            }
-            return commands[c].run(&cli, argc - i - 1, argv + i + 1);
-        }
-    }
-    fprintf(stderr, "corun: unknown command '%s' (corun --help lists them)\n", argv[i]);
-    return CORUN_EXIT_USAGE;
+    return cmd->run(&cli, argc - at - 1, argv + at + 1);
 }
 
 /* Output lost is a failure: stdout is checked once, when it is closed, for

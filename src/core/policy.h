@@ -47,6 +47,12 @@ struct corun__policy_ops {
     void (*direct)(corun__sched *s, void *state, corun__job *k);
     /* Optional: the scheduler is destroyed while k (with pdata) is live. */
     void (*forget)(corun__sched *s, void *state, corun__job *k);
+    /* Optional: whether a kernel with attr could ever run under the policy
+     * with these settings on this GPU; if not, CORUN_ERANGE with why, and
+     * corun__sched_submit refuses it rather than let it wait for ever. Reads
+     * nothing else, so a run can be checked before it starts. */
+    int (*admit)(const corun__settings *set, const corun_gpu_desc *gpu,
+                 const corun_launch_attr *attr, char *why, size_t why_len);
 };
 
 /* The policy of that name, or NULL. */

@@ -27,6 +27,9 @@
  *    no remapping (see corun_device.cuh).
  *  - A quota request that arrives when R_remain = 0 would get zero workers
  *    under line 9; it waits instead, and starts when CapSMs are released.
+ *  - A reservation of the whole GPU leaves a batch kernel that names no
+ *    CapSMs no quota: it could never start, so it is refused at submission
+ *    (smguard_admit) rather than left waiting.
  *  - The paper does not say which batch kernels onlineResourceAdjust takes
  *    from; corun takes from the batch kernel holding the most CapSMs first
  *    (lowest priority first among equals), so the smallest number of
@@ -60,6 +63,7 @@
  *    policy hears of such a launch afterwards (direct) and, for an LS one,
  *    evicts batch CapSMs as onlineResourceAdjust does on arrival.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/policy.h"
@@ -98,7 +102,23 @@ static uint32_t default_request(corun__sched *s, const corun__job *k)
     if (k->attr.cls == CORUN_CLASS_LS) {
         return reserve > 0 ? reserve : 1;
     }
-    return total - reserve > 0 ? total - reserve : 1;
+    return total - reserve; /* not 0: smguard_admit refused the kernel */
+}
+
+static int smguard_admit(const corun__settings *set, const corun_gpu_desc *gpu,
+                         const corun_launch_attr *attr, char *why, size_t why_len)
+{
+    if (attr->cls != CORUN_CLASS_BATCH || attr->capsm != 0 || set->reserve_capsm < gpu->sm_count) {
+        return CORUN_OK;
+    }
+    if (why != NULL && why_len > 0) {
+        snprintf(why, why_len,
+                 "smguard: the LS reservation (%llu CapSMs) is the whole GPU (%u SMs), so batch "
+                 "kernels have no quota and would never run; reserve fewer CapSMs, or give the "
+                 "kernel its own (capsm)",
+                 (unsigned long long)set->reserve_capsm, gpu->sm_count);
+    }
+    return CORUN_ERANGE;
 }
 
 static smguard_kernel *pk(corun__job *k)
@@ -390,4 +410,5 @@ const corun__policy_ops corun__policy_smguard = {
     .allot = smguard_allot,
     .direct = smguard_direct,
     .forget = smguard_forget,
+    .admit = smguard_admit,
 };

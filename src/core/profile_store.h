@@ -82,7 +82,8 @@ const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char 
 
 /* The store's file name from the PROFILE_PATH setting: "~/" is the user's
  * home directory ($HOME when it is an absolute path, as for a shell and
- * corun-cc's cache; else the password database's), "%h" the host name. Returns CORUN_ENOENT for "" or "off" (no store), and
+ * corun-cc's cache; else the password database's), "%h" the host name.
+ * Returns CORUN_ENOENT for "" or "off" in any case (no store), and
  * CORUN_ERANGE (with why) if the result does not fit in len. */
 int corun__pstore_path(const char *setting, char *out, size_t len, char *why, size_t why_len);
 
@@ -106,9 +107,11 @@ int corun__pstore_load_setting(const char *setting, corun__pstore *ps, char *not
                                size_t note_len);
 
 /* Merges the records of *add into the store at path, creating the file and
- * its directory if needed, under the writers' lock (see above). A corrupt
- * file found on the way is set aside (note says so). Returns CORUN_OK,
- * CORUN_EIO with the reason in note, or CORUN_ENOMEM. */
+ * its directory if needed, under the writers' lock (see above). A run equal
+ * in every field to one the store holds is not added again (a training
+ * repeated with the same seed on the simulator). A corrupt file found on
+ * the way is set aside (note says so). Returns CORUN_OK, CORUN_EIO with the
+ * reason in note, or CORUN_ENOMEM. */
 int corun__pstore_merge(const char *path, const corun__pstore *add, char *note, size_t note_len);
 
 #endif

@@ -22,6 +22,13 @@ struct corun__sched {
     size_t ndeferred, capdeferred;
     uint32_t next_id;
     uint32_t held;                  /* CapSMs held by all kernels */
+    /* The share clock: the integral over time of what one CapSM is of an SM,
+     * min(1, sm_count / held) -- it runs at one per ns unless CapSMs are
+     * oversubscribed (manual). A kernel's CapSM-time grows by its CapSMs
+     * times this clock's advance, so no set of kernels holds more than the
+     * GPU. Brought up to date before every change of held. */
+    double share_clock;
+    uint64_t t_share_clock;         /* when share_clock was last brought up to date */
     uint64_t timer;                 /* policy timer, UINT64_MAX = none */
     uint64_t direct_plain;          /* direct launches that ran plain */
     corun__job *free_list;       /* released records, reused */
@@ -226,15 +233,32 @@ static int defer(corun__sched *s, corun__job *k)
     return CORUN_OK;
 }
 
-/* Brings k->capsm_ns up to now; called before every change of k's CapSMs. */
+/* The share clock at `now`, held unchanged since it was last brought up to date. */
+static double share_clock_at(const corun__sched *s, uint64_t now)
+{
+    uint32_t sms = s->be->desc.sm_count;
+    double rate = s->held > sms ? (double)sms / s->held : 1.0;
+
+    return now > s->t_share_clock ? s->share_clock + rate * (double)(now - s->t_share_clock)
+                                  : s->share_clock;
+}
+
+/* Brings k->capsm_ns (and the share clock) up to now; called before every
+ * change of k's CapSMs, so before every change of s->held. */
 static void capsm_clock(corun__sched *s, corun__job *k)
 {
     uint64_t now = corun__sched_now(s);
 
-    if (now > k->t_capsm) {
-        k->capsm_ns += (double)corun__job_capsm(k) * (double)(now - k->t_capsm);
-    }
-    k->t_capsm = now;
+    s->share_clock = share_clock_at(s, now);
+    s->t_share_clock = now;
+    k->capsm_ns += (double)corun__job_capsm(k) * (s->share_clock - k->capsm_mark);
+    k->capsm_mark = s->share_clock;
+}
+
+double corun__sched_capsm_ns(const corun__sched *s, const corun__job *k)
+{
+    return k->capsm_ns +
+           (double)corun__job_capsm(k) * (share_clock_at(s, corun__sched_now(s)) - k->capsm_mark);
 }
 
 /* Gives back whatever CapSMs k holds. */
@@ -381,6 +405,10 @@ int corun__sched_submit(corun__sched *s, const corun__kspec *spec, const corun_l
         }
         return CORUN_ERANGE;
     }
+    if (s->pol->admit != NULL &&
+        (rc = s->pol->admit(&s->set, &s->be->desc, attr, why, why_len)) != CORUN_OK) {
+        return rc;
+    }
     k = new_record(s);
     if (k == NULL) {
         return CORUN_ENOMEM;
@@ -430,8 +458,8 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
         k->sm_lo = info->sm_lo;
         k->sm_hi = info->sm_hi;
         k->sm_top = info->sm_hi;
+        capsm_clock(s, k);
         k->capsm_hi = info->capsm;
-        k->t_capsm = corun__sched_now(s);
         s->held += info->capsm;
         k->state = CORUN_JS_RUNNING;
         k->t_run_since = info->t_launch;

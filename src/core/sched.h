@@ -73,8 +73,13 @@ struct corun__job {
     uint64_t t_run_since;      /* start of the current running stretch (while RUNNING/STOPPING) */
     uint64_t run_ns;           /* time spent RUNNING/STOPPING, all stretches */
     double capsm_ns;           /* CapSMs held, integrated over time (CapSM x ns): the
-                                  kernel's share of the GPU; 0 for plain kernels */
-    uint64_t t_capsm;          /* when capsm_ns was last brought up to date */
+                                  kernel's share of the GPU; 0 for plain kernels. While
+                                  more CapSMs are held than the GPU has SMs (manual
+                                  oversubscribes), each counts sm_count / held of one, so
+                                  the kernels together never hold more than the GPU.
+                                  Up to date at the last change of its CapSMs:
+                                  corun__sched_capsm_ns reads it up to now */
+    double capsm_mark;         /* the scheduler's share clock at that change */
     uint64_t done_tasks;       /* from the last progress read */
     uint32_t task_ns;          /* block-task time its workers measured (progress), 0 = none */
     bool ran_ahead;            /* its workers ran the ahead entry (progress) */
@@ -194,6 +199,8 @@ unsigned corun__sched_caps(const corun__sched *s);
 const corun__settings *corun__sched_settings(const corun__sched *s);
 /* CapSMs not held by any kernel. */
 uint32_t corun__sched_free_capsm(const corun__sched *s);
+/* k's CapSM-time (corun__job.capsm_ns) up to now. */
+double corun__sched_capsm_ns(const corun__sched *s, const corun__job *k);
 /* Live kernels (not yet released), in submission order. */
 corun__job *corun__sched_first(const corun__sched *s);
 static inline uint32_t corun__job_capsm(const corun__job *k)

@@ -1,4 +1,5 @@
 /* settings.c — parsing and checking of the settings table. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -49,17 +50,85 @@ static int in_list(const char *list, const char *v)
     return 0;
 }
 
+int corun__parse_whole(const char *text, uint64_t *out)
+{
+    unsigned long long v;
+    char *end = NULL;
+
+    if (!isdigit((unsigned char)text[0])) {
+        return -1; /* strtoull would take blanks, a sign */
+    }
+    errno = 0;
+    v = strtoull(text, &end, 10);
+    if (errno != 0 || *end != '\0') {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int corun__parse_decimal(const char *text, double *out)
+{
+    char *end = NULL;
+    double v;
+
+    if (text[0] == '\0' || strspn(text, "0123456789+-.eE") != strlen(text)) {
+        return -1; /* strtod would take blanks, hex, inf and nan */
+    }
+    errno = 0;
+    v = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || !isfinite(v)) {
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A number as text: whole numbers in digits ("1048576", not "1.04858e+06"),
+ * others in the fewest digits that read back the same. */
+static void format_number(double v, char *buf, size_t len)
+{
+    if (v == floor(v) && fabs(v) <= 1e15) {
+        snprintf(buf, len, "%.0f", v);
+    } else {
+        snprintf(buf, len, "%.15g", v);
+        if (strtod(buf, NULL) != v) {
+            snprintf(buf, len, "%.17g", v);
+        }
+    }
+}
+
+static void format_bounds(const corun__setting_info *in, char *buf, size_t len)
+{
+    char lo[32], hi[32];
+
+    if (in->type == CORUN_SETTING_STR) {
+        snprintf(buf, len, "%s", in->allowed[0] ? in->allowed : in->min > 0 ? "not empty" : "-");
+        return;
+    }
+    format_number(in->min, lo, sizeof(lo));
+    format_number(in->max, hi, sizeof(hi));
+    snprintf(buf, len, "[%s, %s]", lo, hi);
+}
+
 /* Parses text into setting i of *s. */
 static int parse_one(corun__settings *s, const corun__setting_info *in, const char *text, char *why,
                      size_t why_len)
 {
-    char *end = NULL;
     void *field = (char *)s + in->offset;
+    char bounds[CORUN_SETTING_STR_MAX];
+    uint64_t u;
+    double d;
 
+    format_bounds(in, bounds, sizeof(bounds));
     switch (in->type) {
     case CORUN_SETTING_STR:
         if (in->allowed[0] != '\0' && !in_list(in->allowed, text)) {
             snprintf(why, why_len, "%s: '%s' is not one of %s", in->env, text, in->allowed);
+            return CORUN_EINVAL;
+        }
+        if ((double)strlen(text) < in->min) {
+            snprintf(why, why_len, "%s: empty (corun config says what it takes)", in->env);
             return CORUN_EINVAL;
         }
         if (strlen(text) >= CORUN_SETTING_STR_MAX) {
@@ -69,41 +138,30 @@ static int parse_one(corun__settings *s, const corun__setting_info *in, const ch
         }
         snprintf((char *)field, CORUN_SETTING_STR_MAX, "%s", text);
         return CORUN_OK;
-    case CORUN_SETTING_UINT: {
-        unsigned long long v;
-        errno = 0;
-        if (text[0] == '-' || text[0] == '\0') {
-            goto bad_number;
-        }
-        v = strtoull(text, &end, 10);
-        if (errno != 0 || *end != '\0') {
-            goto bad_number;
-        }
-        if ((double)v < in->min || (double)v > in->max) {
-            snprintf(why, why_len, "%s: %llu is outside [%.0f, %.0f]", in->env, v, in->min, in->max);
+    case CORUN_SETTING_UINT:
+        if (corun__parse_whole(text, &u) != 0) {
+            snprintf(why, why_len, "%s: '%s' is not a whole number in %s", in->env, text, bounds);
             return CORUN_EINVAL;
         }
-        *(uint64_t *)field = v;
-        return CORUN_OK;
-    }
-    case CORUN_SETTING_DBL: {
-        double v;
-        errno = 0;
-        v = strtod(text, &end);
-        if (errno != 0 || end == text || *end != '\0' || !isfinite(v)) {
-            goto bad_number;
-        }
-        if (v < in->min || v > in->max) {
-            snprintf(why, why_len, "%s: %g is outside [%g, %g]", in->env, v, in->min, in->max);
+        if ((double)u < in->min || (double)u > in->max) {
+            snprintf(why, why_len, "%s: %s is outside %s", in->env, text, bounds);
             return CORUN_EINVAL;
         }
-        *(double *)field = v;
+        *(uint64_t *)field = u;
+        return CORUN_OK;
+    case CORUN_SETTING_DBL:
+        if (corun__parse_decimal(text, &d) != 0) {
+            snprintf(why, why_len, "%s: '%s' is not a decimal number in %s", in->env, text,
+                     bounds);
+            return CORUN_EINVAL;
+        }
+        if (d < in->min || d > in->max) {
+            snprintf(why, why_len, "%s: %s is outside %s", in->env, text, bounds);
+            return CORUN_EINVAL;
+        }
+        *(double *)field = d;
         return CORUN_OK;
     }
-    }
-bad_number:
-    snprintf(why, why_len, "%s: '%s' is not a valid %s", in->env, text,
-             in->type == CORUN_SETTING_UINT ? "non-negative integer" : "number");
     return CORUN_EINVAL;
 }
 
@@ -241,7 +299,16 @@ void corun__settings_format(const corun__settings *s, size_t i, char *buf, size_
         snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)field);
         break;
     case CORUN_SETTING_DBL:
-        snprintf(buf, len, "%g", *(const double *)field);
+        format_number(*(const double *)field, buf, len);
         break;
     }
+}
+
+void corun__settings_bounds(size_t i, char *buf, size_t len)
+{
+    if (i >= NSETTINGS) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    format_bounds(&table[i], buf, len);
 }

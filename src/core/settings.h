@@ -4,7 +4,9 @@
  * X(NAME, field, TYPE, default, min, max, allowed, help)
  *   NAME    the environment variable is CORUN_<NAME>; the CLI flag is
  *           --set field=value
- *   TYPE    STR (allowed: comma-separated values, or "" for any), UINT, DBL
+ *   TYPE    STR (allowed: comma-separated values, or "" for any; min: the
+ *           fewest characters), UINT (whole numbers in decimal digits),
+ *           DBL (decimal numbers: no hex, inf or nan)
  * Settings are read once (corun__settings_load_env) into a corun__settings
  * value that is passed down; nothing else calls getenv for a CORUN_*
  * variable. Code that needs one setting and no context (corun-cc, the
@@ -24,8 +26,8 @@
     X(BACKEND, backend, STR, "auto", 0, 0, "auto,cuda,sim",                                      \
       "GPU backend: auto picks cuda when a GPU is usable, else sim (a usable GPU whose "         \
       "backend cannot be set up is an error)")                                                   \
-    X(POLICY, policy, STR, "smguard", 0, 0, "",                                                  \
-      "scheduling policy of the in-process scheduler (corun policies lists them)")               \
+    X(POLICY, policy, STR, "smguard", 0, 0, "mps,priority,smguard,manual,flep-hpf,flep-ffs,slate", \
+      "scheduling policy of the in-process scheduler (corun policies describes them)")           \
     X(LOG_LEVEL, log_level, STR, "warn", 0, 0, "error,warn,info,debug",                          \
       "how much the command line logs")                                                          \
     X(RESERVE_CAPSM, reserve_capsm, UINT, "8", 0, 4096, "",                                      \
@@ -61,8 +63,12 @@
       "(H100: ~2.3 us)")                                                                         \
     X(SIM_CLAIM_NS, sim_claim_ns, DBL, "800", 0, 1e9, "",                                        \
       "sim: cost of one chunk claim (atomic on the counter plus a barrier)")                     \
-    X(PROFILE_PATH, profile_path, STR, "~/.local/share/corun/profiles-%h.txt", 0, 0, "",         \
-      "kernel profile store (durations, intensities); ~ = home, %h = host; 'off' = none")        \
+    X(SIM_MAX_STEPS, sim_max_steps, UINT, "1000000000", 0, 1e15, "",                            \
+      "sim: most steps (block-tasks plus workers started) one run or profiling may take, "       \
+      "estimated before it starts (some ten million a second); 0 = no limit")                   \
+    X(PROFILE_PATH, profile_path, STR, "~/.local/share/corun/profiles-%h.txt", 1, 0, "",         \
+      "kernel profile store (durations, intensities); ~ = home, %h = host; 'off' (any case) = "  \
+      "none")                                                                                    \
     X(PROFILE_TRAIN_RUNS, profile_train_runs, UINT, "100", 5, 100000, "",                        \
       "solo runs per kernel when training duration models (FLEP: 100 random inputs)")            \
     X(PROFILE_COUNTERS, profile_counters, UINT, "0", 0, 1, "",                                   \
@@ -158,8 +164,17 @@ size_t corun__settings_count(void);
 const corun__setting_info *corun__settings_info(size_t i);
 /* The setting named by field ("cache") or variable ("CORUN_CACHE"), or NULL. */
 const corun__setting_info *corun__settings_find(const char *name);
-/* The current value of setting i as text. */
+/* The current value of setting i as text (whole numbers in digits). */
 void corun__settings_format(const corun__settings *s, size_t i, char *buf, size_t len);
+/* What setting i takes, as text: "[1, 1048576]", "auto,cuda,sim", "not
+ * empty" or "-" (any text). */
+void corun__settings_bounds(size_t i, char *buf, size_t len);
+/* The number parsers of the settings, for options that are not settings:
+ * a whole number in decimal digits only ("12"; not "+12", " 12", "0x0c"),
+ * and a finite decimal number ("1e3", "-0.5"; not hex, inf, nan or with
+ * blanks). Return 0, or -1 (and leave *out) if text is not one. */
+int corun__parse_whole(const char *text, uint64_t *out);
+int corun__parse_decimal(const char *text, double *out);
 /* 1 if the setting named ("reserve_capsm" or "CORUN_RESERVE_CAPSM") was
  * given, by its variable or corun__settings_set, rather than defaulted. */
 int corun__settings_given(const corun__settings *s, const char *name);

@@ -50,9 +50,18 @@ __attribute__((format(printf, 2, 3))) static void progress_line(const corun__exp
     o->log(o->log_ctx, line);
 }
 
+static void unload(ectx *e)
+{
+    free(e->sc);
+    e->sc = NULL;
+}
+
+/* Loads the experiment's scenario file into e->sc; on failure e->sc is
+ * NULL again (nothing to unload). */
 static int load(ectx *e, const char *file)
 {
     char path[4096];
+    int rc;
 
     snprintf(path, sizeof(path), "%s/%s", e->o->dir, file);
     e->sc = malloc(sizeof(*e->sc));
@@ -60,13 +69,11 @@ static int load(ectx *e, const char *file)
         return CORUN_ENOMEM;
     }
     memset(e->solo_done, 0, sizeof(e->solo_done));
-    return corun__scenario_load(path, e->sc, e->why, e->why_len);
-}
-
-static void unload(ectx *e)
-{
-    free(e->sc);
-    e->sc = NULL;
+    rc = corun__scenario_load(path, e->sc, e->why, e->why_len);
+    if (rc != CORUN_OK) {
+        unload(e);
+    }
+    return rc;
 }
 
 static int app_index(const ectx *e, const char *name)

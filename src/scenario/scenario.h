@@ -24,6 +24,8 @@
 #include "core/settings.h"
 
 #define CORUN_SCENARIO_MAX_APPS 16
+
+struct corun__policy_ops;
 #define CORUN_SCENARIO_MAX_AT 64
 
 typedef enum corun__arrival_kind {
@@ -167,6 +169,34 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
 void corun__run_result_free(corun__run_result *r);
 
 /* ------------------------------------------------------------------------ */
+/* What a run will do, estimated before it runs (scenario_plan.c). A step is
+ * a block-task, or a worker a launch starts: what the simulator's time goes
+ * into. */
+
+typedef struct corun__plan {
+    double launches[CORUN_SCENARIO_MAX_APPS]; /* expected launches per application;
+                                                 0 = never arrives, or not in the run */
+    double steps;                             /* of every launch in the run */
+} corun__plan;
+
+/* The mean of a duration distribution, ns. */
+double corun__dist_mean(const corun__dist *d);
+/* Estimates a run as corun__scenario_run(sc, .., only_app, max_launches)
+ * makes it. A loop application's kernel is taken to run alone on the whole
+ * GPU, so its launches are an upper bound. */
+void corun__scenario_plan(const corun__scenario *sc, const corun__settings *set, int only_app,
+                          uint32_t max_launches, corun__plan *out);
+/* What a run under pol (NULL: any) is checked for before it starts:
+ * CORUN_EINVAL if an application in it never arrives (its first arrival is
+ * at or after duration_ms); CORUN_ERANGE if the policy would never run an
+ * application's kernels (its admit), or if `simulated` (a backend with
+ * virtual time) and the run would take more steps than set->sim_max_steps
+ * (0 = no limit). why says which, with the estimate. */
+int corun__scenario_check(const corun__scenario *sc, const corun__settings *set,
+                          const struct corun__policy_ops *pol, int only_app,
+                          uint32_t max_launches, int simulated, char *why, size_t why_len);
+
+/* ------------------------------------------------------------------------ */
 
 /* The demo's comparison for one system, normalised to solo runs measured in
  * the same process. */
@@ -227,6 +257,11 @@ void corun__train_opts_default(corun__train_opts *o, const corun__settings *set)
 int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
                           const corun__train_opts *o, int only_app, corun__pstore *out, char *why,
                           size_t why_len);
+/* corun__scenario_check's step limit for corun__scenario_train(sc, .., o,
+ * only_app): CORUN_ERANGE with why when it would take more steps. */
+int corun__scenario_check_train(const corun__scenario *sc, const corun__settings *set,
+                                const corun__train_opts *o, int only_app, int simulated,
+                                char *why, size_t why_len);
 
 /* Records in the store at store_path what a policy with these needs
  * (CORUN_POLICY_NEEDS_*) lacks there for the scenario's kernels on backend

@@ -223,7 +223,7 @@ static void close_window(run_ctx *rc, corun__run_result *out)
             part = k->state == CORUN_JS_RUNNING ? (double)(now - k->t_start) * rc->sm_count : 0;
         } else {
             corun_progress p;
-            part = k->capsm_ns + (double)corun__job_capsm(k) * (double)(now - k->t_capsm);
+            part = corun__sched_capsm_ns(rc->s, k);
             if (k->state != CORUN_JS_WAITING && corun__sched_progress(rc->s, k, &p) == CORUN_OK) {
                 a->res->window_tasks += (double)p.done;
             }
@@ -278,6 +278,8 @@ static void init_apps(run_ctx *rc, const corun__scenario *sc, int only_app, uint
             a->next_arrival = NEVER;
         } else if (ar->kind == CORUN_ARRIVAL_AT) {
             a->next_arrival = next_after(a, rc->t0);
+        } else if (ar->start_ns >= sc->duration_ns) {
+            a->next_arrival = NEVER; /* nothing arrives at or after duration_ms */
         } else {
             a->next_arrival = rc->t0 + (uint64_t)ar->start_ns;
         }
@@ -413,6 +415,11 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     st = env->make_backend(env->make_ctx, sc, seed, &be, why, why_len);
     if (st != CORUN_OK) {
         goto out_free_rc;
+    }
+    st = corun__scenario_check(sc, &env->settings, pol, only_app, max_launches,
+                               (be->ops->caps & CORUN_BE_VIRTUAL_TIME) != 0, why, why_len);
+    if (st != CORUN_OK) {
+        goto out_destroy_backend;
     }
     memset(&so, 0, sizeof(so));
     so.backend = be;

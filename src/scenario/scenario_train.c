@@ -94,19 +94,6 @@ static int run_alone(corun__sched *s, const corun__kspec *spec, const corun_laun
     return CORUN_OK;
 }
 
-static double dist_mean(const corun__dist *d)
-{
-    switch (d->kind) {
-    case CORUN_DIST_UNIFORM:
-        return 0.5 * (d->a + d->b);
-    case CORUN_DIST_CONST:
-    case CORUN_DIST_NORMAL: /* truncation at 0.05 a moves the mean negligibly */
-    case CORUN_DIST_EXP:
-    default:
-        return d->a;
-    }
-}
-
 static void fill_run(corun__prun *r, const char *backend, const corun__kspec *k,
                      const corun_launch_attr *attr, double dur_ns)
 {
@@ -150,7 +137,7 @@ static int app_rates(corun__backend *be, const corun__app *app, const corun__tra
         double tasks = (double)k->grid.x * k->grid.y * k->grid.z;
         /* The tasks' solo time spread over every worker slot of the GPU:
          * how long the kernel would take if nothing held it back. */
-        double ideal_ns = tasks * dist_mean(&k->task_ns) / ((double)per_sm * sms);
+        double ideal_ns = tasks * corun__dist_mean(&k->task_ns) / ((double)per_sm * sms);
         *flop_frac = app->compute * ideal_ns / dur_ns;
         *bw_frac = k->mem_bw * ideal_ns / dur_ns;
         return CORUN_OK;
@@ -252,6 +239,11 @@ int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
     rc = env->make_backend(env->make_ctx, sc, o->seed, &be, why, why_len);
     if (rc != CORUN_OK) {
         return rc;
+    }
+    rc = corun__scenario_check_train(sc, &env->settings, o, only_app,
+                                     (be->ops->caps & CORUN_BE_VIRTUAL_TIME) != 0, why, why_len);
+    if (rc != CORUN_OK) {
+        goto out_destroy_backend;
     }
     memset(&so, 0, sizeof(so));
     so.backend = be;

@@ -1,0 +1,233 @@
+/* test_scenario_run.c — what a scenario run does at its edges (issue 31,
+ * point 6), on the simulator:
+ *  - nothing is submitted at or after duration_ms, and an application that
+ *    would never arrive is refused before the run;
+ *  - a GPU share never exceeds 1, also when CapSMs are oversubscribed;
+ *  - a reservation of the whole GPU leaves batch kernels no quota: smguard
+ *    refuses them, with the reason, rather than let them wait for ever;
+ *  - a run or a profiling too large to simulate is refused up front with
+ *    its estimated cost. */
+#include "support.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/policy.h"
+#include "scenario/scenario.h"
+
+static corun__settings set;
+static corun__run_env env;
+
+static int setup(void **state)
+{
+    corun__settings_default(&set);
+    memset(&env, 0, sizeof(env));
+    env.make_backend = corun_test_make_sim;
+    env.make_ctx = &set;
+    env.settings = set;
+    return 0;
+}
+
+static void parse(const char *text, corun__scenario *sc)
+{
+    char why[512] = "";
+
+    if (corun__scenario_parse(text, "t.json", sc, why, sizeof(why)) != CORUN_OK) {
+        fail_msg("%s", why);
+    }
+}
+
+/* A loop app from the start and a second app as `arrival` says, in a
+ * scenario of duration_ms. */
+static void two_apps(corun__scenario *sc, double duration_ms, const char *arrival)
+{
+    char text[1024];
+
+    snprintf(text, sizeof(text),
+             "{\"name\":\"t\",\"duration_ms\":%g,\"apps\":["
+             "{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},"
+             "\"kernel\":{\"grid\":132,\"block\":128,\"task_us\":100}},"
+             "{\"name\":\"b\",\"arrival\":%s,"
+             "\"kernel\":{\"grid\":132,\"block\":128,\"task_us\":100}}]}",
+             duration_ms, arrival);
+    parse(text, sc);
+}
+
+static void expect_refused(const corun__scenario *sc, const char *policy, int code,
+                           const char *words)
+{
+    corun__run_result r;
+    char why[512] = "";
+
+    assert_int_equal(corun__scenario_check(sc, &set, corun__policy_find(policy), -1, 0, 1, why,
+                                           sizeof(why)),
+                     code);
+    if (strstr(why, words) == NULL) {
+        fail_msg("check: '%s' lacks '%s'", why, words);
+    }
+    why[0] = '\0';
+    assert_int_equal(corun__scenario_run(sc, &env, policy, -1, 0, &r, why, sizeof(why)), code);
+    if (strstr(why, words) == NULL) {
+        fail_msg("run: '%s' lacks '%s'", why, words);
+    }
+}
+
+static void nothing_arrives_at_or_after_the_duration(void **state)
+{
+    static const char *const late[] = {
+        "{\"kind\":\"loop\",\"start_us\":2000000}",
+        "{\"kind\":\"loop\",\"start_us\":1e12}",
+        "{\"kind\":\"random\",\"mean_us\":100,\"start_us\":1000000}",
+        "{\"kind\":\"periodic\",\"period_us\":100,\"start_us\":1500000}",
+        "{\"kind\":\"at\",\"at_us\":[1000000,1200000]}",
+    };
+    corun__scenario sc;
+    corun__run_result r;
+    char why[512] = "";
+    size_t i, j, k;
+
+    for (i = 0; i < sizeof(late) / sizeof(late[0]); i++) {
+        two_apps(&sc, 1000, late[i]);
+        expect_refused(&sc, "mps", CORUN_EINVAL, "app 'b' never arrives");
+    }
+    /* Those that arrive in time stop arriving at duration_ms. */
+    two_apps(&sc, 20, "{\"kind\":\"at\",\"at_us\":[0,10000,19999,20000,30000]}");
+    assert_int_equal(corun__scenario_run(&sc, &env, "mps", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(r.apps[1].submitted, 3);
+    for (j = 0; j < r.napps; j++) {
+        assert_true(r.apps[j].submitted > 0);
+        for (k = 0; k < r.apps[j].completed; k++) {
+            assert_true(r.apps[j].kernels[k].submit_ns < 20e6);
+        }
+    }
+    corun__run_result_free(&r);
+}
+
+/* Per kernel and per application, CapSM-time over the GPU's never passes 1. */
+static void check_shares(const corun__run_result *r)
+{
+    double sum = 0;
+    size_t i, j;
+
+    for (i = 0; i < r->napps; i++) {
+        const corun__app_result *a = &r->apps[i];
+        double share = a->window_capsm_ns / ((double)r->sm_count * r->window_ns);
+        print_message("%s: share %.4f\n", a->name, share);
+        assert_true(share <= 1 + 1e-9);
+        sum += share;
+        for (j = 0; j < a->completed; j++) {
+            assert_true(a->kernels[j].capsm_ns <=
+                        (double)r->sm_count * a->turnaround_ns[j] * (1 + 1e-9));
+        }
+    }
+    assert_true(sum <= 1 + 1e-9);
+}
+
+static void shares_never_exceed_the_gpu(void **state)
+{
+    corun__scenario sc;
+    corun__run_result r;
+    char why[512] = "";
+
+    /* Under manual every kernel gets every CapSM: five or so in flight at once. */
+    parse("{\"name\":\"many\",\"duration_ms\":50,\"apps\":[{\"name\":\"r\","
+          "\"arrival\":{\"kind\":\"random\",\"mean_us\":100},"
+          "\"kernel\":{\"grid\":264,\"block\":128,\"task_us\":500}}]}",
+          &sc);
+    assert_int_equal(corun__scenario_run(&sc, &env, "manual", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    check_shares(&r);
+    assert_true(r.apps[0].window_capsm_ns / ((double)r.sm_count * r.window_ns) > 0.9);
+    corun__run_result_free(&r);
+    parse(corun__scenario_default_text(), &sc);
+    sc.duration_ns = 100e6;
+    assert_int_equal(corun__scenario_run(&sc, &env, "manual", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    check_shares(&r);
+    corun__run_result_free(&r);
+}
+
+static void whole_gpu_reservation_leaves_batch_no_quota(void **state)
+{
+    corun__scenario sc;
+    corun__run_result r;
+    char why[512] = "";
+
+    parse(corun__scenario_default_text(), &sc);
+    sc.duration_ns = 50e6;
+    sc.reserve_capsm = sc.gpu.sm_count;
+    expect_refused(&sc, "smguard", CORUN_ERANGE, "app 'batch': smguard:");
+    expect_refused(&sc, "smguard", CORUN_ERANGE, "no quota");
+    /* The policies that have no quotas run it; so does smguard with one
+     * CapSM left, or with the batch app's own CapSMs. */
+    assert_int_equal(corun__scenario_run(&sc, &env, "mps", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    corun__run_result_free(&r);
+    sc.reserve_capsm = sc.gpu.sm_count - 1;
+    assert_int_equal(corun__scenario_run(&sc, &env, "smguard", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    assert_true(r.apps[0].completed > 0);
+    corun__run_result_free(&r);
+    sc.reserve_capsm = sc.gpu.sm_count;
+    sc.apps[0].attr.capsm = 66;
+    assert_int_equal(corun__scenario_run(&sc, &env, "smguard", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    assert_true(r.apps[0].completed > 0);
+    corun__run_result_free(&r);
+}
+
+static void huge_runs_are_refused_with_their_cost(void **state)
+{
+    corun__scenario sc;
+    corun__plan plan;
+    corun__train_opts o;
+    corun__run_result r;
+    char why[512] = "";
+
+    /* 2^31 - 1 block-tasks in one launch */
+    parse("{\"name\":\"huge\",\"duration_ms\":10,\"apps\":[{\"name\":\"a\","
+          "\"arrival\":{\"kind\":\"at\",\"at_us\":[0]},"
+          "\"kernel\":{\"grid\":2147483647,\"block\":128,\"task_us\":5}}]}",
+          &sc);
+    expect_refused(&sc, "mps", CORUN_ERANGE, "about 2.1e+09 steps");
+    corun__train_opts_default(&o, &set);
+    assert_int_equal(corun__scenario_check_train(&sc, &set, &o, -1, 1, why, sizeof(why)),
+                     CORUN_ERANGE);
+    assert_non_null(strstr(why, "profiling scenario 'huge'"));
+    /* on a GPU, or with the limit off, it would run */
+    assert_int_equal(corun__scenario_check(&sc, &set, NULL, -1, 0, 0, why, sizeof(why)),
+                     CORUN_OK);
+    set.sim_max_steps = 0;
+    assert_int_equal(corun__scenario_check(&sc, &set, NULL, -1, 0, 1, why, sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(corun__scenario_check_train(&sc, &set, &o, -1, 1, why, sizeof(why)),
+                     CORUN_OK);
+    set.sim_max_steps = 1000000000;
+
+    /* The built-in scenario over 1e7 ms; its estimate over 1,000 ms bounds
+     * the batch loop's launches from above, and not by much. */
+    parse(corun__scenario_default_text(), &sc);
+    sc.duration_ns = 1e13;
+    expect_refused(&sc, "smguard", CORUN_ERANGE, "CORUN_SIM_MAX_STEPS");
+    sc.duration_ns = 1e9;
+    corun__scenario_plan(&sc, &set, -1, 0, &plan);
+    assert_int_equal(corun__scenario_run(&sc, &env, "mps", -1, 0, &r, why, sizeof(why)),
+                     CORUN_OK);
+    print_message("batch: %zu launches, %.0f estimated\n", r.apps[0].submitted,
+                  plan.launches[0]);
+    assert_true(plan.launches[0] >= (double)r.apps[0].submitted);
+    assert_true(plan.launches[0] <= 1.5 * (double)r.apps[0].submitted);
+    corun__run_result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(nothing_arrives_at_or_after_the_duration, setup),
+        cmocka_unit_test_setup(shares_never_exceed_the_gpu, setup),
+        cmocka_unit_test_setup(whole_gpu_reservation_leaves_batch_no_quota, setup),
+        cmocka_unit_test_setup(huge_runs_are_refused_with_their_cost, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
