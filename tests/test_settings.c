@@ -112,10 +112,24 @@ static void ctx_settings_over_the_environment(void **state)
     const char *const malformed[] = {"backend", NULL};
     corun_ctx *ctx = NULL;
 
+    const char *const ls[] = {"backend=sim", "launch_class=ls", "CORUN_LAUNCH_CAPSM=12", NULL};
+    const char *const bad_class[] = {"backend=sim", "launch_class=rt", NULL};
+    corun_launch_attr la;
+
     setenv("CORUN_BACKEND", "cuda", 1);
     assert_int_equal(corun_test_ctx_create(NULL, sim, &ctx), CORUN_OK);
     assert_string_equal(corun_ctx_backend(ctx), "sim");
+    corun_ctx_launch_attr(ctx, &la); /* what transformed programs launch with */
+    assert_int_equal(la.cls, CORUN_CLASS_BATCH);
+    assert_int_equal(la.capsm, 0);
     corun_ctx_destroy(ctx);
+    assert_int_equal(corun_test_ctx_create(NULL, ls, &ctx), CORUN_OK);
+    corun_ctx_launch_attr(ctx, &la);
+    assert_int_equal(la.cls, CORUN_CLASS_LS);
+    assert_int_equal(la.capsm, 12);
+    assert_int_equal(la.priority, 0);
+    corun_ctx_destroy(ctx);
+    assert_int_equal(corun_test_ctx_create(NULL, bad_class, &ctx), CORUN_EINVAL);
     assert_string_equal(getenv("CORUN_BACKEND"), "cuda");
     unsetenv("CORUN_BACKEND");
     assert_int_equal(corun_test_ctx_create(NULL, bad, &ctx), CORUN_EINVAL);

@@ -270,6 +270,11 @@ CORUN_API int corun_setting_get(const char *name, char *buf, size_t len);
  * cannot be created. */
 CORUN_API corun_ctx *corun_default_ctx(void);
 
+/* The launch attributes a program gives its launches when it names none, from
+ * ctx's settings: class CORUN_LAUNCH_CLASS (batch or ls), capsm
+ * CORUN_LAUNCH_CAPSM, the rest 0. Transformed programs launch with these. */
+CORUN_API void corun_ctx_launch_attr(const corun_ctx *ctx, corun_launch_attr *out);
+
 /* The kernel registered for these functions in ctx, registering it on first
  * use (thread-safe; keyed by the plain function). */
 CORUN_API int corun_kernel_get(corun_ctx *ctx, const corun_kernel_desc *d, corun_kernel **out);

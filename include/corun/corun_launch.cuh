@@ -211,8 +211,7 @@ inline cudaError_t launch_ptrs(kernel_slot &slot, const config &cfg, const char 
                                              : "kernel not registered (corun_kernel_get)";
         if (k != nullptr) {
             corun_launch_attr attr;
-            std::memset(&attr, 0, sizeof(attr));
-            attr.cls = CORUN_CLASS_BATCH;
+            corun_ctx_launch_attr(ctx, &attr); /* CORUN_LAUNCH_CLASS, _CAPSM */
             const corun_dim3 g = {cfg.grid.x, cfg.grid.y, cfg.grid.z};
             const corun_dim3 b = {cfg.block.x, cfg.block.y, cfg.block.z};
             if (corun_launch_stream(ctx, k, g, b, (uint32_t)cfg.smem, args, &attr,

@@ -319,6 +319,13 @@ CORUN_API int corun_test_ctx_create(const corun_ctx_opts *opts, const char *cons
     return ctx_create(opts, settings, out);
 }
 
+CORUN_API void corun_ctx_launch_attr(const corun_ctx *c, corun_launch_attr *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->cls = strcmp(c->set.launch_class, "ls") == 0 ? CORUN_CLASS_LS : CORUN_CLASS_BATCH;
+    out->capsm = c->set.launch_capsm;
+}
+
 CORUN_API void corun_ctx_destroy(corun_ctx *c)
 {
     if (c == NULL) {

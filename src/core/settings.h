@@ -104,6 +104,11 @@
     X(LAUNCH_STATS, launch_stats, STR, "", 0, 0, "",                                             \
       "transformed programs: file each appends one JSON line to at exit (launches through "      \
       "corun, plain ones, the first plain one's reason); empty = none")                          \
+    X(LAUNCH_CLASS, launch_class, STR, "batch", 0, 0, "batch,ls",                                \
+      "transformed programs: the class of their kernel launches (corun_ctx_launch_attr)")       \
+    X(LAUNCH_CAPSM, launch_capsm, UINT, "0", 0, 4096, "",                                        \
+      "transformed programs: CapSMs their launches ask for, a reservation (ls) or a quota "      \
+      "(batch); 0 = the policy's default")                                                       \
     X(NVCC_PIN, nvcc_pin, UINT, "1", 0, 1, "",                                                   \
       "corun-nvcc: 1 compiles each transformed file once for the device to measure registers "   \
       "and pins workers that would lose occupancy (docs/corun-cc.md); 0 = off")                  \
