@@ -98,6 +98,11 @@ static void bad_inputs_are_named(void **state)
                  CORUN_EPARSE, "sm_count", NULL);
     expect_error("{\"name\":\"x\",\"name\":\"y\",\"duration_ms\":1,\"apps\":[" APP_OK "]}", CORUN_EPARSE,
                  "duplicate", NULL);
+    /* found by fuzz/fuzz_scenario.c: an unnamed app made an unnamed kernel,
+     * which profiling then failed on without saying why */
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"\",\"arrival\":"
+                 "{\"kind\":\"loop\"},\"kernel\":{\"grid\":4,\"block\":64,\"task_us\":10}}]}",
+                 CORUN_EPARSE, "apps[0]", "'name' is empty");
 }
 
 static void intensities_and_bandwidth_bound_kernels(void **state)

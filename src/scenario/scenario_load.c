@@ -341,6 +341,11 @@ static int parse_app(const ctx *c, const char *path, json_t *v, const corun_gpu_
         (rc = get_number(c, path, v, "size_hint", 0, 1e18, &app->attr.size_hint, 0)) != CORUN_OK) {
         return rc;
     }
+    if (app->name[0] == '\0') {
+        /* it names the kernel too when the kernel has no name of its own,
+         * and the profile store keeps no record of a nameless kernel */
+        return bad(c, path, "'name' is empty");
+    }
     app->attr.priority = (int32_t)prio;
     if (strcmp(cls, "ls") == 0) {
         app->attr.cls = CORUN_CLASS_LS;
