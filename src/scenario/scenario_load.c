@@ -534,6 +534,15 @@ int corun__scenario_load(const char *path, corun__scenario *out, char *why, size
         goto out_close;
     }
     text[len] = '\0';
+    if (strlen(text) != len) {
+        /* the parser would stop there and take what follows for the end */
+        rc = CORUN_EPARSE;
+        if (why != NULL && why_len > 0) {
+            snprintf(why, why_len, "%s: a NUL byte at offset %zu: not a text file", path,
+                     strlen(text));
+        }
+        goto out_close;
+    }
     rc = corun__scenario_parse(text, path, out, why, why_len);
 out_close:
     free(text);
