@@ -10,6 +10,7 @@ packages=(
   libcmocka-dev     # unit tests
   libjansson-dev    # scenario files (JSON)
   libclang-19-dev   # corun-cc: source-to-source transformation
+  clang             # fuzz targets: libFuzzer, ASan, UBSan (scripts/fuzz.sh)
 )
 
 missing=()

@@ -98,6 +98,11 @@ static void bad_inputs_are_named(void **state)
                  CORUN_EPARSE, "sm_count", NULL);
     expect_error("{\"name\":\"x\",\"name\":\"y\",\"duration_ms\":1,\"apps\":[" APP_OK "]}", CORUN_EPARSE,
                  "duplicate", NULL);
+    /* found by fuzz/fuzz_scenario.c: an unnamed app made an unnamed kernel,
+     * which profiling then failed on without saying why */
+    expect_error("{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"\",\"arrival\":"
+                 "{\"kind\":\"loop\"},\"kernel\":{\"grid\":4,\"block\":64,\"task_us\":10}}]}",
+                 CORUN_EPARSE, "apps[0]", "'name' is empty");
 }
 
 static void intensities_and_bandwidth_bound_kernels(void **state)
@@ -161,6 +166,31 @@ static void missing_file(void **state)
     assert_non_null(strstr(why, "/nonexistent/x.json"));
 }
 
+/* A file is read whole: what follows a NUL byte is not ignored. */
+static void nul_byte_in_file(void **state)
+{
+    static const char text[] = "{\"name\":\"x\",\"duration_ms\":1,\"apps\":[" APP_OK "]}";
+    char dir[256], path[512], why[512] = "";
+    FILE *f;
+
+    corun_test_mkdtemp(dir, sizeof(dir), "nul");
+    snprintf(path, sizeof(path), "%s/s.json", dir);
+    f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, sizeof(text) - 1, f), sizeof(text) - 1);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(corun__scenario_load(path, &sc, why, sizeof(why)), CORUN_OK);
+    f = fopen(path, "ab");
+    assert_non_null(f);
+    assert_int_equal(fwrite("\0{", 1, 2, f), 2);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(corun__scenario_load(path, &sc, why, sizeof(why)), CORUN_EPARSE);
+    if (strstr(why, path) == NULL || strstr(why, "NUL byte at offset") == NULL) {
+        fail_msg("message '%s'", why);
+    }
+    corun_test_rmdir(dir);
+}
+
 /* A scenario by name from anywhere: the path as given, CORUN_SCENARIOS,
  * then (for the build folder's programs) the source tree's scenarios/. */
 static void found_by_name(void **state)
@@ -213,6 +243,7 @@ int main(void)
         cmocka_unit_test(file_on_disk_matches_builtin),
         cmocka_unit_test(bad_inputs_are_named),
         cmocka_unit_test(missing_file),
+        cmocka_unit_test(nul_byte_in_file),
         cmocka_unit_test(intensities_and_bandwidth_bound_kernels),
         cmocka_unit_test(scenario_files_parse),
         cmocka_unit_test(found_by_name),

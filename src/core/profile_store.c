@@ -435,7 +435,7 @@ static int parse_end(char **w, size_t lineno, size_t records, uint64_t sum, char
     return CORUN_OK;
 }
 
-/* Parses a whole file; on failure says why in err ("line 7: ..."). */
+/* Parses a whole file, NUL-free; on failure says why in err ("line 7: ..."). */
 static int parse(char *text, size_t len, corun__pstore *ps, char *err, size_t err_len)
 {
     size_t lineno = 0, records = 0;
@@ -533,6 +533,47 @@ static void c_locale_leave(c_locale *l)
     freelocale(l->c);
 }
 
+int corun__pstore_parse(char *text, size_t len, corun__pstore *ps, char *err, size_t err_len)
+{
+    c_locale loc;
+    int rc;
+
+    corun__pstore_free(ps);
+    if (memchr(text, '\0', len) != NULL) {
+        snprintf(err, err_len, "binary data in the file");
+        return CORUN_EPARSE;
+    }
+    rc = c_locale_enter(&loc);
+    if (rc == CORUN_OK) {
+        rc = parse(text, len, ps, err, err_len);
+        c_locale_leave(&loc);
+    }
+    if (rc != CORUN_OK) {
+        corun__pstore_free(ps);
+    }
+    return rc;
+}
+
+int corun__pstore_format(const corun__pstore *ps, char **text, size_t *len)
+{
+    sbuf b = {NULL, 0, 0, 0};
+    c_locale loc;
+    int rc = c_locale_enter(&loc);
+
+    if (rc == CORUN_OK) {
+        rc = serialize(ps, &b);
+        c_locale_leave(&loc);
+    }
+    if (rc != CORUN_OK) {
+        free(b.p);
+        b.p = NULL;
+        b.n = 0;
+    }
+    *text = b.p;
+    *len = b.n;
+    return rc;
+}
+
 /* ---- files ---------------------------------------------------------------- */
 
 __attribute__((format(printf, 3, 4))) static void say(char *note, size_t len, const char *fmt, ...)
@@ -598,7 +639,6 @@ static int load_file(const char *path, corun__pstore *ps, char *err, size_t err_
 {
     char *text;
     size_t len;
-    c_locale loc;
     int rc;
 
     corun__pstore_free(ps);
@@ -606,20 +646,8 @@ static int load_file(const char *path, corun__pstore *ps, char *err, size_t err_
     if (rc != CORUN_OK) {
         return rc;
     }
-    if (memchr(text, '\0', len) != NULL) {
-        snprintf(err, err_len, "binary data in the file");
-        free(text);
-        return CORUN_EPARSE;
-    }
-    rc = c_locale_enter(&loc);
-    if (rc == CORUN_OK) {
-        rc = parse(text, len, ps, err, err_len);
-        c_locale_leave(&loc);
-    }
+    rc = corun__pstore_parse(text, len, ps, err, err_len);
     free(text);
-    if (rc != CORUN_OK) {
-        corun__pstore_free(ps);
-    }
     return rc;
 }
 
@@ -789,9 +817,8 @@ static bool holds_run(const corun__pstore *ps, size_t n, const corun__prun *r)
 int corun__pstore_merge(const char *path, const corun__pstore *add, char *note, size_t note_len)
 {
     corun__pstore cur;
-    sbuf b = {NULL, 0, 0, 0};
-    c_locale loc;
-    size_t i, nheld;
+    char *text = NULL;
+    size_t i, len = 0, nheld;
     int rc, fd;
 
     if (note != NULL && note_len > 0) {
@@ -823,18 +850,14 @@ int corun__pstore_merge(const char *path, const corun__pstore *add, char *note, 
         rc = trim_runs(&cur);
     }
     if (rc == CORUN_OK) {
-        rc = c_locale_enter(&loc);
-        if (rc == CORUN_OK) {
-            rc = serialize(&cur, &b);
-            c_locale_leave(&loc);
-        }
+        rc = corun__pstore_format(&cur, &text, &len);
     }
     if (rc == CORUN_OK) {
-        rc = corun__output_write(path, b.p, b.n, CORUN_OUTPUT_SYNC, note, note_len) == 0
+        rc = corun__output_write(path, text, len, CORUN_OUTPUT_SYNC, note, note_len) == 0
                  ? CORUN_OK
                  : CORUN_EIO;
     }
-    free(b.p);
+    free(text);
 out_unlock:
     corun__pstore_free(&cur);
     unlock_store(fd);

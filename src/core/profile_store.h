@@ -80,6 +80,19 @@ int corun__pstore_add_prof(corun__pstore *ps, const corun__pprof *p);
 const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char *backend,
                                             const char *kernel);
 
+/* The file's text, without the file (the readers and writers below use
+ * these; so does the fuzz target fuzz/fuzz_profile.c). corun__pstore_parse
+ * reads len bytes of text, which it cuts into words in place, into *ps
+ * (initialised; emptied first), numbers in the C locale whatever the
+ * program's. Returns CORUN_OK; CORUN_EPARSE with why in err ("line 7:
+ * malformed record") for text that is not a whole, unaltered store, *ps
+ * then empty; CORUN_ENOMEM. */
+int corun__pstore_parse(char *text, size_t len, corun__pstore *ps, char *err, size_t err_len);
+/* The store as the file's text, end line and checksum included;
+ * corun__pstore_parse gives back the same records. *text is malloc'd, the
+ * caller frees it (NULL on failure). Returns CORUN_OK or CORUN_ENOMEM. */
+int corun__pstore_format(const corun__pstore *ps, char **text, size_t *len);
+
 /* The store's file name from the PROFILE_PATH setting: "~/" is the user's
  * home directory ($HOME when it is an absolute path, as for a shell and
  * corun-cc's cache; else the password database's), "%h" the host name.

@@ -341,6 +341,11 @@ static int parse_app(const ctx *c, const char *path, json_t *v, const corun_gpu_
         (rc = get_number(c, path, v, "size_hint", 0, 1e18, &app->attr.size_hint, 0)) != CORUN_OK) {
         return rc;
     }
+    if (app->name[0] == '\0') {
+        /* it names the kernel too when the kernel has no name of its own,
+         * and the profile store keeps no record of a nameless kernel */
+        return bad(c, path, "'name' is empty");
+    }
     app->attr.priority = (int32_t)prio;
     if (strcmp(cls, "ls") == 0) {
         app->attr.cls = CORUN_CLASS_LS;
@@ -529,6 +534,15 @@ int corun__scenario_load(const char *path, corun__scenario *out, char *why, size
         goto out_close;
     }
     text[len] = '\0';
+    if (strlen(text) != len) {
+        /* the parser would stop there and take what follows for the end */
+        rc = CORUN_EPARSE;
+        if (why != NULL && why_len > 0) {
+            snprintf(why, why_len, "%s: a NUL byte at offset %zu: not a text file", path,
+                     strlen(text));
+        }
+        goto out_close;
+    }
     rc = corun__scenario_parse(text, path, out, why, why_len);
 out_close:
     free(text);
