@@ -13,7 +13,7 @@
 
 #include "corun/corun.h"
 
-#if CORUN_HAVE_CUDA
+#ifdef CORUN_HAVE_CUDA
 
 #include "backends/cuda/cuda_int.h"
 
