@@ -41,6 +41,7 @@ struct corun_ctx {
     unsigned caps;
     corun__sched *s;
     corun__settings set;
+    corun_launch_attr launch_attr; /* CORUN_LAUNCH_CLASS, _CAPSM: read once, not per launch */
     int threaded;
     int stop;
     int loop_error;
@@ -262,6 +263,9 @@ static int ctx_create(const corun_ctx_opts *opts, const char *const *over, corun
         free(c);
         return fail(rc, "%s", why);
     }
+    c->launch_attr.cls =
+        strcmp(c->set.launch_class, "ls") == 0 ? CORUN_CLASS_LS : CORUN_CLASS_BATCH;
+    c->launch_attr.capsm = c->set.launch_capsm;
     backend = opts != NULL && opts->backend != NULL ? opts->backend : c->set.backend;
     policy = opts != NULL && opts->policy != NULL ? opts->policy : c->set.policy;
     memset(&so, 0, sizeof(so));
@@ -321,9 +325,7 @@ CORUN_API int corun_test_ctx_create(const corun_ctx_opts *opts, const char *cons
 
 CORUN_API void corun_ctx_launch_attr(const corun_ctx *c, corun_launch_attr *out)
 {
-    memset(out, 0, sizeof(*out));
-    out->cls = strcmp(c->set.launch_class, "ls") == 0 ? CORUN_CLASS_LS : CORUN_CLASS_BATCH;
-    out->capsm = c->set.launch_capsm;
+    *out = c->launch_attr;
 }
 
 CORUN_API void corun_ctx_destroy(corun_ctx *c)
