@@ -555,14 +555,6 @@ static int cc_main(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-    int status, err;
-
     corun__stdio_hold();
-    status = cc_main(argc, argv);
-    err = corun__stdout_close();
-    if (err != 0) {
-        fprintf(stderr, "corun-cc: error writing standard output: %s\n", strerror(err));
-        return status != 0 ? status : 3;
-    }
-    return status;
+    return corun__stdout_finish("corun-cc", cc_main(argc, argv), 3);
 }

@@ -167,14 +167,6 @@ static int run(int argc, char **argv)
  * every write made to it (a full disk, /dev/full, a closed descriptor). */
 int main(int argc, char **argv)
 {
-    int rc, err;
-
     corun__stdio_hold();
-    rc = run(argc, argv);
-    err = corun__stdout_close();
-    if (err != 0) {
-        fprintf(stderr, "corun: error writing standard output: %s\n", strerror(err));
-        return rc != CORUN_EXIT_OK ? rc : CORUN_EXIT_FAIL;
-    }
-    return rc;
+    return corun__stdout_finish("corun", run(argc, argv), CORUN_EXIT_FAIL);
 }

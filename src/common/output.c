@@ -200,3 +200,14 @@ int corun__stdout_close(void)
     }
     return err;
 }
+
+int corun__stdout_finish(const char *who, int status, int fail_status)
+{
+    const int err = corun__stdout_close();
+
+    if (err == 0) {
+        return status;
+    }
+    fprintf(stderr, "%s: error writing standard output: %s\n", who, strerror(err));
+    return status != 0 ? status : fail_status;
+}

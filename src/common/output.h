@@ -72,4 +72,9 @@ void corun__stdio_hold(void);
  * nothing was written to is no failure. */
 int corun__stdout_close(void);
 
+/* A command's exit: closes stdout (corun__stdout_close) and, if output was
+ * lost, says so as "WHO: error writing standard output: REASON" and turns
+ * a successful status into fail_status. Returns the exit status. */
+int corun__stdout_finish(const char *who, int status, int fail_status);
+
 #endif
