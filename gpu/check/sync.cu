@@ -12,7 +12,11 @@
  * launch on the default stream and on an explicit stream; then the same
  * while the launched job is preempted, with another thread resuming it
  * while the synchronous call waits for it (the stream is held by corun
- * then: the resume must not need a driver call that waits for that copy).
+ * then: the resume must not need a driver call that waits for that copy);
+ * then again with, besides, a second job on a stream of its own halted,
+ * resumed and grown by a third thread while the call waits: the halt and
+ * the growth launch grids (corun__sched_stop, corun__sched_grow), and no
+ * such launch may wait for the copy either.
  */
 #include <atomic>
 #include <csignal>
@@ -133,6 +137,16 @@ int main(int argc, char **argv)
     std::vector<float> host((size_t)n + 1);
     cudaStream_t mine;
     CK(cudaStreamCreate(&mine)); /* a blocking stream: synchronises with the legacy one */
+    /* the second job: a stream the program's calls do not wait for, and
+     * enough tasks (2 us each) to keep it running through the call */
+    const int n2 = 1 << 22;
+    float *y;
+    CK(cudaMalloc(&y, (size_t)n2 * 4));
+    CK(cudaMemset(y, 0, (size_t)n2 * 4));
+    cudaStream_t other;
+    CK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
+    int loops2 = 0;
+    std::atomic<int> in_call{0}, caught{0};
     FILE *json = json_path ? fopen(json_path, "w") : nullptr;
     if (json) {
         fprintf(json, "[");
@@ -143,7 +157,7 @@ int main(int argc, char **argv)
 #else
     const int nstreams = 2;
 #endif
-    for (int held = 0; held < 2; held++) {
+    for (int held = 0; held < 3; held++) {
         for (int sv = 0; sv < nstreams; sv++) {
             cudaStream_t s = sv == 0 ? (cudaStream_t)0 : mine;
             for (int op = 0; op < 6; op++) {
@@ -157,18 +171,43 @@ int main(int argc, char **argv)
 #else
                                  : "the legacy default stream",
 #endif
-                         held ? ", the job preempted" : "");
+                         held == 2   ? ", the job preempted, another halted and grown"
+                         : held == 1 ? ", the job preempted"
+                                     : "");
                 g_what = what;
                 alarm(120);
+                caught = 0;
                 for (int l = 0; l < loops; l++) {
                     void *args[] = {&x, (void *)&n};
                     corun_launch_attr a;
                     memset(&a, 0, sizeof(a));
                     a.capsm = 2; /* a few ms: the call below waits for it */
-                    corun_job *j = nullptr;
-                    std::thread resumer;
+                    corun_job *j = nullptr, *j2 = nullptr;
+                    std::thread resumer, other_thread;
+                    if (held == 2) {
+                        void *args2[] = {&y, (void *)&n2};
+                        CR(corun_launch_stream(ctx, k, {(unsigned)(n2 / 256), 1, 1}, {256, 1, 1},
+                                               0, args2, &a, (void *)other, &j2));
+                        loops2++;
+                    }
                     CR(corun_launch_stream(ctx, k, {(unsigned)(n / 256), 1, 1}, {256, 1, 1}, 0,
                                            args, &a, (void *)s, held ? &j : nullptr));
+                    if (held == 2) {
+                        /* while the call below waits: a halt (its resume
+                         * grid is launched then), a resume, a growth */
+                        other_thread = std::thread([j2, &in_call, &caught] {
+                            usleep(500);
+                            const int halted = in_call.load() &&
+                                               corun_job_preempt(j2) == CORUN_OK &&
+                                               corun_job_capsm(j2) == 0;
+                            usleep(300);
+                            (void)corun_job_resume(j2, 0);
+                            usleep(300);
+                            const int grown = corun_job_resize(j2, 6) == CORUN_OK;
+                            /* counted only when both happened inside the call */
+                            caught += halted && grown && in_call.load();
+                        });
+                    }
                     if (held) {
                         /* stopped now; resumed from another thread while
                          * the call below waits for it */
@@ -178,11 +217,18 @@ int main(int argc, char **argv)
                             (void)corun_job_resume(j, 0);
                         });
                     }
+                    in_call = 1;
                     float got = call_after(op, x, n, host.data(), s);
+                    in_call = 0;
                     if (held) {
                         resumer.join();
                         CR(corun_job_wait(j, 60000));
                         corun_job_release(j);
+                    }
+                    if (held == 2) {
+                        other_thread.join();
+                        CR(corun_job_wait(j2, 60000));
+                        corun_job_release(j2);
                     }
                     bad += got != (float)(l + 1);
                 }
@@ -192,13 +238,25 @@ int main(int argc, char **argv)
                 for (int i = 0; i < n; i++) {
                     bad += host[i] != (float)loops;
                 }
-                printf("%-70s %4d loops: %s\n", what, loops, bad ? "FAIL" : "ok");
+                if (held == 2) {
+                    std::vector<float> h2((size_t)n2);
+                    CK(cudaMemcpy(h2.data(), y, (size_t)n2 * 4, cudaMemcpyDeviceToHost));
+                    for (int i = 0; i < n2; i++) {
+                        bad += h2[i] != (float)loops2;
+                    }
+                }
+                printf("%-70s %4d loops: %s", what, loops, bad ? "FAIL" : "ok");
+                if (held == 2) {
+                    /* the halt and the growth launched while the call waited */
+                    printf(" (halted and grown inside the call: %d)", caught.load());
+                }
+                printf("\n");
                 failures += bad != 0;
                 if (json) {
                     fprintf(json, "%s\n  {\"mode\":\"sync\",\"call\":\"%s\",\"stream\":\"%s\","
-                                  "\"preempted\":%d,\"loops\":%d,\"bad\":%d}",
+                                  "\"preempted\":%d,\"loops\":%d,\"bad\":%d,\"caught\":%d}",
                             first ? "" : ",", ops[op], sv == 0 ? "default" : "explicit", held,
-                            loops, bad);
+                            loops, bad, caught.load());
                     first = 0;
                 }
             }
