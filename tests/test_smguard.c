@@ -20,7 +20,7 @@ static void on_done(corun__sched *s, corun__job *k, void *user)
     ((fixture *)user)->done_calls++;
 }
 
-static int setup_with(void **state, unsigned bind, unsigned reserve)
+static int setup_with(void **state, unsigned bind, unsigned reserve, double ls_cap)
 {
     static fixture f;
     corun_gpu_desc d;
@@ -35,28 +35,36 @@ static int setup_with(void **state, unsigned bind, unsigned reserve)
     corun__settings_default(&o.settings);
     o.settings.smguard_bind = bind;
     o.settings.reserve_capsm = reserve;
+    o.settings.smguard_ls_cap = ls_cap;
     assert_non_null(o.policy);
     assert_int_equal(corun__sched_create(&o, &f.s), CORUN_OK);
     *state = &f;
     return 0;
 }
 
-/* The default: batch kernels bound to the SMs outside the reservation. */
+/* Batch kernels bound to the SMs outside the reservation, LS kernels on
+ * the reservation (SMGUARD_LS_CAP=0): Algorithm 1 as in the paper. */
 static int setup(void **state)
 {
-    return setup_with(state, 1, 8);
+    return setup_with(state, 1, 8, 0);
 }
 
 /* SMGUARD_BIND=0: the paper's logical CapSMs. */
 static int setup_logical(void **state)
 {
-    return setup_with(state, 0, 8);
+    return setup_with(state, 0, 8, 0);
 }
 
 /* A reservation of the whole GPU (132 SMs). */
 static int setup_whole_reserve(void **state)
 {
-    return setup_with(state, 1, 132);
+    return setup_with(state, 1, 132, 0);
+}
+
+/* The defaults: LS kernels sized by need, up to half the GPU. */
+static int setup_need(void **state)
+{
+    return setup_with(state, 1, 8, 0.5);
 }
 
 static int teardown(void **state)
@@ -79,14 +87,20 @@ static corun__kspec spec(const char *name, uint32_t blocks)
     return k;
 }
 
-static corun__job *submit(fixture *f, const char *name, corun_class cls, uint32_t capsm)
+static corun__job *submit_n(fixture *f, const char *name, corun_class cls, uint32_t capsm,
+                           uint32_t blocks)
 {
-    corun__kspec k = spec(name, 10000);
+    corun__kspec k = spec(name, blocks);
     corun_launch_attr a = {cls, capsm, 0, 1, 0};
     corun__job *out = NULL;
     char why[256];
     assert_int_equal(corun__sched_submit(f->s, &k, &a, on_done, f, &out, why, sizeof(why)), CORUN_OK);
     return out;
+}
+
+static corun__job *submit(fixture *f, const char *name, corun_class cls, uint32_t capsm)
+{
+    return submit_n(f, name, cls, capsm, 10000);
 }
 
 /* The last recorded call of the given kind, or NULL. */
@@ -257,6 +271,67 @@ static void bound_batch_gives_and_takes_back_whole_sms(void **state)
     (void)ls1;
 }
 
+/* Size by need: an LS kernel of 132 blocks (8 per SM) gets the 17 CapSMs
+ * one wave takes: the 8 reserved ones, then 9 whole SMs from the bound
+ * batch kernel. While LS work goes on, those 17 stay free: the batch kernel
+ * does not grow back into them when the LS kernel completes, and the next
+ * batch kernel is bound below them. A second LS kernel starts at once. */
+static void ls_sized_by_need_keeps_its_floor(void **state)
+{
+    fixture *f = *state;
+    corun__job *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    corun__job *ls, *ls2, *b2;
+
+    assert_int_equal(corun__job_capsm(b), 124);
+    corun__null_clear(f->be);
+    ls = submit_n(f, "ls", CORUN_CLASS_LS, 0, 132);
+    assert_int_equal(corun__job_capsm(ls), 17);
+    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 17 * 8);
+    assert_int_equal(b->sm_hi, 114);
+    assert_int_equal(corun__job_capsm(b), 115);
+
+    corun__null_clear(f->be);
+    complete(f, ls);
+    assert_null(last(f, CORUN_NULL_WORKERS)); /* nothing given back: the floor */
+    assert_int_equal(corun__job_capsm(b), 115);
+    assert_int_equal(corun__sched_free_capsm(f->s), 17);
+
+    corun__null_clear(f->be);
+    ls2 = submit_n(f, "ls2", CORUN_CLASS_LS, 0, 132);
+    assert_int_equal(corun__job_capsm(ls2), 17);
+    assert_int_equal(count_signals(f, CORUN_SIG_SM_RANGE), 0); /* no eviction */
+    complete(f, ls2);
+
+    complete(f, b);
+    b2 = submit(f, "batch2", CORUN_CLASS_BATCH, 0);
+    assert_int_equal(corun__job_capsm(b2), 115);
+    assert_int_equal(b2->sm_hi, 114);
+}
+
+/* The need is one wave of the grid, at least the reservation, at most
+ * SMGUARD_LS_CAP of the GPU; after LS_WINDOW_NS without an LS arrival the
+ * floor is the reservation again. */
+static void ls_need_is_bounded_and_the_floor_decays(void **state)
+{
+    fixture *f = *state;
+    corun__job *small = submit_n(f, "small", CORUN_CLASS_LS, 0, 40);
+    corun__job *big, *b;
+
+    assert_int_equal(corun__job_capsm(small), 8); /* needs 5: the reservation */
+    complete(f, small);
+    big = submit_n(f, "big", CORUN_CLASS_LS, 0, 100000);
+    assert_int_equal(corun__job_capsm(big), 66); /* half of 132 */
+    complete(f, big);
+    b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    assert_int_equal(corun__job_capsm(b), 66);
+    complete(f, b);
+
+    corun__null_advance(f->be, 2000000000ull);
+    b = submit(f, "batch2", CORUN_CLASS_BATCH, 0);
+    assert_int_equal(corun__job_capsm(b), 124);
+    assert_int_equal(b->sm_hi, 123);
+}
+
 static void quota_waits_when_nothing_is_free(void **state)
 {
     fixture *f = *state;
@@ -412,6 +487,9 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(bound_batch_fills_the_sms_outside_the_reserve, setup, teardown),
         cmocka_unit_test_setup_teardown(bound_batch_gives_and_takes_back_whole_sms, setup, teardown),
+        cmocka_unit_test_setup_teardown(ls_sized_by_need_keeps_its_floor, setup_need, teardown),
+        cmocka_unit_test_setup_teardown(ls_need_is_bounded_and_the_floor_decays, setup_need,
+                                        teardown),
         cmocka_unit_test_setup_teardown(quota_waits_when_nothing_is_free, setup, teardown),
         cmocka_unit_test_setup_teardown(partial_quota_then_grows_back, setup, teardown),
         cmocka_unit_test_setup_teardown(stop_pause_and_resume_from_the_counter, setup, teardown),

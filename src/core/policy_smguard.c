@@ -16,12 +16,30 @@
  * per_sm workers). onlineResourceAdjust evicts CapSMs from running batch
  * kernels; they are given back when the LS kernel completes.
  *
- * Defaults, where a kernel names no CapSMs: an LS kernel reserves
- * reserve_capsm; a batch kernel's quota is the rest of the GPU
- * (sm_count - reserve_capsm), so the reserved CapSMs stay free for LS
- * arrivals (§6.2.2).
+ * Defaults, where a kernel names no CapSMs: an LS kernel reserves what it
+ * needs (below); a batch kernel's quota is the rest of the GPU (sm_count -
+ * the LS floor, at least reserve_capsm), so the reserved CapSMs stay free
+ * for LS arrivals (§6.2.2).
  *
  * Where this departs from the paper, and why:
+ *  - Size by need (setting SMGUARD_LS_CAP, default half the GPU; 0 = the
+ *    paper's fixed reservation). An LS kernel's R_request is the CapSMs its
+ *    grid fills in one wave, ceil(tasks / MaxActivePBlock), at least the
+ *    reservation and at most that share of the GPU. SMGuard reserves a fixed
+ *    R_reserve: an LS kernel larger than it runs in several waves (the
+ *    demo's 132 blocks on 8 reserved CapSMs of 8 slots: three waves where it
+ *    ran in one alone), a floor no preemption can beat. The CapSMs it lacks
+ *    are taken by onlineResourceAdjust as in the paper, and what it took
+ *    beyond the floor is given back when it completes.
+ *  - The floor follows the need. Evicting a batch CapSM takes effect when
+ *    its running block-task ends (up to 2.5 ms in the demo), longer than
+ *    the LS kernel itself, so an LS kernel that must evict runs on what was
+ *    free anyway. So while LS work goes on (an LS kernel arrived within
+ *    LS_WINDOW_NS) the largest R_request seen stays free, as the
+ *    reservation does: batch quotas, the SMs batch kernels are bound to and
+ *    their growth keep off it. The first LS kernel of a burst pays the
+ *    eviction; the next ones find their CapSMs free. After the window the
+ *    floor is the reservation again.
  *  - BlockTasksPerPBlock (line 13) is not computed: workers claim tasks from
  *    a shared counter instead of owning static ranges, so evicted work needs
  *    no remapping (see corun_device.cuh).
@@ -42,15 +60,14 @@
  *    reservation as free slots scattered over SMs still running batch
  *    blocks, where an LS block runs several times slower than alone. With
  *    binding, batch kernels are bound by %smid to SMs
- *    [0, sm_count - reserve_capsm - 1] (Slate's and FLEP's spatial
- *    mechanism) and launched so they fill those SMs; the last reserve_capsm
- *    SMs stay empty for LS kernels. LS kernels are not bound: they go where
- *    slots are free, which is the reserved SMs — except in a batch kernel's
- *    tail, when slots free up on batch SMs too and some LS blocks share an
- *    SM with batch blocks. Bound LS kernels would run on the few workers the
- *    hardware places inside their range, and over-launching them would hold
- *    the launch open until every surplus block has found a slot
- *    (docs/decisions/0012-physical-reservation.md).
+ *    [0, sm_count - floor - 1] (Slate's and FLEP's spatial mechanism) and
+ *    launched so they fill those SMs; the top `floor` SMs stay empty for LS
+ *    kernels. LS kernels are not bound: they go where slots are free, which
+ *    is the floor's SMs -- except in a batch kernel's tail, when slots free
+ *    up on batch SMs too. Binding them as well (to the SMs above the batch
+ *    kernels', with a worker for every slot of the GPU so that the range
+ *    fills) was measured on the H100 and gave no better LS latency
+ *    (docs/decisions/0012-physical-reservation.md, 0022).
  *  - Stream-ordered launches (corun_launch_stream) start at once in the
  *    program's thread on the allotment this policy publishes (allot): an LS
  *    launch on every SM (its reservation is a floor kept free for it, not a
@@ -76,11 +93,13 @@ typedef struct loan {
     struct loan *next;
 } loan;
 
-/* How long after an LS arrival batch launches keep off the reservation. */
+/* How long after an LS arrival batch kernels keep off the LS floor, and
+ * the floor keeps the size LS kernels needed. */
 #define LS_WINDOW_NS 1000000000ull
 
 typedef struct smguard_state {
     uint64_t last_ls;    /* clock of the last LS arrival, 0 = none */
+    uint32_t need;       /* largest LS R_request since LS work began */
 } smguard_state;
 
 typedef struct smguard_kernel {
@@ -88,21 +107,85 @@ typedef struct smguard_kernel {
     loan *loans;         /* LS kernels: what they took */
 } smguard_kernel;
 
-static uint32_t default_request(corun__sched *s, const corun__job *k)
+static uint32_t reserve_of(corun__sched *s)
 {
-    uint32_t total = corun__sched_gpu(s)->sm_count;
-    uint32_t reserve = (uint32_t)corun__sched_settings(s)->reserve_capsm;
+    const uint32_t total = corun__sched_gpu(s)->sm_count;
+    const uint64_t reserve = corun__sched_settings(s)->reserve_capsm;
 
-    if (reserve > total) {
-        reserve = total;
+    return reserve < total ? (uint32_t)reserve : total;
+}
+
+/* Whether LS work goes on: an LS kernel arrived within LS_WINDOW_NS. */
+static bool ls_active(corun__sched *s, const smguard_state *st)
+{
+    return st != NULL && st->last_ls != 0 && corun__sched_now(s) - st->last_ls <= LS_WINDOW_NS;
+}
+
+/* CapSMs kept free for LS kernels now: the reservation, or the largest
+ * need of the LS kernels while LS work goes on (size by need). */
+static uint32_t ls_floor(corun__sched *s, const smguard_state *st)
+{
+    const uint32_t reserve = reserve_of(s);
+
+    return ls_active(s, st) && st->need > reserve ? st->need : reserve;
+}
+
+/* R_request of an LS kernel that names no CapSMs: one wave of its grid,
+ * within [reservation, SMGUARD_LS_CAP of the GPU]; batch keeps an SM. */
+static uint32_t ls_request(corun__sched *s, const corun__job *k)
+{
+    const uint32_t total = corun__sched_gpu(s)->sm_count, reserve = reserve_of(s);
+    const double share = corun__sched_settings(s)->smguard_ls_cap;
+    uint64_t need, cap;
+
+    if (share <= 0 || k->per_sm == 0) {
+        return reserve > 0 ? reserve : 1;
     }
+    need = (k->tasks + k->per_sm - 1) / k->per_sm;
+    cap = (uint64_t)(share * total);
+    if (cap >= total && reserve < total) {
+        cap = total - 1;
+    }
+    if (need > cap) {
+        need = cap;
+    }
+    if (need < reserve) {
+        need = reserve;
+    }
+    return need > 0 ? (uint32_t)need : 1;
+}
+
+static uint32_t default_request(corun__sched *s, const smguard_state *st, const corun__job *k)
+{
     if (k->attr.capsm != 0) {
         return k->attr.capsm;
     }
     if (k->attr.cls == CORUN_CLASS_LS) {
-        return reserve > 0 ? reserve : 1;
+        return ls_request(s, k);
     }
-    return total - reserve; /* not 0: smguard_admit refused the kernel */
+    /* not 0: the floor is below the GPU unless the reservation is all of
+     * it, and then smguard_admit refused the kernel */
+    return corun__sched_gpu(s)->sm_count - ls_floor(s, st);
+}
+
+/* CapSMs batch kernels may still take while LS work goes on: all but the
+ * LS floor, less what they hold. */
+static uint32_t batch_room(corun__sched *s, const smguard_state *st)
+{
+    const uint32_t total = corun__sched_gpu(s)->sm_count, fl = ls_floor(s, st);
+    uint32_t held = 0;
+    corun__job *k;
+
+    if (!ls_active(s, st)) {
+        return UINT32_MAX;
+    }
+    for (k = corun__sched_first(s); k != NULL; k = k->next) {
+        if (k->attr.cls == CORUN_CLASS_BATCH && !k->plain &&
+            (k->state == CORUN_JS_RUNNING || k->state == CORUN_JS_STOPPING)) {
+            held += corun__job_capsm(k);
+        }
+    }
+    return held + fl >= total ? 0 : total - fl - held;
 }
 
 static int smguard_admit(const corun__settings *set, const corun_gpu_desc *gpu,
@@ -211,9 +294,10 @@ static bool resource_decision(corun__sched *s, corun__job *k)
 }
 
 /* CapSMs were released: start waiting kernels in arrival order (LS first),
- * then let batch kernels below their quota grow back. */
-static void redistribute(corun__sched *s)
+ * then let batch kernels below their quota grow back, off the LS floor. */
+static void redistribute(corun__sched *s, const smguard_state *st)
 {
+    uint32_t room;
     corun__job *k;
     int pass;
 
@@ -234,7 +318,8 @@ static void redistribute(corun__sched *s)
             }
         }
     }
-    for (k = corun__sched_first(s); k != NULL; k = k->next) {
+    room = batch_room(s, st);
+    for (k = corun__sched_first(s); k != NULL && room > 0; k = k->next) {
         uint32_t free_now = corun__sched_free_capsm(s);
         uint32_t held, want;
         if (free_now == 0) {
@@ -249,27 +334,43 @@ static void redistribute(corun__sched *s)
         if (want > free_now) {
             want = free_now;
         }
-        if (want > 0) {
-            (void)corun__sched_grow(s, k, want);
+        if (want > room) {
+            want = room;
+        }
+        if (want > 0 && corun__sched_grow(s, k, want) == CORUN_OK) {
+            room -= room == UINT32_MAX ? 0 : want;
         }
     }
 }
 
-static void note_ls(corun__sched *s, void *state, const corun__job *k)
+/* An LS kernel asking for `request` CapSMs arrived: the floor grows to it. */
+static void note_ls(corun__sched *s, smguard_state *st, const corun__job *k, uint32_t request)
 {
-    if (k->attr.cls == CORUN_CLASS_LS && state != NULL) {
-        uint64_t now = corun__sched_now(s);
-        ((smguard_state *)state)->last_ls = now > 0 ? now : 1;
+    uint64_t now;
+
+    if (k->attr.cls != CORUN_CLASS_LS || st == NULL) {
+        return;
     }
+    if (corun__sched_settings(s)->smguard_ls_cap <= 0) {
+        request = 0; /* the paper's fixed reservation: the floor stays there */
+    }
+    if (!ls_active(s, st)) {
+        st->need = 0;
+    }
+    if (request > st->need) {
+        st->need = request;
+    }
+    now = corun__sched_now(s);
+    st->last_ls = now > 0 ? now : 1;
 }
 
 static void smguard_arrive(corun__sched *s, void *state, corun__job *k)
 {
+    smguard_state *st = state;
     smguard_kernel *g = calloc(1, sizeof(*g));
 
-    note_ls(s, state, k);
-
     if (g == NULL) {
+        note_ls(s, st, k, reserve_of(s));
         /* Without its record the kernel still runs, on what is free. */
         uint32_t n = corun__sched_free_capsm(s);
         if (n > 0) {
@@ -277,15 +378,16 @@ static void smguard_arrive(corun__sched *s, void *state, corun__job *k)
         }
         return;
     }
-    g->request = default_request(s, k);
+    g->request = default_request(s, st, k);
+    note_ls(s, st, k, g->request);
     k->pdata = g;
     if (k->attr.cls == CORUN_CLASS_BATCH && !k->plain && corun__sched_settings(s)->smguard_bind) {
         uint32_t total = corun__sched_gpu(s)->sm_count;
-        uint32_t reserve = (uint32_t)corun__sched_settings(s)->reserve_capsm;
-        if (reserve > 0 && reserve < total) {
+        uint32_t fl = ls_floor(s, st);
+        if (fl > 0 && fl < total) {
             /* Before its first launch; if the backend refuses, the kernel
              * still runs, unbound (logical CapSMs, as in the paper). */
-            (void)corun__sched_bind(s, k, 0, total - reserve - 1);
+            (void)corun__sched_bind(s, k, 0, total - fl - 1);
         }
     }
     (void)resource_decision(s, k);
@@ -295,7 +397,7 @@ static void smguard_paused(corun__sched *s, void *state, corun__job *k)
 {
     /* Evicted down to nothing, or stopped from outside: it runs again as
      * soon as CapSMs allow, like a new arrival. */
-    redistribute(s);
+    redistribute(s, state);
 }
 
 static void smguard_complete(corun__sched *s, void *state, corun__job *k)
@@ -306,9 +408,11 @@ static void smguard_complete(corun__sched *s, void *state, corun__job *k)
         return; /* a plain kernel held no CapSMs: nothing to give out */
     }
     if (g != NULL) {
-        /* Give back what this LS kernel took, to the kernels it took from. */
+        /* Give back what this LS kernel took, to the kernels it took from,
+         * but not the LS floor. */
+        uint32_t room = batch_room(s, state);
         loan *l;
-        for (l = g->loans; l != NULL; l = l->next) {
+        for (l = g->loans; l != NULL && room > 0; l = l->next) {
             corun__job *v = l->lender;
             uint32_t n = l->n, free_now = corun__sched_free_capsm(s);
             if (v->id != l->lender_id || v->state != CORUN_JS_RUNNING) {
@@ -317,15 +421,18 @@ static void smguard_complete(corun__sched *s, void *state, corun__job *k)
             if (n > free_now) {
                 n = free_now;
             }
-            if (n > 0) {
-                (void)corun__sched_grow(s, v, n);
+            if (n > room) {
+                n = room;
+            }
+            if (n > 0 && corun__sched_grow(s, v, n) == CORUN_OK) {
+                room -= room == UINT32_MAX ? 0 : n;
             }
         }
         free_loans(g);
         free(g);
         k->pdata = NULL;
     }
-    redistribute(s);
+    redistribute(s, state);
 }
 
 /* A kernel the program's thread started on our allotment: recorded like an
@@ -334,7 +441,7 @@ static void smguard_direct(corun__sched *s, void *state, corun__job *k)
 {
     smguard_kernel *g;
 
-    note_ls(s, state, k);
+    note_ls(s, state, k, k->attr.capsm != 0 ? k->attr.capsm : ls_request(s, k));
     if (k->state != CORUN_JS_RUNNING) {
         return; /* ran plain */
     }
@@ -362,21 +469,18 @@ static void smguard_direct(corun__sched *s, void *state, corun__job *k)
 static void smguard_allot(corun__sched *s, void *state, corun_class cls, corun__allotment *out)
 {
     const smguard_state *st = state;
-    const corun__settings *set = corun__sched_settings(s);
-    uint32_t total = corun__sched_gpu(s)->sm_count;
-    uint32_t reserve = set->reserve_capsm < total ? (uint32_t)set->reserve_capsm : total;
-    uint64_t now = corun__sched_now(s);
+    const uint32_t total = corun__sched_gpu(s)->sm_count;
+    const uint32_t fl = ls_floor(s, st);
 
     if (cls == CORUN_CLASS_LS) {
-        return; /* what it needs: the reservation is a floor kept free for it */
+        return; /* what it needs: the floor is kept free for it */
     }
-    if (st == NULL || st->last_ls == 0 || now - st->last_ls > LS_WINDOW_NS || reserve == 0 ||
-        reserve == total) {
+    if (!ls_active(s, st) || fl == 0 || fl == total) {
         return; /* no LS work: the whole GPU */
     }
-    out->capsm = total - reserve;
-    if (set->smguard_bind) {
-        out->sm_hi = total - reserve - 1;
+    out->capsm = total - fl;
+    if (corun__sched_settings(s)->smguard_bind) {
+        out->sm_hi = total - fl - 1;
     }
 }
 

@@ -33,8 +33,13 @@
     X(RESERVE_CAPSM, reserve_capsm, UINT, "8", 0, 4096, "",                                      \
       "smguard: CapSMs reserved for latency-sensitive kernels; batch quota is the rest")         \
     X(SMGUARD_BIND, smguard_bind, UINT, "1", 0, 1, "",                                           \
-      "smguard: 1 runs batch kernels only on SMs outside the reservation, so LS kernels get "    \
-      "whole SMs; 0 keeps the paper's logical CapSMs (workers anywhere)")                        \
+      "smguard: 1 runs batch kernels only on SMs outside the LS floor (the reservation, or "     \
+      "more by SMGUARD_LS_CAP), so LS kernels get whole SMs; 0 keeps the paper's logical "       \
+      "CapSMs (workers anywhere)")                                                               \
+    X(SMGUARD_LS_CAP, smguard_ls_cap, DBL, "0.5", 0, 1, "",                                      \
+      "smguard: an LS kernel gets the CapSMs its grid fills in one wave, at least the "          \
+      "reservation and at most this share of the GPU, and while LS work goes on that much "     \
+      "stays free for the next one (size by need); 0 = the reservation only, as in the paper")  \
     X(CHUNK_BUDGET_US, chunk_budget_us, DBL, "10", 0.5, 1e6, "",                                 \
       "latency budget of one chunk of block-tasks, in microseconds (docs/decisions/0001)")      \
     X(CHUNK_MAX, chunk_max, UINT, "1024", 1, 1048576, "",                                        \
