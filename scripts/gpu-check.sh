@@ -39,7 +39,9 @@
 #                cudaMemcpyFromSymbol, cudaMemset, cudaDeviceSynchronize
 #                (legacy default stream, explicit stream, and a build with
 #                --default-stream per-thread), also with the job preempted
-#                and resumed by another thread meanwhile: no call may hang
+#                and resumed by another thread meanwhile, and with a second
+#                job halted, resumed and grown by a third thread meanwhile
+#                (the manual policy holds the first): no call may hang
 #   demo         corun demo on the GPU (LS+batch scenario, real kernels), and
 #                smguard again with logical CapSMs (CORUN_SMGUARD_BIND=0)
 #   apps         gpu/apps built with nvcc and with corun-nvcc: outputs equal,

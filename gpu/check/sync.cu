@@ -53,12 +53,20 @@ CORUN_KERNELS(inc, (float *x, int n), (x, n), CORUN_PLAIN)
 __device__ float symbol_copy[1024];
 
 static const char *g_what = "";
+/* Where the thread acting on the second job is: the call a hang sits in. */
+static std::atomic<int> g_other_step{0};
+static const char *const other_steps[] = {"", " [other thread: in corun_job_preempt]",
+                                          " [other thread: in corun_job_resume]",
+                                          " [other thread: in corun_job_resize]",
+                                          " [other thread: done]"};
 
 static void on_alarm(int)
 {
-    static const char msg[] = "corun-gpucheck-sync: DEADLOCK (a call did not return in 120 s): ";
+    static const char msg[] = "corun-gpucheck-sync: DEADLOCK (a call did not return in 30 s): ";
     (void)!write(2, msg, sizeof(msg) - 1);
     (void)!write(2, g_what, strlen(g_what));
+    const char *step = other_steps[g_other_step.load() % 5];
+    (void)!write(2, step, strlen(step));
     (void)!write(2, "\n", 1);
     _exit(3);
 }
@@ -114,8 +122,11 @@ int main(int argc, char **argv)
     }
     setvbuf(stdout, nullptr, _IOLBF, 0);
     signal(SIGALRM, on_alarm);
-    /* every launch through the workers, none plain */
+    /* every launch through the workers, none plain; a preempted job stays
+     * held until this program resumes it (another policy would resume it
+     * itself, and the call below would not wait for a held job) */
     setenv("CORUN_PLAIN_BELOW_US", "0", 1);
+    setenv("CORUN_POLICY", "manual", 1);
     corun_ctx *ctx = corun_default_ctx();
     if (ctx == nullptr || !corun_ctx_runs_cuda(ctx)) {
         fprintf(stderr, "corun-gpucheck-sync: no GPU context: %s\n", corun_last_error());
@@ -146,7 +157,8 @@ int main(int argc, char **argv)
     cudaStream_t other;
     CK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
     int loops2 = 0;
-    std::atomic<int> in_call{0}, caught{0};
+    std::atomic<int> in_call{0}, caught{0}, other_done{0};
+    std::atomic<int> miss_call{0}, miss_halt{0}, miss_grow{0}; /* why not caught */
     FILE *json = json_path ? fopen(json_path, "w") : nullptr;
     if (json) {
         fprintf(json, "[");
@@ -175,8 +187,9 @@ int main(int argc, char **argv)
                          : held == 1 ? ", the job preempted"
                                      : "");
                 g_what = what;
-                alarm(120);
+                alarm(30); /* 100 loops take well under a second */
                 caught = 0;
+                miss_call = miss_halt = miss_grow = 0;
                 for (int l = 0; l < loops; l++) {
                     void *args[] = {&x, (void *)&n};
                     corun_launch_attr a;
@@ -194,26 +207,44 @@ int main(int argc, char **argv)
                                            args, &a, (void *)s, held ? &j : nullptr));
                     if (held == 2) {
                         /* while the call below waits: a halt (its resume
-                         * grid is launched then), a resume, a growth */
-                        other_thread = std::thread([j2, &in_call, &caught] {
+                         * grid is launched then), a resume, a growth; the
+                         * first job is resumed only after them, so the call
+                         * waits through them (a launch that waited for the
+                         * call would hang the loop: the watchdog's case) */
+                        other_done = 0;
+                        g_other_step = 0;
+                        other_thread = std::thread([&, j2] {
                             usleep(500);
-                            const int halted = in_call.load() &&
-                                               corun_job_preempt(j2) == CORUN_OK &&
+                            const int before = in_call.load();
+                            g_other_step = 1;
+                            const int halted = corun_job_preempt(j2) == CORUN_OK &&
                                                corun_job_capsm(j2) == 0;
                             usleep(300);
+                            g_other_step = 2;
                             (void)corun_job_resume(j2, 0);
                             usleep(300);
-                            const int grown = corun_job_resize(j2, 6) == CORUN_OK;
+                            g_other_step = 3;
+                            const int grown = corun_job_resize(j2, 6) == CORUN_OK &&
+                                              corun_job_capsm(j2) == 6;
+                            g_other_step = 4;
+                            const int after = in_call.load();
                             /* counted only when both happened inside the call */
-                            caught += halted && grown && in_call.load();
+                            caught += halted && grown && before && after;
+                            miss_call += !(before && after);
+                            miss_halt += !halted;
+                            miss_grow += !grown;
+                            other_done = 1;
                         });
                     }
                     if (held) {
                         /* stopped now; resumed from another thread while
                          * the call below waits for it */
                         (void)corun_job_preempt(j);
-                        resumer = std::thread([j] {
+                        resumer = std::thread([j, held, &other_done] {
                             usleep(2000);
+                            while (held == 2 && !other_done.load()) {
+                                usleep(100);
+                            }
                             (void)corun_job_resume(j, 0);
                         });
                     }
@@ -248,7 +279,12 @@ int main(int argc, char **argv)
                 printf("%-70s %4d loops: %s", what, loops, bad ? "FAIL" : "ok");
                 if (held == 2) {
                     /* the halt and the growth launched while the call waited */
-                    printf(" (halted and grown inside the call: %d)", caught.load());
+                    printf(" (halted and grown inside the call: %d", caught.load());
+                    if (caught.load() < loops) {
+                        printf("; not inside %d, halt failed %d, growth failed %d",
+                               miss_call.load(), miss_halt.load(), miss_grow.load());
+                    }
+                    printf(")");
                 }
                 printf("\n");
                 failures += bad != 0;
