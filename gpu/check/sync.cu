@@ -13,12 +13,15 @@
  * while the launched job is preempted, with another thread resuming it
  * while the synchronous call waits for it (the stream is held by corun
  * then: the resume must not need a driver call that waits for that copy);
- * then again with, besides, a second job on a stream of its own halted,
- * resumed and grown by a third thread while the call waits: the halt and
- * the growth launch grids (corun__sched_stop, corun__sched_grow), and no
- * such launch may wait for the copy either.
+ * then again with, besides, a second job on a stream of its own grown and
+ * halted by a third thread while the call waits: both launch grids
+ * (corun__sched_grow, corun__sched_stop), and both calls must return at
+ * once (under 1 ms, while the held job keeps the call waiting 2 ms) -- a
+ * launch may wait for that copy, so corun makes them on a thread of its own
+ * (src/backends/cuda/launcher.c).
  */
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -33,14 +36,14 @@
 #include "check.h"
 #include "corun/corun_device.cuh"
 
-/* x[i] = x[i] + 1 for i < n, each block a 256-element slice; spins a little
+/* x[i] = x[i] + 1 for i < n, each block a 256-element slice; spins spin_ns
  * per block so a launch lasts long enough to be caught by the next call. */
-CORUN_BODY(inc, (float *x, int n))
+CORUN_BODY(inc, (float *x, int n, int spin_ns))
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if ((threadIdx.x & 31) == 0) {
         const unsigned long long t0 = corun_globaltimer();
-        while (corun_globaltimer() - t0 < 2000) {
+        while (corun_globaltimer() - t0 < (unsigned long long)spin_ns) {
         }
     }
     __syncwarp();
@@ -48,7 +51,7 @@ CORUN_BODY(inc, (float *x, int n))
         x[i] += 1.0f;
     }
 }
-CORUN_KERNELS(inc, (float *x, int n), (x, n), CORUN_PLAIN)
+CORUN_KERNELS(inc, (float *x, int n, int spin_ns), (x, n, spin_ns), CORUN_PLAIN)
 
 __device__ float symbol_copy[1024];
 
@@ -157,7 +160,7 @@ int main(int argc, char **argv)
     cudaStream_t other;
     CK(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking));
     int loops2 = 0;
-    std::atomic<int> in_call{0}, caught{0}, other_done{0};
+    std::atomic<int> in_call{0}, caught{0}, slow{0};
     std::atomic<int> miss_call{0}, miss_halt{0}, miss_grow{0}; /* why not caught */
     FILE *json = json_path ? fopen(json_path, "w") : nullptr;
     if (json) {
@@ -183,69 +186,85 @@ int main(int argc, char **argv)
 #else
                                  : "the legacy default stream",
 #endif
-                         held == 2   ? ", the job preempted, another halted and grown"
+                         held == 2   ? ", the job preempted, another grown and halted"
                          : held == 1 ? ", the job preempted"
                                      : "");
                 g_what = what;
                 alarm(30); /* 100 loops take well under a second */
                 caught = 0;
+                slow = 0;
                 miss_call = miss_halt = miss_grow = 0;
                 for (int l = 0; l < loops; l++) {
-                    void *args[] = {&x, (void *)&n};
+                    /* held by the second case: long enough (1.3 ms on 2
+                     * CapSMs) that the halt surely finds it running */
+                    const int spin = held == 2 ? 20000 : 2000, spin2 = 5000;
+                    void *args[] = {&x, (void *)&n, (void *)&spin};
                     corun_launch_attr a;
                     memset(&a, 0, sizeof(a));
                     a.capsm = 2; /* a few ms: the call below waits for it */
                     corun_job *j = nullptr, *j2 = nullptr;
                     std::thread resumer, other_thread;
                     if (held == 2) {
-                        void *args2[] = {&y, (void *)&n2};
+                        void *args2[] = {&y, (void *)&n2, (void *)&spin2};
                         CR(corun_launch_stream(ctx, k, {(unsigned)(n2 / 256), 1, 1}, {256, 1, 1},
                                                0, args2, &a, (void *)other, &j2));
                         loops2++;
                     }
                     CR(corun_launch_stream(ctx, k, {(unsigned)(n / 256), 1, 1}, {256, 1, 1}, 0,
                                            args, &a, (void *)s, held ? &j : nullptr));
-                    if (held == 2) {
-                        /* while the call below waits: a halt (its resume
-                         * grid is launched then), a resume, a growth; the
-                         * first job is resumed only after them, so the call
-                         * waits through them (a launch that waited for the
-                         * call would hang the loop: the watchdog's case) */
-                        other_done = 0;
-                        g_other_step = 0;
-                        other_thread = std::thread([&, j2] {
-                            usleep(500);
-                            const int before = in_call.load();
-                            g_other_step = 1;
-                            const int halted = corun_job_preempt(j2) == CORUN_OK &&
-                                               corun_job_capsm(j2) == 0;
-                            usleep(300);
-                            g_other_step = 2;
-                            (void)corun_job_resume(j2, 0);
-                            usleep(300);
-                            g_other_step = 3;
-                            const int grown = corun_job_resize(j2, 6) == CORUN_OK &&
-                                              corun_job_capsm(j2) == 6;
-                            g_other_step = 4;
-                            const int after = in_call.load();
-                            /* counted only when both happened inside the call */
-                            caught += halted && grown && before && after;
-                            miss_call += !(before && after);
-                            miss_halt += !halted;
-                            miss_grow += !grown;
-                            other_done = 1;
-                        });
-                    }
                     if (held) {
                         /* stopped now; resumed from another thread while
                          * the call below waits for it */
                         (void)corun_job_preempt(j);
-                        resumer = std::thread([j, held, &other_done] {
-                            usleep(2000);
-                            while (held == 2 && !other_done.load()) {
-                                usleep(100);
+                        if (held == 2) {
+                            /* the halt is made by corun's launcher thread
+                             * (after the resume grid): let it take effect
+                             * before the call, so the call waits for a held
+                             * job */
+                            corun_progress p;
+                            for (int t = 0; t < 1000; t++) {
+                                if (corun_job_progress(j, &p) == CORUN_OK && p.live == 0 && p.done > 0) {
+                                    break;
+                                }
+                                usleep(50);
                             }
+                        }
+                        resumer = std::thread([j] {
+                            usleep(2000);
                             (void)corun_job_resume(j, 0);
+                        });
+                    }
+                    if (held == 2) {
+                        /* while the call below waits for the first job: the
+                         * second grows (a grid launch) and is halted (its
+                         * resume grid first); both calls must return at
+                         * once, i.e. no corun call may wait for that copy.
+                         * It is resumed once the first job has been. */
+                        g_other_step = 0;
+                        other_thread = std::thread([&, j2] {
+                            usleep(300);
+                            const int before = in_call.load();
+                            const auto t0 = std::chrono::steady_clock::now();
+                            g_other_step = 3;
+                            const int grown = corun_job_resize(j2, 6) == CORUN_OK &&
+                                              corun_job_capsm(j2) == 6;
+                            const int after_grow = in_call.load();
+                            g_other_step = 1;
+                            const int halted = corun_job_preempt(j2) == CORUN_OK &&
+                                               corun_job_capsm(j2) == 0;
+                            const int after_halt = in_call.load();
+                            /* the first job is held for 2 ms: calls that waited
+                             * for the copy would take until it is resumed */
+                            slow += std::chrono::steady_clock::now() - t0 >=
+                                    std::chrono::microseconds(1000);
+                            caught += before && grown && after_grow && halted && after_halt;
+                            miss_call += !(before && after_grow && after_halt);
+                            miss_halt += !halted;
+                            miss_grow += !grown;
+                            usleep(2500); /* the first job is resumed meanwhile */
+                            g_other_step = 2;
+                            (void)corun_job_resume(j2, 0);
+                            g_other_step = 4;
                         });
                     }
                     in_call = 1;
@@ -276,23 +295,25 @@ int main(int argc, char **argv)
                         bad += h2[i] != (float)loops2;
                     }
                 }
-                printf("%-70s %4d loops: %s", what, loops, bad ? "FAIL" : "ok");
+                const bool waited = held == 2 && slow.load() > 0;
+                printf("%-70s %4d loops: %s", what, loops, bad || waited ? "FAIL" : "ok");
                 if (held == 2) {
                     /* the halt and the growth launched while the call waited */
-                    printf(" (halted and grown inside the call: %d", caught.load());
+                    printf(" (grown and halted while the call waited: %d", caught.load());
                     if (caught.load() < loops) {
                         printf("; not inside %d, halt failed %d, growth failed %d",
                                miss_call.load(), miss_halt.load(), miss_grow.load());
                     }
-                    printf(")");
+                    printf("; the two calls took >= 1 ms: %d)", slow.load());
                 }
                 printf("\n");
-                failures += bad != 0;
+                failures += bad != 0 || waited;
                 if (json) {
                     fprintf(json, "%s\n  {\"mode\":\"sync\",\"call\":\"%s\",\"stream\":\"%s\","
-                                  "\"preempted\":%d,\"loops\":%d,\"bad\":%d,\"caught\":%d}",
+                                  "\"preempted\":%d,\"loops\":%d,\"bad\":%d,\"caught\":%d,"
+                                  "\"slow\":%d}",
                             first ? "" : ",", ops[op], sv == 0 ? "default" : "explicit", held,
-                            loops, bad, caught.load());
+                            loops, bad, caught.load(), slow.load());
                     first = 0;
                 }
             }

@@ -71,7 +71,8 @@
  *    and finished, with no host write on the way, and the host learns of
  *    completions from host memory, never from a driver call.
  *  - Resume of a direct kernel without a launch at resume time: when the host
- *    halts one, it first enqueues a resume grid on a stream of its own,
+ *    halts one, it first enqueues (from corun's launcher thread: a launch may
+ *    wait for a program's synchronous copy) a resume grid on a stream of its own,
  *    behind a wait (cuStreamWaitValue32) for `resume` to reach the grid's
  *    number, and then writes halt_gen. Resuming is then one 32-bit write,
  *    which the driver takes even while another thread sits in a synchronous

@@ -119,11 +119,13 @@ static void drain(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *n)
         }
         b->load[r->stream]--;
         r->k->inflight--;
-        corun__cuda_give_event(b, r->done);
+        if (r->done != NULL) {
+            corun__cuda_give_event(b, r->done);
+        }
         memset(&ev[*n], 0, sizeof(ev[*n]));
         ev[*n].cookie = r->cookie;
         ev[*n].time_ns = corun__mono_ns();
-        ev[*n].status = CORUN_OK;
+        ev[*n].status = r->status;
         ev[*n].kind = CORUN_BEV_LAUNCH;
         (*n)++;
         free(r);
@@ -283,7 +285,9 @@ void corun__cuda_waiters_stop(cuda_backend *b)
     while (b->done_head) {
         launch_rec *r = b->done_head;
         b->done_head = r->next;
-        corun__cuda_give_event(b, r->done);
+        if (r->done != NULL) {
+            corun__cuda_give_event(b, r->done);
+        }
         free(r);
     }
     for (i = 0; i < b->nfree_events; i++) {

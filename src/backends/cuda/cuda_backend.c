@@ -186,7 +186,9 @@ static void wait_inflight(cuda_backend *b, corun__exec *k)
                 *pp = r->next;
                 b->load[r->stream]--;
                 k->inflight--;
-                corun__cuda_give_event(b, r->done);
+                if (r->done != NULL) {
+                    corun__cuda_give_event(b, r->done);
+                }
                 free(r);
             } else {
                 b->done_tail = r;
@@ -267,36 +269,37 @@ static int pick_stream(cuda_backend *b, int high)
     return best;
 }
 
-/* A launch on one of our streams: after the control-block writes before it
- * (k->ready), behind the resume gate if it has one, then recorded and handed
- * to a waiter. */
-static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_x, int32_t prio,
-                  uint32_t gate, uint64_t cookie)
+int corun__cuda_launch_reserve(cuda_backend *b, corun__exec *k, int32_t prio)
 {
-    const corun__cu *cu = b->d->cu;
-    const corun__kspec *sp = &k->spec;
-    launch_rec *r;
-    CUstream s;
-    CUresult res = CUDA_SUCCESS;
     int si;
 
-    if (corun__cuda_set_current(b) != CORUN_OK) {
-        return CORUN_ECUDA;
-    }
-    r = malloc(sizeof(*r));
-    if (r == NULL) {
-        return CORUN_ENOMEM;
-    }
     pthread_mutex_lock(&b->mu);
     si = pick_stream(b, prio > 0);
     b->load[si]++;
     k->inflight++;
     pthread_mutex_unlock(&b->mu);
-    s = b->streams[si];
+    return si;
+}
+
+int corun__cuda_launch_issue(cuda_backend *b, corun__exec *k, int si, int worker,
+                             unsigned nblocks_x, uint32_t gate, uint64_t cookie, void **params)
+{
+    const corun__cu *cu = b->d->cu;
+    const corun__kspec *sp = &k->spec;
+    const CUstream s = b->streams[si];
+    launch_rec *r;
+    CUresult res = CUDA_SUCCESS;
+
+    if (corun__cuda_set_current(b) != CORUN_OK) {
+        return CORUN_ECUDA;
+    }
+    r = calloc(1, sizeof(*r));
+    if (r == NULL) {
+        return CORUN_ENOMEM;
+    }
     r->k = k;
     r->cookie = cookie;
     r->stream = si;
-    r->done = NULL;
     if (k->ready != NULL) {
         res = cu->cuStreamWaitEvent(s, k->ready, 0);
     }
@@ -306,10 +309,10 @@ static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_
     }
     if (res == CUDA_SUCCESS) {
         res = worker ? cu->cuLaunchKernel(k->entry, nblocks_x, 1, 1, sp->block.x, sp->block.y,
-                                          sp->block.z, sp->smem_dynamic, s, k->params, NULL)
+                                          sp->block.z, sp->smem_dynamic, s, params, NULL)
                      : cu->cuLaunchKernel(k->plain, sp->grid.x, sp->grid.y, sp->grid.z,
                                           sp->block.x, sp->block.y, sp->block.z,
-                                          sp->smem_dynamic, s, k->params + 1, NULL);
+                                          sp->smem_dynamic, s, params + 1, NULL);
     }
     pthread_mutex_lock(&b->mu);
     if (res == CUDA_SUCCESS && corun__cuda_take_event(b, &r->done) != CORUN_OK) {
@@ -317,11 +320,10 @@ static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_
     }
     if (res == CUDA_SUCCESS && cu->cuEventRecord(r->done, s) != CUDA_SUCCESS) {
         corun__cuda_give_event(b, r->done);
+        r->done = NULL;
         res = CUDA_ERROR_UNKNOWN;
     }
     if (res != CUDA_SUCCESS) {
-        b->load[si]--;
-        k->inflight--;
         pthread_mutex_unlock(&b->mu);
         free(r);
         return CORUN_ELAUNCH;
@@ -329,6 +331,24 @@ static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_
     corun__cuda_await(b, r);
     pthread_mutex_unlock(&b->mu);
     return CORUN_OK;
+}
+
+/* A launch on one of our streams, from the calling thread: after the
+ * control-block writes before it (k->ready), behind the resume gate if it
+ * has one, then recorded and handed to a waiter. */
+static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_x, int32_t prio,
+                  uint32_t gate, uint64_t cookie)
+{
+    const int si = corun__cuda_launch_reserve(b, k, prio);
+    const int rc = corun__cuda_launch_issue(b, k, si, worker, nblocks_x, gate, cookie, k->params);
+
+    if (rc != CORUN_OK) {
+        pthread_mutex_lock(&b->mu);
+        b->load[si]--;
+        k->inflight--;
+        pthread_mutex_unlock(&b->mu);
+    }
+    return rc;
 }
 
 static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__launch_req *req)
@@ -344,6 +364,11 @@ static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__
     k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
     k->wa.task_hits = k->spec.task_hits;
     k->wa.seq = k->seq;
+    if (k->direct) {
+        /* a halt's resume grid or a growth: never from the asking thread
+         * (launcher.c says why) */
+        return corun__cuda_launch_later(b, k, req);
+    }
     rc = launch(b, k, 1, req->nworkers, req->priority, req->gate, req->cookie);
     return rc;
 }
@@ -415,7 +440,9 @@ static int cuda_signal(corun__backend *be, corun__exec *k, corun__signal sig, ui
     }
     rc = corun__ctl_signal(&k->ch, sig, value, w, &n);
     if (rc == CORUN_OK) {
-        rc = corun__cuda_write(b, k, w, n);
+        /* a direct kernel's signals keep their place behind its queued
+         * grids (launcher.c) */
+        rc = k->direct ? corun__cuda_write_after(b, k, w, n) : corun__cuda_write(b, k, w, n);
     }
     if (rc == CORUN_OK && (sig == CORUN_SIG_SM_RANGE || sig == CORUN_SIG_TASK_LIMIT)) {
         rc = order_after_writes(b, k);
@@ -490,6 +517,7 @@ static void cuda_destroy(corun__backend *be)
             (void)cu->cuStreamSynchronize(b->streams[i]);
         }
     }
+    corun__cuda_launcher_stop(b);
     corun__cuda_waiters_stop(b);
     for (i = 0; i < 2 * NSTREAMS; i++) {
         if (b->streams[i]) {
@@ -507,6 +535,8 @@ static void cuda_destroy(corun__backend *be)
     pthread_mutex_destroy(&b->mu);
     pthread_mutex_destroy(&b->codes_mu);
     pthread_cond_destroy(&b->work);
+    pthread_mutex_destroy(&b->lq_mu);
+    pthread_cond_destroy(&b->lq_cv);
     free(b);
 }
 
@@ -569,6 +599,8 @@ int corun__cuda_create(const corun__settings *set, corun__backend **out, char *w
     pthread_mutex_init(&b->mu, NULL);
     pthread_mutex_init(&b->codes_mu, NULL);
     pthread_cond_init(&b->work, NULL);
+    pthread_mutex_init(&b->lq_mu, NULL);
+    pthread_cond_init(&b->lq_cv, NULL);
     if (!CU_OK(cu, cu->cuCtxSetCurrent(d->ctx), why, why_len) ||
         !CU_OK(cu, cu->cuStreamCreateWithPriority(&b->ctl, CU_STREAM_NON_BLOCKING, d->prio_hi), why,
                why_len)) {

@@ -14,6 +14,8 @@
  *                 (host memory), and poll;
  *   direct.c      direct launches: the program's thread launches the
  *                 primary grid in its own stream;
+ *   launcher.c    the later grids of direct kernels (a halt's resume grid,
+ *                 growth), launched by a thread of their own;
  *   cuda_backend.c the backend operations and the backend's life.
  *
  * Nothing declared here is visible outside src/backends/cuda/.
@@ -21,10 +23,10 @@
  * Threads. The scheduler's thread calls the operations; any program thread
  * may call direct_launch meanwhile. What both touch has its own lock:
  * code->mu (per-shape cache), b->pool_mu (free blocks), b->mu (launch
- * queues, in-flight counts, the direct list). The scheduler's thread issues
- * only stream memory operations and host-memory reads for direct kernels
- * (corun_ctl.h says why); calls that may wait on the driver run on the
- * waiter and zeroing threads.
+ * queues, in-flight counts, the direct list), b->lq_mu (the launcher's
+ * queue). The scheduler's thread issues only stream memory operations and
+ * host-memory reads for direct kernels (corun_ctl.h says why); calls that
+ * may wait on the driver run on the waiter, zeroing and launcher threads.
  */
 #ifndef CORUN_BACKENDS_CUDA_INT_H
 #define CORUN_BACKENDS_CUDA_INT_H
@@ -136,7 +138,9 @@ typedef struct launch_rec {
     struct corun__exec *k;
     uint64_t cookie;
     int stream;                 /* index into streams[] */
-    CUevent done;               /* recorded after the kernel (blocking sync) */
+    CUevent done;               /* recorded after the kernel (blocking sync); NULL
+                                   when the launch failed (launcher.c) */
+    int status;                 /* CORUN_OK, or why the launch failed */
     struct launch_rec *next;    /* in the pending or the finished queue */
 } launch_rec;
 
@@ -183,6 +187,13 @@ typedef struct cuda_backend {
     struct corun__exec *_Atomic direct_new;
     struct corun__exec *direct_head;
     _Atomic uint32_t ndirect;
+
+    /* launcher.c */
+    pthread_mutex_t lq_mu;              /* the queue below */
+    pthread_cond_t lq_cv;               /* an op is queued, or stopping */
+    struct launch_op *lq_head, *lq_tail;
+    bool lq_started, lq_stop;
+    pthread_t lq_thread;
 } cuda_backend;
 
 struct corun__exec {
@@ -207,6 +218,7 @@ struct corun__exec {
     bool listed;                        /* in b->direct_head (else still in direct_new) */
     corun__report_view last;            /* the last report turned into an event */
     bool over;                          /* FINISHED or RELEASED seen */
+    uint32_t lq_pending;                /* ops queued in launcher.c, under b->lq_mu */
     struct corun__exec *dprev, *dnext; /* b->direct_head */
     /* last, so a new record zeroes everything before them */
     size_t offset[MAX_PARAMS];
@@ -264,7 +276,28 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
                               uint32_t *per_sm, bool *ahead, char *why, size_t why_len);
 void corun__cuda_bind(corun__backend *be, struct corun__exec *k, uint64_t cookie);
 
+/* ---- launcher.c --------------------------------------------------------- */
+
+/* Queues a worker grid of direct kernel k (k->wa as set for it) for the
+ * launcher thread, counted in flight at once. CORUN_ENOMEM, or CORUN_OK. */
+int corun__cuda_launch_later(cuda_backend *b, struct corun__exec *k,
+                             const corun__launch_req *req);
+/* Writes w[0..n) for k: behind what is queued for k, or at once if nothing
+ * is. */
+int corun__cuda_write_after(cuda_backend *b, struct corun__exec *k, const corun__ctl_write *w,
+                            size_t n);
+/* Launches what is queued, then stops the thread. */
+void corun__cuda_launcher_stop(cuda_backend *b);
+
 /* ---- cuda_backend.c ----------------------------------------------------- */
+
+/* One launch on one of our streams, in two steps: reserve counts it in
+ * flight on the least loaded stream of its priority and returns that
+ * stream; issue makes it (params[0] the worker argument) and hands it to a
+ * waiter, or returns an error with the counts left to the caller. */
+int corun__cuda_launch_reserve(cuda_backend *b, struct corun__exec *k, int32_t prio);
+int corun__cuda_launch_issue(cuda_backend *b, struct corun__exec *k, int si, int worker,
+                             unsigned nblocks_x, uint32_t gate, uint64_t cookie, void **params);
 
 /* Writes the control-block words w[0..n) on the control stream, in order. */
 int corun__cuda_write(cuda_backend *b, struct corun__exec *k, const corun__ctl_write *w,
