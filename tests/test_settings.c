@@ -98,6 +98,7 @@ static void sim_defaults_are_the_tables(void **state)
     assert_float_equal(o.launch_ns, s.sim_launch_us * 1e3, 1e-9);
     assert_float_equal(o.notify_ns, s.sim_notify_us * 1e3, 1e-9);
     assert_float_equal(o.claim_ns, s.sim_claim_ns, 1e-9);
+    assert_float_equal(o.block_speedup, s.sim_block_speedup, 1e-9);
     assert_int_equal(o.budget_ns, corun__budget_ns(&s));
     assert_int_equal(o.chunk_max, s.chunk_max);
 }

@@ -3,6 +3,7 @@
  * checked to the nanosecond where the model makes them exact. */
 #include "support.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +28,21 @@ static corun__backend *make_sim(const corun__sim_opts *o)
     return be;
 }
 
+/* The defaults on a GPU where no block runs faster than in its kernel
+ * alone at full occupancy (block_speedup 1), so that one kernel's blocks all
+ * run at speed 1: the dispatcher, worker protocol and DRAM tests below pin
+ * times to the nanosecond. SMs shared between kernels have their own tests
+ * (test_sim_share.c), on the defaults. */
+static void protocol_opts(corun__sim_opts *o)
+{
+    corun__sim_opts_default(o);
+    o->block_speedup = 1;
+}
+
 static corun__backend *default_sim(void)
 {
     corun__sim_opts o;
-    corun__sim_opts_default(&o);
+    protocol_opts(&o);
     return make_sim(&o);
 }
 
@@ -231,7 +243,7 @@ static uint64_t slot_race(corun__sim_dispatch mode, int32_t ls_priority)
     size_t n, i;
     uint32_t sm;
 
-    corun__sim_opts_default(&o);
+    protocol_opts(&o);
     o.dispatch = mode;
     be = make_sim(&o);
     ks = open_kernel(be, &ss, NULL);
@@ -405,7 +417,7 @@ static corun__backend *free_claim_sim(const corun__kspec *s, uint32_t workers,
     corun__sim_opts o;
     corun__backend *be;
 
-    corun__sim_opts_default(&o);
+    protocol_opts(&o);
     o.claim_ns = 0;
     be = make_sim(&o);
     *k = open_kernel(be, s, NULL);
@@ -791,6 +803,7 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
     (void)state;
     setenv("CORUN_PROFILE_PATH", "off", 1);
     setenv("CORUN_SIM_CLAIM_NS", "200", 1); /* chunks of 3 x 2.7 us measure 2.77 us */
+    setenv("CORUN_SIM_BLOCK_SPEEDUP", "1", 1); /* every task 2.7 us (protocol_opts) */
     assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
     k = register_sim(ctx, &kd, "t", 2.7, true);
     none = register_sim(ctx, &kd, "n", 2.7, false);
@@ -818,6 +831,7 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
     }
     unsetenv("CORUN_AHEAD");
     unsetenv("CORUN_SIM_CLAIM_NS");
+    unsetenv("CORUN_SIM_BLOCK_SPEEDUP");
     unsetenv("CORUN_PROFILE_PATH");
 }
 
@@ -1023,7 +1037,7 @@ static void chunks_follow_a_slowdown_within_four(void **state)
 
     (void)state;
     assert_non_null(g);
-    corun__sim_opts_default(&o);
+    protocol_opts(&o);
     o.claim_ns = 0;
     be = make_sim(&o);
     sa.mem_frac = sb.mem_frac = 1.0;
@@ -1084,7 +1098,7 @@ static void dram_run(double mem_frac, bool both, uint64_t *ta, uint64_t *tb)
     corun__bevent ev[4];
     size_t n, i;
 
-    corun__sim_opts_default(&o);
+    protocol_opts(&o);
     o.claim_ns = 0;
     be = make_sim(&o);
     sa.mem_frac = sb.mem_frac = mem_frac;
@@ -1144,7 +1158,7 @@ static void fault_fails_the_nth_launch(void **state)
     corun__bevent ev[4];
     corun__sim_stats st;
 
-    corun__sim_opts_default(&o);
+    protocol_opts(&o);
     o.faults.fail_launch_n = 2;
     be = make_sim(&o);
     k = open_kernel(be, &s, NULL);
@@ -1171,7 +1185,7 @@ static void fault_signal_at_task_halts_the_kernel(void **state)
     corun__bevent ev[4];
     corun_progress p;
 
-    corun__sim_opts_default(&o);
+    protocol_opts(&o);
     snprintf(o.faults.signal_kernel, sizeof(o.faults.signal_kernel), "victim");
     o.faults.signal_at_task = 5000;
     o.faults.signal_kind = CORUN_SIG_HALT_GEN;
@@ -1207,7 +1221,7 @@ static void traced_run(uint64_t seed, run_trace *t)
     corun__exec *a, *b;
 
     memset(t, 0, sizeof(*t));
-    corun__sim_opts_default(&o);
+    protocol_opts(&o);
     o.seed = seed;
     be = make_sim(&o);
     sa.task_ns = (corun__dist){CORUN_DIST_NORMAL, 20 * US, 8 * US};
@@ -1339,6 +1353,12 @@ static void bad_input_is_refused(void **state)
     assert_int_equal(corun__sim_create(&o, &be), CORUN_EINVAL);
     corun__sim_opts_default(&o);
     o.desc.sm_count = 0;
+    assert_int_equal(corun__sim_create(&o, &be), CORUN_EINVAL);
+    /* A block never runs slower alone than among its kernel's own. */
+    corun__sim_opts_default(&o);
+    o.block_speedup = 0.5;
+    assert_int_equal(corun__sim_create(&o, &be), CORUN_EINVAL);
+    o.block_speedup = NAN;
     assert_int_equal(corun__sim_create(&o, &be), CORUN_EINVAL);
     /* A task limit is never written while workers run, so no fault does it. */
     corun__sim_opts_default(&o);

@@ -68,6 +68,9 @@
       "(H100: ~2.3 us)")                                                                         \
     X(SIM_CLAIM_NS, sim_claim_ns, DBL, "800", 0, 1e9, "",                                        \
       "sim: cost of one chunk claim (atomic on the counter plus a barrier)")                     \
+    X(SIM_BLOCK_SPEEDUP, sim_block_speedup, DBL, "1.9", 1, 64, "",                              \
+      "sim: most a block's compute runs faster than in its kernel alone at full occupancy, "     \
+      "when its SM has issue to spare (H100: ~1.9, the demo's LS kernel alone)")                \
     X(SIM_MAX_STEPS, sim_max_steps, UINT, "1000000000", 0, 1e15, "",                            \
       "sim: most steps (block-tasks plus workers started) one run or profiling may take, "       \
       "estimated before it starts (some ten million a second); 0 = no limit")                   \

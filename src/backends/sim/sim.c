@@ -49,6 +49,7 @@ void corun__sim_opts_from(corun__sim_opts *o, const corun__settings *set)
     o->notify_ns = set->sim_notify_us * 1e3;
     o->claim_ns = set->sim_claim_ns;
     o->stream_gap_ns = set->sim_stream_gap_us * 1e3;
+    o->block_speedup = set->sim_block_speedup;
     o->budget_ns = corun__budget_ns(set);
     o->chunk_max = (uint32_t)set->chunk_max;
 }
@@ -249,10 +250,23 @@ static void reap_closed(corun__sim *s)
     }
 }
 
+/* Whether speeds or DRAM rates are to be set again before the clock moves. */
+static bool rates_dirty(const corun__sim *s)
+{
+    return s->demand_dirty || s->ndirty > 0;
+}
+
+/* SM shares first: they decide which tasks run, DRAM rates how fast. */
+static void update_rates(corun__sim *s)
+{
+    corun__sim_share_update(s);
+    corun__sim_update_rates(s);
+}
+
 static void advance_clock(corun__sim *s, uint64_t t)
 {
     if (t > s->now) {
-        corun__sim_update_rates(s);
+        update_rates(s);
         s->stats.busy_slot_ns += (double)s->resident * (double)(t - s->now);
         s->now = t;
     }
@@ -351,25 +365,24 @@ static int sim_poll(corun__backend *be, uint64_t deadline_ns, corun__bevent *ev,
         const corun__hevent *top = corun__heap_peek(&s->events);
         corun__hevent e;
 
+        if (*n > 0 && (top == NULL || top->time != s->now ||
+                       (top->kind != CORUN_SIM_EV_NOTIFY && top->kind != CORUN_SIM_EV_REPORT))) {
+            return CORUN_OK;
+        }
+        if ((top == NULL || top->time > s->now) && rates_dirty(s)) {
+            /* The last instant changed which tasks run or the DRAM demand:
+             * re-time the running tasks before the clock moves (it may bring
+             * a wake-up forward, or the first one of a task that was
+             * waiting for its share). */
+            update_rates(s);
+            continue;
+        }
         if (top == NULL) {
-            if (*n > 0) {
-                return CORUN_OK;
-            }
             if (deadline_ns == UINT64_MAX) {
                 return CORUN_ESTATE;
             }
             advance_clock(s, deadline_ns);
             return CORUN_OK;
-        }
-        if (*n > 0 && (top->time != s->now || (top->kind != CORUN_SIM_EV_NOTIFY &&
-                                                top->kind != CORUN_SIM_EV_REPORT))) {
-            return CORUN_OK;
-        }
-        if (top->time > s->now && s->demand_dirty) {
-            /* The last instant changed the DRAM demand: re-time the running
-             * tasks before the clock moves (it may bring a wake-up forward). */
-            corun__sim_update_rates(s);
-            continue;
         }
         if (top->time > deadline_ns) {
             advance_clock(s, deadline_ns);
@@ -845,6 +858,9 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
     if (!delay_ok(o->signal_ns) || !delay_ok(o->launch_ns) || !delay_ok(o->notify_ns) ||
         !delay_ok(o->claim_ns) || !delay_ok(o->stream_gap_ns)) {
         return CORUN_EINVAL;
+    }
+    if (!(o->block_speedup >= 1 && o->block_speedup <= CORUN_SIM_SPEEDUP_MAX)) {
+        return CORUN_EINVAL; /* also NaN */
     }
     /* A task limit is not a signal workers see while they run (corun_ctl.h). */
     if ((unsigned)o->dispatch > CORUN_SIM_DISPATCH_PRIORITY ||

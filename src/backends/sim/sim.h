@@ -11,10 +11,15 @@
  *    once every earlier grid has dispatched all of its blocks) and
  *    "priority" (grids of higher stream priority first, then arrival order;
  *    running blocks are never preempted). Blocks go to SMs round-robin.
- *  - Block-tasks whose solo duration is drawn from the kernel's distribution,
- *    and a shared DRAM: when the bandwidth demanded by all running blocks
- *    exceeds the peak, the memory-bound share of every task slows down by
- *    demand/peak.
+ *  - Block-tasks whose duration in the kernel alone at full occupancy is
+ *    drawn from the kernel's distribution, and a shared DRAM: when the
+ *    bandwidth demanded by all running blocks exceeds the peak, the
+ *    memory-bound share of every task slows down by demand/peak.
+ *  - SMs shared between blocks: a task's compute share runs at the part of
+ *    its SM's issue rate its block gets, oldest block first, each block up to
+ *    what its warps can use (block_speedup); so a block alone on an SM runs
+ *    faster, and a block placed beside older blocks that use the whole issue
+ *    rate waits for them (sim_share.c).
  *  - Persistent workers that run the real chunk policy (corun_chunk.h) and
  *    obey every control-block signal of corun_ctl.h at chunk boundaries,
  *    after a signal delay; launches start after a launch delay; the host
@@ -33,6 +38,9 @@
 /* The simulator's name (its ops, profile store keys) and what it can do. */
 #define CORUN_SIM_NAME "sim"
 #define CORUN_SIM_CAPS (CORUN_BE_VIRTUAL_TIME | CORUN_BE_DIRECT)
+/* Most block_speedup (corun__sim_opts): a block can use its whole SM at
+ * most, and no GPU holds more than 64 blocks per SM. */
+#define CORUN_SIM_SPEEDUP_MAX 64.0
 
 typedef enum corun__sim_dispatch {
     CORUN_SIM_DISPATCH_FIFO,     /* MPS-like leftover policy */
@@ -63,6 +71,8 @@ typedef struct corun__sim_opts {
     double notify_ns;    /* last block of a launch leaves -> poll reports it */
     double claim_ns;     /* one chunk claim (atomic + barrier) */
     double stream_gap_ns;/* a kernel's end -> the next of its stream at the dispatcher */
+    double block_speedup;/* most a block runs faster than in its kernel alone at full
+                            occupancy, when its SM has issue to spare (>= 1) */
     uint32_t budget_ns;  /* chunk latency budget (corun_chunk.h) */
     uint32_t chunk_max;  /* most tasks per claim */
     corun__sim_faults faults;

@@ -40,12 +40,18 @@ int corun__sim_sms_init(corun__sim *s)
     s->part_free = malloc((size_t)s->nsm * s->nparts * sizeof(*s->part_free));
     s->blocks = calloc(s->cap_blocks, sizeof(*s->blocks));
     s->blk_parts = calloc((size_t)s->cap_blocks * s->nparts, sizeof(*s->blk_parts));
-    if (s->sm == NULL || s->part_free == NULL || s->blocks == NULL || s->blk_parts == NULL) {
+    s->dirty = malloc(s->nsm * sizeof(*s->dirty));
+    s->ndirty = 0;
+    if (s->sm == NULL || s->part_free == NULL || s->blocks == NULL || s->blk_parts == NULL ||
+        s->dirty == NULL) {
         corun__sim_sms_free(s);
         return CORUN_ENOMEM;
     }
     for (i = 0; i < s->nsm * s->nparts; i++) {
         s->part_free[i] = d->regs_per_sm / s->nparts;
+    }
+    for (i = 0; i < s->nsm; i++) {
+        s->sm[i].head = s->sm[i].tail = CORUN_SIM_NO_BLOCK;
     }
     return CORUN_OK;
 }
@@ -56,10 +62,12 @@ void corun__sim_sms_free(corun__sim *s)
     free(s->part_free);
     free(s->blocks);
     free(s->blk_parts);
+    free(s->dirty);
     s->sm = NULL;
     s->part_free = NULL;
     s->blocks = NULL;
     s->blk_parts = NULL;
+    s->dirty = NULL;
 }
 
 /* Takes a free pool slot, growing the pool (never beyond what the GPU can
@@ -199,8 +207,10 @@ static uint32_t place(corun__sim *s, uint32_t j, corun__sim_launch *l)
     memset(blk, 0, sizeof(*blk));
     blk->l = l;
     blk->sm = j;
+    blk->hpos = CORUN_SIM_NO_BLOCK;
     blk->first = l->placed;
     blk->worker = l->wa.base + (uint32_t)l->placed;
+    corun__sim_share_link(s, b);
     s->resident++;
     s->rr = j + 1 == s->nsm ? 0 : j + 1;
     return b;
@@ -226,6 +236,7 @@ void corun__sim_block_release(corun__sim *s, uint32_t b)
     for (q = s->q_head; q != NULL; q = q->next) {
         q->may_fit[j / 64] |= 1ull << (j % 64);
     }
+    corun__sim_share_unlink(s, b);
     s->resident--;
     s->need_dispatch = true;
     blk->l = NULL;

@@ -11,7 +11,10 @@
  * global event heap holds one valid wake-up per kernel, for its earliest end
  * (wake-ups it replaces stay in the heap and are skipped by version). A
  * change of s therefore touches O(kernels) state, and nothing at all while
- * the GPU is not bandwidth-bound (s stays 1).
+ * the GPU is not bandwidth-bound (s stays 1). On that clock each task
+ * advances at its block's speed (sim_share.c): its end on the clock is set
+ * again, and its place in the heap, when the speed changes, which only SM
+ * events do.
  *
  * Demand is counted per resident block, not per running task: a worker that
  * is claiming (claim_ns, a fraction of a chunk) still counts. Counting it out
@@ -51,6 +54,9 @@
 /* Virtual-clock slack when deciding that a task has ended: the clock is a
  * double of up to ~1e10 ns, whose rounding error is far below a picosecond. */
 #define VCLOCK_EPS 1e-3
+/* A task this far away (ns) is stalled in all but name: no wake-up for it
+ * (its block's speed is re-set before it could matter). */
+#define VCLOCK_NEVER 1e17
 
 int corun__sim_kernel_exec_init(corun__sim *s, corun__exec *k)
 {
@@ -66,6 +72,7 @@ int corun__sim_kernel_exec_init(corun__sim *s, corun__exec *k)
     k->version = 0;
     k->wake_set = false;
     k->bw = k->spec.mem_bw / ((double)k->per_sm * s->nsm);
+    corun__sim_share_kernel(s, k);
     return CORUN_OK;
 }
 
@@ -130,60 +137,76 @@ static bool task_before(const corun__sim_task *a, const corun__sim_task *b)
     return a->vend < b->vend || (a->vend == b->vend && a->seq < b->seq);
 }
 
-static void run_push(corun__exec *k, corun__sim_task t)
+/* Puts t at heap slot i and tells its block where it is. */
+static void run_set(corun__sim *s, corun__exec *k, uint32_t i, corun__sim_task t)
 {
-    uint32_t i = k->nrun++;
+    k->run[i] = t;
+    s->blocks[t.block].hpos = i;
+}
 
+static void run_sift_up(corun__sim *s, corun__exec *k, uint32_t i, corun__sim_task t)
+{
     while (i > 0) {
         uint32_t parent = (i - 1) / 2;
         if (!task_before(&t, &k->run[parent])) {
             break;
         }
-        k->run[i] = k->run[parent];
+        run_set(s, k, i, k->run[parent]);
         i = parent;
     }
-    k->run[i] = t;
+    run_set(s, k, i, t);
 }
 
-static corun__sim_task run_pop(corun__exec *k)
+static void run_sift_down(corun__sim *s, corun__exec *k, uint32_t i, corun__sim_task t)
 {
-    corun__sim_task top = k->run[0];
-    corun__sim_task last = k->run[--k->nrun];
-    uint32_t i = 0;
-
     for (;;) {
         uint32_t l = 2 * i + 1, r = l + 1, m;
         if (l >= k->nrun) {
             break;
         }
         m = r < k->nrun && task_before(&k->run[r], &k->run[l]) ? r : l;
-        if (!task_before(&k->run[m], &last)) {
+        if (!task_before(&k->run[m], &t)) {
             break;
         }
-        k->run[i] = k->run[m];
+        run_set(s, k, i, k->run[m]);
         i = m;
     }
+    run_set(s, k, i, t);
+}
+
+static void run_push(corun__sim *s, corun__exec *k, corun__sim_task t)
+{
+    run_sift_up(s, k, k->nrun++, t);
+}
+
+static corun__sim_task run_pop(corun__sim *s, corun__exec *k)
+{
+    corun__sim_task top = k->run[0];
+    corun__sim_task last = k->run[--k->nrun];
+
     if (k->nrun > 0) {
-        k->run[i] = last;
+        run_sift_down(s, k, 0, last);
     }
+    s->blocks[top.block].hpos = CORUN_SIM_NO_BLOCK;
     return top;
 }
 
 /* Makes sure the one valid TASK event of k is at the time its earliest task
- * ends (or that there is none when nothing runs). Cheap when unchanged. */
+ * ends (or that there is none when nothing runs or every task is stalled).
+ * Cheap when unchanged. */
 static void wake(corun__sim *s, corun__exec *k)
 {
     double dt;
     uint64_t t;
 
-    if (k->nrun == 0) {
+    dt = k->nrun > 0 ? (k->run[0].vend - k->vclock) / k->rate : INFINITY;
+    if (!(dt < VCLOCK_NEVER)) {
         if (k->wake_set) {
             k->version++;
             k->wake_set = false;
         }
         return;
     }
-    dt = (k->run[0].vend - k->vclock) / k->rate;
     t = k->vtime;
     if (dt > VCLOCK_EPS) {
         t += (uint64_t)ceil(dt - VCLOCK_EPS);
@@ -228,20 +251,61 @@ void corun__sim_update_rates(corun__sim *s)
 
 /* --- blocks ------------------------------------------------------------ */
 
+/* A task starts at its block's current speed; the block's SM is marked, so
+ * that speeds are set again before the clock moves (sim_share.c). */
 static void task_start(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
     corun__exec *k = blk->l->k;
+    const double solo = draw_ns(s, &k->spec.task_ns);
     corun__sim_task t;
 
     advance(s, k);
     if (k->nrun == 0) {
         k->rate = rate_of(k, s->slow);
     }
-    t.vend = k->vclock + draw_ns(s, &k->spec.task_ns);
+    if (blk->speed > 0) {
+        t.vend = k->vclock + (blk->speed == 1 ? solo : solo / blk->speed);
+    } else {
+        t.vend = INFINITY;
+        blk->rem = solo;
+    }
     t.seq = k->task_seq++;
     t.block = b;
-    run_push(k, t);
+    run_push(s, k, t);
+    corun__sim_share_dirty(s, blk->sm);
+    wake(s, k);
+}
+
+void corun__sim_task_speed(corun__sim *s, uint32_t b, double speed)
+{
+    corun__sim_block *blk = &s->blocks[b];
+    corun__exec *k = blk->l->k;
+    corun__sim_task t;
+    double left;
+
+    if (blk->hpos == CORUN_SIM_NO_BLOCK) {
+        blk->speed = speed;
+        return;
+    }
+    advance(s, k);
+    t = k->run[blk->hpos];
+    left = blk->speed > 0 ? (t.vend - k->vclock) * blk->speed : blk->rem;
+    if (left < 0) {
+        left = 0;
+    }
+    if (speed > 0) {
+        t.vend = k->vclock + left / speed;
+    } else {
+        t.vend = INFINITY;
+        blk->rem = left;
+    }
+    blk->speed = speed;
+    if (blk->hpos > 0 && task_before(&t, &k->run[(blk->hpos - 1) / 2])) {
+        run_sift_up(s, k, blk->hpos, t);
+    } else {
+        run_sift_down(s, k, blk->hpos, t);
+    }
     wake(s, k);
 }
 
@@ -594,10 +658,11 @@ void corun__sim_on_task_event(corun__sim *s, corun__exec *k, uint64_t version)
         wake(s, k); /* the rate fell since this wake-up was set */
         return;
     }
-    t = run_pop(k);
+    t = run_pop(s, k);
     s->stats.events++;
     s->stats.tasks_run++;
     blk = &s->blocks[t.block];
+    corun__sim_share_dirty(s, blk->sm);
     k->hits[blk->first + blk->cur]++;
     if (!blk->l->workers) {
         block_leave(s, t.block);

@@ -1,26 +1,31 @@
 /*
- * sim_int.h — the simulator's internal state, shared by its three files:
+ * sim_int.h — the simulator's internal state, shared by its four files:
  *
  *   sim.c           the backend interface, the virtual clock, the event loop,
  *                   signals and launch bookkeeping;
  *   sim_dispatch.c  SMs and their resources, the hardware block dispatcher;
+ *   sim_share.c     SMs shared between blocks: who gets an SM's issue rate;
  *   sim_exec.c      block-tasks, the shared-DRAM model, plain blocks and the
  *                   persistent-worker loop.
  *
  * Nothing declared here is visible outside src/backends/sim/.
  *
- * The three call each other, the one call circle in src/ on purpose: they
+ * They call each other, the one call circle in src/ on purpose: they
  * are one event loop split by subject, not layers. sim.c hands task and
  * claim events to sim_exec.c, which schedules the next ones on sim.c's
  * clock (corun__sim_push), writes control blocks through it
  * (corun__sim_apply_writes) and tells it when a launch's blocks are gone
  * (corun__sim_launch_block_gone); the dispatcher starts blocks in sim_exec.c
- * (corun__sim_block_start), which gives them back (corun__sim_block_release).
+ * (corun__sim_block_start), which gives them back (corun__sim_block_release);
+ * sim_exec.c marks an SM whose running tasks changed (corun__sim_share_dirty)
+ * and sim_share.c sets each running task's speed (corun__sim_task_speed).
  *
- * Time is integer nanoseconds everywhere except inside the DRAM model, where
- * each kernel has a virtual clock that runs at its current progress rate
- * (see sim_exec.c). Block-task durations are rounded to whole nanoseconds, so
- * a run with no DRAM contention is exact integer arithmetic.
+ * Time is integer nanoseconds everywhere except inside the DRAM and SM
+ * models, where each kernel has a virtual clock that runs at its current
+ * DRAM rate and each task advances on it at its block's speed (see
+ * sim_exec.c, sim_share.c). Block-task durations are rounded to whole
+ * nanoseconds, so a run in which every block keeps speed 1 and DRAM is not
+ * contended is exact integer arithmetic.
  *
  * Memory is never allocated per event: blocks live in a pool that doubles
  * (rarely) up to the most blocks the GPU can hold, each kernel's running
@@ -82,6 +87,12 @@ typedef struct corun__sim_launch {
 typedef struct corun__sim_block {
     corun__sim_launch *l; /* NULL while the pool slot is free */
     uint32_t sm;
+    uint32_t sm_prev, sm_next; /* its SM's blocks, oldest placed first */
+    uint32_t hpos;        /* its running task's place in the kernel's heap, or
+                             CORUN_SIM_NO_BLOCK while it runs none */
+    double speed;         /* of its task, against its kernel alone at full
+                             occupancy (sim_share.c); 0 = stalled */
+    double rem;           /* a stalled task's remaining solo time, ns */
     uint32_t worker;      /* worker id (workers) */
     uint32_t next_free;   /* pool free list */
     uint32_t count;       /* tasks in the current chunk (plain: 1) */
@@ -102,16 +113,19 @@ typedef struct corun__sim_block {
 
 /* A running block-task in its kernel's heap, ordered by virtual end time. */
 typedef struct corun__sim_task {
-    double vend;   /* end, on the kernel's virtual clock */
+    double vend;   /* end, on the kernel's virtual clock; INFINITY while stalled */
     uint64_t seq;  /* insertion order: equal ends come out first-in first-out */
     uint32_t block;
 } corun__sim_task;
 
-/* Resources in use on one SM (registers are in sim->part_free). */
+/* Resources in use on one SM (registers are in sim->part_free), and its
+ * blocks in the order they were placed (sim_share.c). */
 typedef struct corun__sim_sm {
     uint32_t blocks;
     uint32_t warps;
     uint32_t smem;
+    uint32_t head, tail; /* oldest and newest block, or CORUN_SIM_NO_BLOCK */
+    bool dirty;          /* its running tasks changed: shares to recompute */
 } corun__sim_sm;
 
 struct corun__exec {
@@ -123,6 +137,12 @@ struct corun__exec {
     uint32_t regs_per_warp;
     uint32_t smem;               /* per block, the driver's reserve included */
     double bw;                   /* DRAM demand of one running task, share of peak */
+    /* SMs shared between blocks (sim_share.c) */
+    double compute;              /* share of a task's solo time bound by issue */
+    double issue;                /* SM issue rate one block's tasks use alone at full
+                                    occupancy */
+    double issue_max;            /* most issue rate one block can use, as a multiple of
+                                    `issue` (>= 1) */
     corun_ctl ctl;               /* the device-visible control block */
     uint64_t range_at;           /* when the last SM-range write lands: later
                                     launches arrive no earlier (as the cuda
@@ -180,6 +200,8 @@ typedef struct corun__sim {
     uint32_t *part_free;    /* free registers, [sm * nparts + partition] */
     uint32_t rr;            /* round-robin cursor of the dispatcher */
     uint32_t resident;      /* blocks on SMs */
+    uint32_t *dirty;        /* SMs whose shares are to be recomputed */
+    uint32_t ndirty;
 
     /* block pool */
     corun__sim_block *blocks;
@@ -238,6 +260,21 @@ void corun__sim_dispatch_run(corun__sim *s);
 /* Frees block b's SM resources and pool slot; marks the dispatcher dirty. */
 void corun__sim_block_release(corun__sim *s, uint32_t b);
 
+/* --- sim_share.c -------------------------------------------------------- */
+
+/* Sets k's issue share and speed limit from its occupancy. */
+void corun__sim_share_kernel(const corun__sim *s, corun__exec *k);
+/* Appends block b to its SM's placement order / takes it out. */
+void corun__sim_share_link(corun__sim *s, uint32_t b);
+void corun__sim_share_unlink(corun__sim *s, uint32_t b);
+/* SM j's running tasks changed: its shares are recomputed before the clock
+ * moves. */
+void corun__sim_share_dirty(corun__sim *s, uint32_t j);
+/* Recomputes the shares of every marked SM and re-times the tasks whose
+ * speed changed. Must run before the clock moves past an instant in which
+ * tasks started or ended. */
+void corun__sim_share_update(corun__sim *s);
+
 /* --- sim_exec.c -------------------------------------------------------- */
 
 /* Prepares k's DRAM-model state; its running-task heap needs per_sm * SMs
@@ -253,5 +290,7 @@ void corun__sim_on_claim_event(corun__sim *s, uint32_t b);
 /* Applies a pending change of DRAM demand to every kernel's rate. Must run
  * before the clock moves past an instant in which blocks came or went. */
 void corun__sim_update_rates(corun__sim *s);
+/* Block b's running task goes on at `speed` from now (0: stalled). */
+void corun__sim_task_speed(corun__sim *s, uint32_t b, double speed);
 
 #endif
