@@ -53,7 +53,6 @@ static void *waiter_main(void *p)
 {
     cuda_backend *b = p;
     const corun__cu *cu = b->d->cu;
-    uint64_t one = 1;
 
     (void)cu->cuCtxSetCurrent(b->d->ctx);
     pthread_mutex_lock(&b->mu);
@@ -75,19 +74,26 @@ static void *waiter_main(void *p)
         pthread_mutex_unlock(&b->mu);
         (void)cu->cuEventSynchronize(r->done);
         pthread_mutex_lock(&b->mu);
-        r->next = NULL;
-        if (b->done_tail) {
-            b->done_tail->next = r;
-        } else {
-            b->done_head = r;
-        }
-        b->done_tail = r;
-        if (write(b->efd, &one, sizeof(one)) < 0) {
-            /* the counter cannot overflow in practice */
-        }
+        corun__cuda_report_done(b, r);
     }
     pthread_mutex_unlock(&b->mu);
     return NULL;
+}
+
+void corun__cuda_report_done(cuda_backend *b, launch_rec *r)
+{
+    uint64_t one = 1;
+
+    r->next = NULL;
+    if (b->done_tail) {
+        b->done_tail->next = r;
+    } else {
+        b->done_head = r;
+    }
+    b->done_tail = r;
+    if (write(b->efd, &one, sizeof(one)) < 0) {
+        /* the counter cannot overflow in practice */
+    }
 }
 
 /* Hands a launch to a waiter, starting one if none is idle. Under b->mu. */

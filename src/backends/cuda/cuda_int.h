@@ -252,6 +252,8 @@ int corun__cuda_take_event(cuda_backend *b, CUevent *ev);
 void corun__cuda_give_event(cuda_backend *b, CUevent ev);
 /* Hands a recorded launch to a waiter. Under b->mu. */
 void corun__cuda_await(cuda_backend *b, launch_rec *r);
+/* Queues a finished (or failed) launch for poll and wakes it. Under b->mu. */
+void corun__cuda_report_done(cuda_backend *b, launch_rec *r);
 int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, size_t cap,
                      size_t *n);
 void corun__cuda_waiters_stop(cuda_backend *b);

@@ -29,7 +29,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "backends/cuda/cuda_int.h"
 
@@ -52,7 +51,6 @@ static void launch_failed(cuda_backend *b, launch_op *op, int rc)
     corun__ctl_write w[CORUN_CTL_MAX_WRITES];
     size_t n = 0;
     launch_rec *r = calloc(1, sizeof(*r));
-    uint64_t one = 1;
 
     corun__ctl_release(w, &n);
     (void)corun__cuda_write(b, op->k, w, n);
@@ -68,16 +66,8 @@ static void launch_failed(cuda_backend *b, launch_op *op, int rc)
     r->cookie = op->cookie;
     r->stream = op->stream;
     r->status = rc;
-    if (b->done_tail) {
-        b->done_tail->next = r;
-    } else {
-        b->done_head = r;
-    }
-    b->done_tail = r;
+    corun__cuda_report_done(b, r);
     pthread_mutex_unlock(&b->mu);
-    if (write(b->efd, &one, sizeof(one)) < 0) {
-        /* the counter cannot overflow in practice */
-    }
 }
 
 static void run_op(cuda_backend *b, launch_op *op)
