@@ -241,6 +241,9 @@ static void cuda_exec_close(corun__backend *be, corun__exec *k)
         return;
     }
     (void)corun__cuda_set_current(b);
+    if (k->direct && !corun__cuda_launcher_forget(b, k)) {
+        return; /* the launcher still holds it: kept, never freed (teardown only) */
+    }
     if (k->inflight > 0) {
         wait_inflight(b, k);
     }

@@ -288,6 +288,9 @@ int corun__cuda_launch_later(cuda_backend *b, struct corun__exec *k,
  * is. */
 int corun__cuda_write_after(cuda_backend *b, struct corun__exec *k, const corun__ctl_write *w,
                             size_t n);
+/* Waits (a second at most) until nothing is queued for k any more: false
+ * if something still is (k must then not be freed). */
+bool corun__cuda_launcher_forget(cuda_backend *b, struct corun__exec *k);
 /* Launches what is queued, then stops the thread. */
 void corun__cuda_launcher_stop(cuda_backend *b);
 

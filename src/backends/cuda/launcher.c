@@ -29,6 +29,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backends/cuda/cuda_int.h"
 
@@ -111,6 +112,7 @@ static void *launcher_main(void *p)
         run_op(b, op);
         pthread_mutex_lock(&b->lq_mu);
         op->k->lq_pending--;
+        pthread_cond_broadcast(&b->lq_cv); /* corun__cuda_launcher_forget waits on it */
         free(op);
     }
     pthread_mutex_unlock(&b->lq_mu);
@@ -191,6 +193,21 @@ int corun__cuda_write_after(cuda_backend *b, corun__exec *k, const corun__ctl_wr
         free(op);
     }
     return rc;
+}
+
+bool corun__cuda_launcher_forget(cuda_backend *b, corun__exec *k)
+{
+    struct timespec until;
+    bool gone;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    pthread_mutex_lock(&b->lq_mu);
+    while (k->lq_pending > 0 && pthread_cond_timedwait(&b->lq_cv, &b->lq_mu, &until) == 0) {
+    }
+    gone = k->lq_pending == 0;
+    pthread_mutex_unlock(&b->lq_mu);
+    return gone;
 }
 
 void corun__cuda_launcher_stop(cuda_backend *b)
