@@ -38,7 +38,10 @@ void corun__usage_demo(FILE *out)
             "  -q, --quiet       no progress on stderr (errors still print)\n"
             "\n"
             "Without --reserve, a scenario that sets no reservation gets CORUN_RESERVE_CAPSM\n"
-            "(8); batch kernels run on the other SMs (CORUN_SMGUARD_BIND=1).\n");
+            "(8). smguard gives an LS kernel the SMs one wave of its grid fills, at least\n"
+            "the reservation and at most CORUN_SMGUARD_LS_CAP of the GPU (0.5), and keeps\n"
+            "that many free while LS kernels keep arriving; batch kernels run on the other\n"
+            "SMs (CORUN_SMGUARD_BIND=1).\n");
 }
 
 /* Each application alone, then one run per system, each turned into a row.
