@@ -321,7 +321,63 @@ static void a_preempted_stream_job_holds_the_job_behind_it(void **state)
     unsetenv("CORUN_PROFILE_PATH");
 }
 
-/* A kernel whose last run took less than CORUN_PLAIN_BELOW_US runs plain
+/* The plain line is CORUN_PLAIN_BATCH_BELOW_US while only batch work has
+ * launched, and the shorter CORUN_PLAIN_BELOW_US once LS work has: a kernel
+ * of one 30 us wave runs plain beside batch work (default lines 60 / 15),
+ * and preemptible again after an LS launch. */
+static void the_plain_line_is_shorter_while_ls_work_runs(void **state)
+{
+    const corun_launch_attr ls = {CORUN_CLASS_LS, 0, 0, 0, 0};
+    corun_kernel *k;
+    corun_ctx *ctx;
+    corun_job *last;
+    int i;
+
+    (void)state;
+    unsetenv("CORUN_PLAIN_BELOW_US");
+    unsetenv("CORUN_PLAIN_BATCH_BELOW_US");
+    ctx = sim_ctx("smguard", "mid", 30, &k);
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &last),
+                     CORUN_OK);
+    assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
+    corun_job_release(last);
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
+                                             (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a,
+                                             NULL),
+                         CORUN_OK);
+    }
+    assert_int_equal(corun_ctx_plain_launches(ctx), 5);
+    /* an LS launch (kept preemptible: it has a handle) */
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){132, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, &ls, &stream_b, &last),
+                     CORUN_OK);
+    assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
+    corun_job_release(last);
+    for (i = 0; i < 5; i++) {
+        assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
+                                             (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a,
+                                             &last),
+                         CORUN_OK);
+        corun_job_release(last);
+        assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
+                                             (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a,
+                                             NULL),
+                         CORUN_OK);
+    }
+    assert_int_equal(corun_ctx_plain_launches(ctx), 5);
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &last),
+                     CORUN_OK);
+    assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
+    corun_job_release(last);
+    corun_ctx_destroy(ctx);
+    unsetenv("CORUN_PROFILE_PATH");
+}
+
+/* A kernel whose last run took less than the plain line (here
+ * CORUN_PLAIN_BATCH_BELOW_US: batch work only) runs plain
  * (fire-and-forget launches only), and the stream keeps its order. */
 static void short_kernels_run_plain_once_measured(void **state)
 {
@@ -331,7 +387,7 @@ static void short_kernels_run_plain_once_measured(void **state)
     int i;
 
     (void)state;
-    setenv("CORUN_PLAIN_BELOW_US", "50", 1);
+    setenv("CORUN_PLAIN_BATCH_BELOW_US", "50", 1);
     ctx = sim_ctx("smguard", "short", 5, &k);
     /* the first launch runs as workers and measures */
     assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
@@ -355,7 +411,7 @@ static void short_kernels_run_plain_once_measured(void **state)
     corun_job_release(last);
     assert_int_equal(corun_ctx_plain_launches(ctx), 10);
     corun_ctx_destroy(ctx);
-    unsetenv("CORUN_PLAIN_BELOW_US");
+    unsetenv("CORUN_PLAIN_BATCH_BELOW_US");
     unsetenv("CORUN_PROFILE_PATH");
 }
 
@@ -367,6 +423,7 @@ int main(void)
         cmocka_unit_test(a_halt_racing_the_last_task_loses_no_wakeup),
         cmocka_unit_test(a_preempted_stream_job_holds_the_job_behind_it),
         cmocka_unit_test(short_kernels_run_plain_once_measured),
+        cmocka_unit_test(the_plain_line_is_shorter_while_ls_work_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,15 +128,17 @@ CORUN_BODY(burn, (unsigned iters, float *out))
 }
 CORUN_KERNELS(burn, (unsigned iters, float *out), (iters, out), CORUN_PLAIN)
 
-/* A context with the CORUN_* settings, plain_below_us overridden when >= 0. */
+/* A context with the CORUN_* settings, both plain lines (plain_below_us,
+ * plain_batch_below_us) overridden when >= 0. */
 static corun_ctx *make_ctx(const char *policy, double plain_below_us)
 {
     corun_ctx_opts o = {"cuda", policy};
     corun_ctx *ctx;
-    char v[48];
-    const char *over[] = {v, nullptr};
+    char v[48], vb[64];
+    const char *over[] = {v, vb, nullptr};
 
     snprintf(v, sizeof(v), "plain_below_us=%g", plain_below_us);
+    snprintf(vb, sizeof(vb), "plain_batch_below_us=%g", plain_below_us);
     CR(corun_test_ctx_create(&o, plain_below_us >= 0 ? over : nullptr, &ctx));
     return ctx;
 }

@@ -49,6 +49,8 @@ struct corun_ctx {
     struct corun_kernel *kernels; /* registered, freed with the context */
     packed_allot allot[2];      /* per class, published by the scheduler's side */
     _Atomic uint64_t plain;     /* direct launches run plain */
+    _Atomic uint64_t urgent_ns; /* 1 + the backend's clock at the last LS-class
+                                   or priority > 0 launch; 0 = none yet */
     pthread_mutex_t q_mu;       /* direct launches not yet adopted */
     struct corun_job *q_head, *q_tail;
 };
@@ -541,12 +543,35 @@ static int launch_spec(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, corun_
     return CORUN_OK;
 }
 
+/* How long after an LS-class or priority > 0 launch the plain line stays
+ * CORUN_PLAIN_BELOW_US (the LS work's next request is likely that close). */
+#define URGENT_WINDOW_NS 1000000000ull
+
+/* The backend's clock from a launching thread (a virtual clock moves under
+ * c->mu). */
+static uint64_t launch_now(corun_ctx *c)
+{
+    uint64_t now;
+
+    if ((c->caps & CORUN_BE_VIRTUAL_TIME) == 0) {
+        return c->be->ops->now_ns(c->be);
+    }
+    pthread_mutex_lock(&c->mu);
+    now = c->be->ops->now_ns(c->be);
+    pthread_mutex_unlock(&c->mu);
+    return now;
+}
+
 /* Whether a launch of `tasks` should run plain: its last measured run,
- * scaled to these tasks, ended within CORUN_PLAIN_BELOW_US (corun.h). */
+ * scaled to these tasks, ended within the line, CORUN_PLAIN_BELOW_US while
+ * latency-sensitive work runs and CORUN_PLAIN_BATCH_BELOW_US otherwise
+ * (corun.h, docs/decisions/0019). */
 #define PLAIN_REMEASURE 32
 static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks)
 {
-    double below = c->set.plain_below_us * 1e3, ns;
+    const uint64_t urgent = atomic_load_explicit(&c->urgent_ns, memory_order_relaxed);
+    const bool ls = urgent != 0 && launch_now(c) + 1 - urgent < URGENT_WINDOW_NS;
+    double below = (ls ? c->set.plain_below_us : c->set.plain_batch_below_us) * 1e3, ns;
     uint64_t waves;
 
     if (!(below > 0)) {
@@ -710,6 +735,9 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
     rc = launch_spec(c, kern, grid, block, smem, args, attr, &a, &spec);
     if (rc != CORUN_OK) {
         return rc;
+    }
+    if (a.cls == CORUN_CLASS_LS || a.priority > 0) {
+        atomic_store_explicit(&c->urgent_ns, launch_now(c) + 1, memory_order_relaxed);
     }
     if (ordered) {
         if ((c->caps & CORUN_BE_DIRECT) == 0) {

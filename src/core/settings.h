@@ -50,9 +50,13 @@
       "once both entries have run, where it ran faster per task (docs/decisions/0020); 0 "      \
       "never; 2 always")                                                                        \
     X(PLAIN_BELOW_US, plain_below_us, DBL, "15", 0, 1e6, "",                                    \
-      "a stream-ordered launch of a kernel whose last run took less than this (predicted from "  \
-      "its task time) runs as the plain kernel: over before a halt could act, so not "          \
-      "preemptible; 0 never")                                                                    \
+      "while latency-sensitive work runs (an LS-class or priority > 0 launch in the last "      \
+      "second), a stream-ordered launch of a kernel whose last run took less than this "        \
+      "(predicted from its task time) runs as the plain kernel: over before a halt could act, " \
+      "so not preemptible; 0 never")                                                             \
+    X(PLAIN_BATCH_BELOW_US, plain_batch_below_us, DBL, "60", 0, 1e6, "",                        \
+      "the same line while only batch work runs: the longest a preemption may wait for a "      \
+      "plain kernel to end when no LS work is waiting (docs/decisions/0019); 0 never")          \
     X(REPORT_POLL_US, report_poll_us, DBL, "200", 10, 1e6, "",                                   \
       "cuda: how often the scheduler reads what running stream-ordered kernels reported "       \
       "(finished, held); accounting and policies only, never a stream's progress")              \
