@@ -42,8 +42,9 @@
 #                and resumed by another thread meanwhile, and with a second
 #                job halted, resumed and grown by a third thread meanwhile
 #                (the manual policy holds the first): no call may hang
-#   demo         corun demo on the GPU (LS+batch scenario, real kernels), and
-#                smguard again with logical CapSMs (CORUN_SMGUARD_BIND=0)
+#   demo         corun demo on the GPU, every system of its table, for the
+#                LS+batch scenarios with 2 ms, 200 us and 20 ms batch tasks
+#                (scenarios/ls-batch*.json), and ls-batch as JSON
 #   apps         gpu/apps built with nvcc and with corun-nvcc: outputs equal,
 #                overhead (scripts/gpu-apps.sh; without libclang on the GPU
 #                machine it compiles build-gpu/apps-src, made by
@@ -153,11 +154,8 @@ has correctahead && run_step correctahead 300 env CORUN_AHEAD=2 "$GCH" correctne
     --kernel matmul,reduce,transpose --events "${GPU_CHECK_EVENTS:-1000}" \
     --json "$OUT/correctahead.json"
 if has demo; then
-  # smguard with the paper's logical CapSMs (SMGUARD_BIND=0) as the
-  # same-run reference for the physical reservation (the default).
-  run_step demo 200 bash -c "'$BUILD/corun' demo --backend cuda --quiet && \
-      echo 'smguard with logical CapSMs (CORUN_SMGUARD_BIND=0):' && \
-      CORUN_SMGUARD_BIND=0 '$BUILD/corun' demo --backend cuda --systems smguard --quiet && \
+  run_step demo 300 bash -c "for sc in ls-batch ls-batch-200us ls-batch-20ms; do \
+      '$BUILD/corun' demo --backend cuda --quiet --scenario scenarios/\$sc.json || exit 1; done && \
       '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
 fi
 if has demotrace; then
@@ -285,7 +283,7 @@ for f in occupancy correctness correctahead correctstream overhead latency resum
   echo "---- $f"
   case $f in
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
-    demo) grep -E "^(system|mps|priority|smguard)" "$OUT/$f.log" | head -8 ;;
+    demo) grep -E "^(scenario|system|mps|priority|smguard|flep-hpf|green)" "$OUT/$f.log" | head -21 ;;
     latency) grep -E "^(baseline|halt)" "$OUT/$f.log" | head -24 ;;
     counters) grep -E "^(cuda|backend|-- )" "$OUT/$f.log" | head -14 ;;
     resume) grep -vE "^(==|   )" "$OUT/$f.log" | tail -24 ;;

@@ -79,8 +79,8 @@ expect_run 2 "nor in $tmp," -- env CORUN_SCENARIOS="$tmp" "$corun" sim --scenari
 json=$(CORUN_BACKEND=sim "$corun" demo --json --quiet --duration-ms 200 2>/dev/null)
 for key in system ls_p50_norm ls_p99_norm batch_norm antt stp; do
   n=$(grep -c "\"$key\"" <<< "$json")
-  if [ "$n" -ne 3 ]; then
-    echo "FAIL: demo --json has $n '$key' keys, want 3"
+  if [ "$n" -ne 5 ]; then
+    echo "FAIL: demo --json has $n '$key' keys, want 5"
     fails=$((fails + 1))
   else
     pass=$((pass + 1))

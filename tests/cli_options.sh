@@ -28,14 +28,15 @@ help_lists() {
       grep -qE "^(usage: corun| {10,}).*\\[?$opt[] ]" "$tmp/help"
   done
   for listed in $(grep -oE "^  (-[a-z], )?--[a-z-]+" "$tmp/help" | grep -oE -- "--[a-z-]+"); do
-    "$corun" "$cmd" "$listed" > "$tmp/out" 2>&1
+    # (demo --train records profiles: into a store of its own)
+    CORUN_PROFILE_PATH="$tmp/known/profiles.txt" "$corun" "$cmd" "$listed" > "$tmp/out" 2>&1
     check "corun $cmd knows $listed, which its help lists" \
       bash -c "! grep -q 'unknown option' '$tmp/out'"
   done
 }
-help_lists sim --scenario --policy --apps --backend --reserve --seed --duration-ms --no-train \
+help_lists sim --scenario --policy --apps --backend --reserve --seed --duration-ms --train --no-train \
   --json --quiet
-help_lists demo --scenario --apps --systems --reserve --backend --seed --duration-ms --no-train \
+help_lists demo --scenario --apps --systems --reserve --backend --seed --duration-ms --train --no-train \
   --json --quiet
 help_lists experiment --backend --dir --max-sets --duration-ms --quiet
 help_lists profile --train-scenario --runs --app --backend --json

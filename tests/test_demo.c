@@ -5,6 +5,8 @@
  *    kernel: its LS tail still waits for batch blocks to finish;
  *  - by contrast, with short batch blocks priority does help;
  *  - the mps and priority rows are the H100's within a quarter;
+ *  - a static SM split (green) keeps LS near solo at the batch's cost, and
+ *    flep-hpf's LS waits for the batch blocks it evicts;
  *  - runs are deterministic for a seed. */
 #include "support.h"
 
@@ -14,7 +16,7 @@
 #include "scenario/scenario.h"
 
 typedef struct rows {
-    corun__demo_row mps, priority, smguard;
+    corun__demo_row mps, priority, smguard, hpf, green;
 } rows;
 
 static void run_all(corun__scenario *sc, uint64_t seed, rows *out)
@@ -22,8 +24,8 @@ static void run_all(corun__scenario *sc, uint64_t seed, rows *out)
     corun__run_env env;
     corun__solo solo;
     corun__settings set;
-    const char *names[] = {"mps", "priority", "smguard"};
-    corun__demo_row *dst[] = {&out->mps, &out->priority, &out->smguard};
+    const char *names[] = {"mps", "priority", "smguard", "flep-hpf", "green"};
+    corun__demo_row *dst[] = {&out->mps, &out->priority, &out->smguard, &out->hpf, &out->green};
     char why[512] = "";
     int i;
 
@@ -35,7 +37,7 @@ static void run_all(corun__scenario *sc, uint64_t seed, rows *out)
     env.make_ctx = &set;
     env.settings = set;
     assert_int_equal(corun__scenario_solo(sc, &env, &solo, why, sizeof(why)), CORUN_OK);
-    for (i = 0; i < 3; i++) {
+    for (i = 0; i < 5; i++) {
         corun__run_result r;
         if (corun__scenario_run(sc, &env, names[i], -1, 0, &r, why, sizeof(why)) != CORUN_OK) {
             fail_msg("%s: %s", names[i], why);
@@ -141,6 +143,26 @@ static void priority_helps_with_short_batch_blocks(void **state)
     assert_true(r.priority.ls_p99_norm < r.mps.ls_p99_norm);
 }
 
+/* green: the LS application's plain kernels alone on their partition (17 SMs
+ * asked, 24 given) are not slowed by batch blocks, so its tail stays within
+ * 2x solo and below smguard's; the batch loop, on 108 of 132 SMs, loses at
+ * least a tenth. flep-hpf evicts batch CapSMs for the LS kernel but waits
+ * for their 1.5-2.5 ms blocks to end: its median is at least 5x solo. */
+static void green_isolates_and_hpf_waits_for_blocks(void **state)
+{
+    corun__scenario sc = builtin();
+    rows r;
+
+    run_all(&sc, 1, &r);
+    print_message("green LS p50/p99 %.2f/%.2f batch %.3f; flep-hpf LS p50 %.2f\n",
+                  r.green.ls_p50_norm, r.green.ls_p99_norm, r.green.batch_norm,
+                  r.hpf.ls_p50_norm);
+    assert_true(r.green.ls_p99_norm <= 2.0);
+    assert_true(r.green.ls_p99_norm < r.smguard.ls_p99_norm);
+    assert_true(r.green.batch_norm <= 0.9);
+    assert_true(r.hpf.ls_p50_norm >= 5.0);
+}
+
 static void runs_are_deterministic(void **state)
 {
     corun__scenario a = builtin(), b = builtin();
@@ -158,6 +180,7 @@ int main(void)
         cmocka_unit_test(priority_does_not_help_with_long_batch_blocks),
         cmocka_unit_test(priority_helps_with_short_batch_blocks),
         cmocka_unit_test(mps_and_priority_match_the_h100),
+        cmocka_unit_test(green_isolates_and_hpf_waits_for_blocks),
         cmocka_unit_test(runs_are_deterministic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

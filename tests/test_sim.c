@@ -281,6 +281,59 @@ static void priority_takes_the_first_free_slot(void **state)
     assert_int_equal(slot_race(CORUN_SIM_DISPATCH_FIFO, 1), 1305 * US + 100 * US + 10 * US);
 }
 
+/* Two static partitions (the green policy): 17 SMs asked, 24 given (a
+ * multiple of 8, as on the H100; 140 asked, 128); a batch grid of 1 ms blocks in the second
+ * fills only SMs 24..131 and queues the rest; an LS grid arriving in the
+ * first at 100 us starts at once on SMs 0..23, not behind the batch grid. */
+static void partitions_dispatch_apart(void **state)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+    corun__kspec sb = spec_of("batch", 3 * 1056, 256, 32, 0, MS);
+    corun__kspec sl = spec_of("ls", 132, 256, 32, 0, 100 * US);
+    corun__exec *kb, *kl;
+    corun__bevent ev[8];
+    uint32_t got = 0, sm, on_ls = 0;
+    char why[128];
+    size_t n;
+
+    (void)state;
+    protocol_opts(&o);
+    be = make_sim(&o);
+    assert_int_equal(be->ops->partition(be, 17, &got, why, sizeof(why)), CORUN_OK);
+    assert_int_equal(got, 24);
+    assert_int_equal(be->ops->partition(be, 17, &got, why, sizeof(why)), CORUN_ESTATE);
+    be->ops->destroy(be);
+    be = make_sim(&o);
+    assert_int_equal(be->ops->partition(be, 140, &got, why, sizeof(why)), CORUN_OK);
+    assert_int_equal(got, 128);
+    be->ops->destroy(be);
+    be = make_sim(&o);
+    assert_int_equal(be->ops->partition(be, 17, &got, why, sizeof(why)), CORUN_OK);
+    kb = open_kernel(be, &sb, NULL);
+    kl = open_kernel(be, &sl, NULL);
+    assert_int_equal(be->ops->launch_plain_part(be, kb, 0, 2, 1), CORUN_OK);
+    run_until(be, 100 * US);
+    for (sm = 0; sm < 132; sm++) {
+        assert_int_equal(corun__sim_sm_resident(be, sm), sm < 24 ? 0 : 8);
+    }
+    assert_int_equal(be->ops->launch_plain_part(be, kl, 1, 1, 2), CORUN_OK);
+    run_until(be, 150 * US);
+    for (sm = 0; sm < 132; sm++) {
+        if (sm < 24) {
+            on_ls += corun__sim_sm_resident(be, sm);
+        } else {
+            assert_int_equal(corun__sim_sm_resident(be, sm), 8);
+        }
+    }
+    assert_int_equal(on_ls, 132);
+    n = drain(be, ev, 8);
+    assert_int_equal(n, 2);
+    assert_int_equal(ev[0].cookie, 2);
+    assert_true(ev[0].time_ns < MS);
+    be->ops->destroy(be);
+}
+
 /* --- workers ---------------------------------------------------------------- */
 
 static void workers_run_every_task_once(void **state)
@@ -1401,6 +1454,7 @@ int main(void)
         cmocka_unit_test(packing_matches_occupancy_calculator),
         cmocka_unit_test(fifo_leftover_holds_later_grids),
         cmocka_unit_test(priority_takes_the_first_free_slot),
+        cmocka_unit_test(partitions_dispatch_apart),
         cmocka_unit_test(workers_run_every_task_once),
         cmocka_unit_test(halt_stops_workers_and_resume_continues),
         cmocka_unit_test(relaunch_starts_from_the_measured_task_time),

@@ -285,8 +285,12 @@ static int ctx_create(const corun_ctx_opts *opts, const char *const *over, corun
     c->caps = c->be->ops->caps;
     so.backend = c->be;
     so.settings = c->set;
+    why[0] = '\0';
+    so.why = why;
+    so.why_len = sizeof(why);
     rc = corun__sched_create(&so, &c->s);
     if (rc != CORUN_OK) {
+        rc = fail(rc, "policy %s: %s", policy, why[0] != '\0' ? why : corun_strerror(rc));
         goto out_destroy_backend;
     }
     pthread_mutex_init(&c->reg_mu, NULL);

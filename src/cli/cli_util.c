@@ -212,6 +212,10 @@ int corun__cli_parse_run_opts(corun__cli *cli, const char *cmd, int argc, char *
             o->no_train = 1;
             continue;
         }
+        if (strcmp(a, "--train") == 0) {
+            o->no_train = 0;
+            continue;
+        }
         if (strcmp(a, "--scenario") != 0 && strcmp(a, "--reserve") != 0 &&
             strcmp(a, "--seed") != 0 && strcmp(a, "--duration-ms") != 0 &&
             strcmp(a, "--apps") != 0 &&

@@ -15,7 +15,8 @@ void corun__usage_demo(FILE *out)
 {
     fprintf(out,
             "usage: corun demo [--scenario FILE] [--apps LIST] [--systems LIST] [--reserve N]\n"
-            "                  [--backend B] [--seed N] [--duration-ms MS] [--no-train] [--json]\n"
+            "                  [--backend B] [--seed N] [--duration-ms MS] [--train | --no-train]\n"
+            "                  [--json]\n"
             "                  [--quiet]\n"
             "\n"
             "Runs an LS+batch scenario (default: SMGuard 6.2 — a batch kernel with long\n"
@@ -26,13 +27,17 @@ void corun__usage_demo(FILE *out)
             "options:\n"
             "  --scenario FILE   scenario file or name, found as corun sim finds it (default: ls-batch)\n"
             "  --apps LIST       run only these applications of the scenario, comma-separated\n"
-            "  --systems LIST    comma-separated policies (default mps,priority,smguard)\n"
+            "  --systems LIST    comma-separated policies (default mps,priority,smguard,flep-hpf,green)\n"
             "  --reserve N       smguard: CapSMs reserved for LS kernels (default: the scenario's)\n"
             "  --backend B       auto (default: the GPU if usable, else the simulator), cuda or sim;\n"
             "                    a GPU that is usable but cannot be set up is an error\n"
             "  --seed N          random seed (default: the scenario's, else CORUN_SEED)\n"
             "  --duration-ms MS  how long applications keep submitting kernels, in (0, 1e7]\n"
-            "  --no-train        do not first record the kernel profiles a FLEP or Slate policy lacks\n"
+            "  --train           first record the kernel profiles a FLEP or Slate policy lacks in the\n"
+            "                    profile store (as corun sim does); without it the demo writes\n"
+            "                    nothing, and flep-hpf decides by priority alone (enough here:\n"
+            "                    the LS application has the higher one)\n"
+            "  --no-train        record nothing (the default)\n"
             "  --json            an array of objects with keys system, ls_p50_norm, ls_p99_norm,\n"
             "                    batch_norm, antt, stp, fairness, ls_count and batch_count\n"
             "  -q, --quiet       no progress on stderr (errors still print)\n"
@@ -41,7 +46,11 @@ void corun__usage_demo(FILE *out)
             "(8). smguard gives an LS kernel the SMs one wave of its grid fills, at least\n"
             "the reservation and at most CORUN_SMGUARD_LS_CAP of the GPU (0.5), and keeps\n"
             "that many free while LS kernels keep arriving; batch kernels run on the other\n"
-            "SMs (CORUN_SMGUARD_BIND=1).\n");
+            "SMs (CORUN_SMGUARD_BIND=1). flep-hpf preempts lower-priority kernels for the LS\n"
+            "application (priority 1 in the ls-batch scenarios). green splits the SMs once\n"
+            "(CUDA green contexts on the GPU): the LS application's plain kernels get as many\n"
+            "SMs as smguard gives an LS kernel (CORUN_GREEN_LS_SMS to set it), rounded up to\n"
+            "the hardware's granularity (8 on the H100), the batch application the rest.\n");
 }
 
 /* Each application alone, then one run per system, each turned into a row.
@@ -103,8 +112,16 @@ static void print_rows_table(const corun__cli *cli, const corun__scenario *sc,
 {
     size_t i;
 
-    printf("scenario %s, backend %s, reserve %u CapSMs (smguard)\n", sc->name, backend,
-           sc->has_reserve ? sc->reserve_capsm : (unsigned)cli->settings.reserve_capsm);
+    corun__settings set = cli->settings;
+    if (sc->has_reserve) {
+        set.reserve_capsm = sc->reserve_capsm;
+    }
+    const uint32_t green = set.green_ls_sms != 0 ? set.green_ls_sms
+                                                 : corun__scenario_ls_need(sc, &set);
+    printf("scenario %s, backend %s, reserve %u CapSMs (smguard), LS partition of %u SMs "
+           "rounded up (green)\n",
+           sc->name, backend, (unsigned)set.reserve_capsm,
+           green != 0 ? green : (unsigned)set.reserve_capsm);
     printf("%-10s %12s %12s %11s %7s %7s %6s %6s\n", "system", "ls_p50_norm", "ls_p99_norm",
            "batch_norm", "antt", "stp", "ls_n", "bat_n");
     for (i = 0; i < n; i++) {
@@ -128,10 +145,13 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     int rc;
 
     memset(&o, 0, sizeof(o));
+    o.no_train = 1;
     snprintf(o.systems[0], sizeof(o.systems[0]), "mps");
     snprintf(o.systems[1], sizeof(o.systems[1]), "priority");
     snprintf(o.systems[2], sizeof(o.systems[2]), "smguard");
-    o.nsystems = 3;
+    snprintf(o.systems[3], sizeof(o.systems[3]), "flep-hpf");
+    snprintf(o.systems[4], sizeof(o.systems[4]), "green");
+    o.nsystems = 5;
     if (corun__cli_parse_run_opts(cli, "demo", argc, argv, &o, 1) != 0) {
         return CORUN_EXIT_USAGE;
     }

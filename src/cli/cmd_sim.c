@@ -15,7 +15,7 @@ void corun__usage_sim(FILE *out)
 {
     fprintf(out,
             "usage: corun sim --scenario FILE --policy NAME [--apps LIST] [--backend B] [--reserve N]\n"
-            "                 [--seed N] [--duration-ms MS] [--no-train] [--json] [--quiet]\n"
+            "                 [--seed N] [--duration-ms MS] [--train | --no-train] [--json] [--quiet]\n"
             "\n"
             "Runs one scenario under one policy, after running each application alone\n"
             "under plain dispatch for its solo reference, and reports per application:\n"
@@ -32,7 +32,8 @@ void corun__usage_sim(FILE *out)
             "  --reserve N       smguard: CapSMs reserved for LS kernels (default: the scenario's)\n"
             "  --seed N          random seed (default: the scenario's, else CORUN_SEED)\n"
             "  --duration-ms MS  how long applications keep submitting kernels, in (0, 1e7]\n"
-            "  --no-train        do not first record the kernel profiles a FLEP or Slate policy lacks\n"
+            "  --train           first record the kernel profiles a FLEP or Slate policy lacks (default)\n"
+            "  --no-train        do not\n"
             "  --json            one JSON object instead of the table (see below)\n"
             "  -q, --quiet       no progress on stderr (errors still print)\n"
             "\n"

@@ -18,7 +18,8 @@
  *    behind the kernel's resume gate (they start once CORUN_SIG_RESUME
  *    reaches their number);
  *  - launch_plain:   run it the ordinary way, one thread block per task, for
- *    the baselines (`mps`, `priority`),
+ *    the baselines (`mps`, `priority`; `green` in one of the two static SM
+ *    partitions that `partition` made),
  *  - signal:         write one control-block intent (stop, evict, SM range,
  *    task limit, workers hint, resume); it reaches the workers a little later,
  *  - progress:       read the counters,
@@ -202,6 +203,18 @@ typedef struct corun__backend_ops {
     int (*launch_workers)(corun__backend *be, corun__exec *k, const corun__launch_req *req);
     /* Plain launch: grid as in the spec, on a stream of the given priority. */
     int (*launch_plain)(corun__backend *be, corun__exec *k, int32_t priority, uint64_t cookie);
+    /* Optional: split the GPU's SMs, once, into two static partitions (CUDA
+     * green contexts on the GPU): the first of at least `sms` SMs, rounded
+     * up to what the hardware can split, or, where that would leave the
+     * second none, of the most that leaves it some (*got: its SM count);
+     * the second of the rest. CORUN_ENOTSUP with why where the GPU or
+     * driver cannot. */
+    int (*partition)(corun__backend *be, uint32_t sms, uint32_t *got, char *why,
+                     size_t why_len);
+    /* Optional, after partition: as launch_plain, confined to partition
+     * part (1: the first, 2: the rest). */
+    int (*launch_plain_part)(corun__backend *be, corun__exec *k, int32_t priority,
+                             unsigned part, uint64_t cookie);
     int (*signal)(corun__backend *be, corun__exec *k, corun__signal sig, uint64_t value);
     /* Only while no launch of k is in flight (else CORUN_EBUSY): set the
      * task counter and the limit at once; the done counter is kept. Raise a

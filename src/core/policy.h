@@ -77,5 +77,6 @@ extern const corun__policy_ops corun__policy_manual;
 extern const corun__policy_ops corun__policy_flep_hpf;
 extern const corun__policy_ops corun__policy_flep_ffs;
 extern const corun__policy_ops corun__policy_slate;
+extern const corun__policy_ops corun__policy_green;
 
 #endif

@@ -14,6 +14,8 @@
 
 struct corun__sched {
     corun__backend *be;
+    char *create_why;            /* corun__sched_opts.why, during create only */
+    size_t create_why_len;
     const corun__policy_ops *pol;
     void *pst;
     corun__settings set;
@@ -103,6 +105,13 @@ corun__job *corun__sched_first(const corun__sched *s)
     return s->head;
 }
 
+void corun__sched_create_failed(corun__sched *s, const char *why)
+{
+    if (s->create_why != NULL && s->create_why_len > 0) {
+        snprintf(s->create_why, s->create_why_len, "%s", why);
+    }
+}
+
 int corun__sched_create(const corun__sched_opts *o, corun__sched **out)
 {
     corun__sched *s;
@@ -121,7 +130,10 @@ int corun__sched_create(const corun__sched_opts *o, corun__sched **out)
     s->timer = UINT64_MAX;
     s->next_id = 1;
     if (s->pol->create != NULL) {
+        s->create_why = o->why;
+        s->create_why_len = o->why_len;
         rc = s->pol->create(s, &s->pst);
+        s->create_why = NULL;
         if (rc != CORUN_OK) {
             free(s);
             return rc;
@@ -648,15 +660,36 @@ int corun__sched_run(corun__sched *s, corun__job *k, uint32_t n)
     return CORUN_OK;
 }
 
+int corun__sched_partition(corun__sched *s, uint32_t sms, uint32_t *got, char *why,
+                           size_t why_len)
+{
+    if (s->be->ops->partition == NULL || s->be->ops->launch_plain_part == NULL) {
+        snprintf(why, why_len, "the %s backend cannot split the GPU into SM partitions",
+                 s->be->ops->name);
+        return CORUN_ENOTSUP;
+    }
+    return s->be->ops->partition(s->be, sms, got, why, why_len);
+}
+
 int corun__sched_run_plain(corun__sched *s, corun__job *k, int32_t priority)
 {
+    return corun__sched_run_plain_part(s, k, priority, 0);
+}
+
+int corun__sched_run_plain_part(corun__sched *s, corun__job *k, int32_t priority, unsigned part)
+{
+    const uint64_t cookie = (uint64_t)(uintptr_t)k;
     int rc;
 
     if (k->state != CORUN_JS_WAITING) {
         return CORUN_ESTATE;
     }
+    if (part != 0 && s->be->ops->launch_plain_part == NULL) {
+        return CORUN_ENOTSUP;
+    }
     k->plain = true;
-    rc = s->be->ops->launch_plain(s->be, k->ex, priority, (uint64_t)(uintptr_t)k);
+    rc = part == 0 ? s->be->ops->launch_plain(s->be, k->ex, priority, cookie)
+                   : s->be->ops->launch_plain_part(s->be, k->ex, priority, part, cookie);
     if (rc != CORUN_OK) {
         return launch_failed(s, k, rc);
     }

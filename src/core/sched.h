@@ -104,9 +104,13 @@ typedef struct corun__sched_opts {
     corun__backend *backend;          /* not owned */
     const corun__policy_ops *policy;
     corun__settings settings;
+    char *why;                        /* optional: why creation failed */
+    size_t why_len;
 } corun__sched_opts;
 
 int corun__sched_create(const corun__sched_opts *o, corun__sched **out);
+/* For a policy's create that fails: the reason, into the opts' why. */
+void corun__sched_create_failed(corun__sched *s, const char *why);
 /* Frees the scheduler and every kernel record; kernels still on the GPU are
  * halted first (their launches are waited for, at most a second). */
 void corun__sched_destroy(corun__sched *s);
@@ -160,6 +164,13 @@ uint64_t corun__sched_now(const corun__sched *s);
 int corun__sched_run(corun__sched *s, corun__job *k, uint32_t n);
 /* Launch k as one ordinary grid on a stream of the given priority. */
 int corun__sched_run_plain(corun__sched *s, corun__job *k, int32_t priority);
+/* Split the GPU into two static SM partitions (backend.h, partition): the
+ * first of at least sms SMs (*got: how many it has), the second the rest.
+ * CORUN_ENOTSUP, with why, where the backend cannot. */
+int corun__sched_partition(corun__sched *s, uint32_t sms, uint32_t *got, char *why,
+                           size_t why_len);
+/* As corun__sched_run_plain, in partition part (1 or 2) of that split. */
+int corun__sched_run_plain_part(corun__sched *s, corun__job *k, int32_t priority, unsigned part);
 /* Add n CapSMs to a running kernel (new workers on the same control block).
  * A bound kernel that was shrunk first widens its SM range by n again, up to
  * the range it was bound to. */

@@ -26,7 +26,7 @@
     X(BACKEND, backend, STR, "auto", 0, 0, "auto,cuda,sim",                                      \
       "GPU backend: auto picks cuda when a GPU is usable, else sim (a usable GPU whose "         \
       "backend cannot be set up is an error)")                                                   \
-    X(POLICY, policy, STR, "smguard", 0, 0, "mps,priority,smguard,manual,flep-hpf,flep-ffs,slate", \
+    X(POLICY, policy, STR, "smguard", 0, 0, "mps,priority,smguard,manual,flep-hpf,flep-ffs,slate,green", \
       "scheduling policy of the in-process scheduler (corun policies describes them)")           \
     X(LOG_LEVEL, log_level, STR, "warn", 0, 0, "error,warn,info,debug",                          \
       "how much the command line logs")                                                          \
@@ -54,6 +54,10 @@
       "second), a stream-ordered launch of a kernel whose last run took less than this "        \
       "(predicted from its task time) runs as the plain kernel: over before a halt could act, " \
       "so not preemptible; 0 never")                                                             \
+    X(GREEN_LS_SMS, green_ls_sms, UINT, "0", 0, 4096, "",                                       \
+      "green: SMs of the partition for LS kernels (class ls or priority > 0), rounded up to "   \
+      "what the hardware splits (H100: multiples of 8); the rest is the batch partition; 0 = "  \
+      "a scenario's LS need as smguard sizes it, else RESERVE_CAPSM")                           \
     X(PLAIN_BATCH_BELOW_US, plain_batch_below_us, DBL, "60", 0, 1e6, "",                        \
       "the same line while only batch work runs: the longest a preemption may wait for a "      \
       "plain kernel to end when no LS work is waiting (docs/decisions/0019); 0 never")          \

@@ -181,6 +181,11 @@ typedef struct corun__plan {
 
 /* The mean of a duration distribution, ns. */
 double corun__dist_mean(const corun__dist *d);
+/* The SMs the scenario's LS kernels (class ls or priority > 0) fill in one
+ * wave, the largest of them, within [the reservation, SMGUARD_LS_CAP of the
+ * GPU] as smguard sizes them (set's reserve_capsm, smguard_ls_cap); 0 when
+ * no application is latency-sensitive. The `green` policy's partition. */
+uint32_t corun__scenario_ls_need(const corun__scenario *sc, const corun__settings *set);
 /* Estimates a run as corun__scenario_run(sc, .., only_app, max_launches)
  * makes it. A loop application's kernel is taken to run alone on the whole
  * GPU, so its launches are an upper bound. */

@@ -43,15 +43,40 @@ static double per_sm(const corun__scenario *sc, const corun__kspec *k)
     return occ.blocks_per_sm;
 }
 
+static double kernel_tasks(const corun__kspec *k)
+{
+    return (double)k->grid.x * k->grid.y * k->grid.z;
+}
+
+uint32_t corun__scenario_ls_need(const corun__scenario *sc, const corun__settings *set)
+{
+    const uint32_t total = sc->gpu.sm_count;
+    double need = 0, cap = set->smguard_ls_cap * total;
+    size_t i;
+
+    for (i = 0; i < sc->napps; i++) {
+        const corun__app *a = &sc->apps[i];
+        if (a->attr.cls == CORUN_CLASS_LS || a->attr.priority > 0) {
+            const double n = ceil(kernel_tasks(&a->kernel) / per_sm(sc, &a->kernel));
+            need = n > need ? n : need;
+        }
+    }
+    if (need == 0) {
+        return 0;
+    }
+    if (cap > 0 && need > cap) {
+        need = floor(cap);
+    }
+    if (need < set->reserve_capsm) {
+        need = set->reserve_capsm;
+    }
+    return need < total ? (uint32_t)need : total - 1;
+}
+
 /* Steps of one launch of k with `tasks` block-tasks. */
 static double launch_steps(const corun__scenario *sc, const corun__kspec *k, double tasks)
 {
     return tasks + per_sm(sc, k) * sc->gpu.sm_count;
-}
-
-static double kernel_tasks(const corun__kspec *k)
-{
-    return (double)k->grid.x * k->grid.y * k->grid.z;
 }
 
 /* When app's first launch arrives, ns from the start. */

@@ -425,8 +425,13 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     so.backend = be;
     so.policy = pol;
     so.settings = env->settings;
+    so.why = why;
+    so.why_len = why_len;
     if (sc->has_reserve) {
         so.settings.reserve_capsm = sc->reserve_capsm;
+    }
+    if (so.settings.green_ls_sms == 0) {
+        so.settings.green_ls_sms = corun__scenario_ls_need(sc, &so.settings);
     }
     st = corun__sched_create(&so, &rc->s);
     if (st != CORUN_OK) {

@@ -36,6 +36,12 @@
     X(cuStreamWaitValue32)                            \
     X(cuStreamWaitEvent)                              \
     X(cuStreamIsCapturing)                            \
+    X(cuDeviceGetDevResource)                         \
+    X(cuDevSmResourceSplitByCount)                    \
+    X(cuDevResourceGenerateDesc)                      \
+    X(cuGreenCtxCreate)                               \
+    X(cuGreenCtxDestroy)                              \
+    X(cuGreenCtxStreamCreate)                         \
     X(cuLaunchKernel)                                 \
     X(cuMemAlloc)                                     \
     X(cuMemFree)                                      \

@@ -197,8 +197,10 @@ static void wait_inflight(cuda_backend *b, corun__exec *k)
         }
         if (k->inflight > 0) {
             pthread_mutex_unlock(&b->mu);
-            for (i = 0; i < 2 * NSTREAMS; i++) {
-                (void)b->d->cu->cuStreamSynchronize(b->streams[i]);
+            for (i = 0; i < NALLSTREAMS; i++) {
+                if (b->streams[i]) {
+                    (void)b->d->cu->cuStreamSynchronize(b->streams[i]);
+                }
             }
             struct timespec ts = {0, 100000};
             nanosleep(&ts, NULL);
@@ -260,11 +262,12 @@ static void cuda_exec_close(corun__backend *be, corun__exec *k)
 }
 
 /* Picks the least loaded stream of the wanted priority. Under b->mu. */
-static int pick_stream(cuda_backend *b, int high)
+/* The least loaded of streams [base, base + n). */
+static int pick_stream(cuda_backend *b, int base, int n)
 {
-    int base = high ? NSTREAMS : 0, best = base, i;
+    int best = base, i;
 
-    for (i = base; i < base + NSTREAMS; i++) {
+    for (i = base; i < base + n; i++) {
         if (b->load[i] < b->load[best]) {
             best = i;
         }
@@ -277,7 +280,7 @@ int corun__cuda_launch_reserve(cuda_backend *b, corun__exec *k, int32_t prio)
     int si;
 
     pthread_mutex_lock(&b->mu);
-    si = pick_stream(b, prio > 0);
+    si = pick_stream(b, prio > 0 ? NSTREAMS : 0, NSTREAMS);
     b->load[si]++;
     k->inflight++;
     pthread_mutex_unlock(&b->mu);
@@ -338,11 +341,11 @@ int corun__cuda_launch_issue(cuda_backend *b, corun__exec *k, int si, int worker
 
 /* A launch on one of our streams, from the calling thread: after the
  * control-block writes before it (k->ready), behind the resume gate if it
- * has one, then recorded and handed to a waiter. */
-static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_x, int32_t prio,
-                  uint32_t gate, uint64_t cookie)
+ * has one, then recorded and handed to a waiter. launch_on: on stream si,
+ * already reserved (its load and k's inflight counted). */
+static int launch_on(cuda_backend *b, corun__exec *k, int si, int worker, unsigned nblocks_x,
+                     uint32_t gate, uint64_t cookie)
 {
-    const int si = corun__cuda_launch_reserve(b, k, prio);
     const int rc = corun__cuda_launch_issue(b, k, si, worker, nblocks_x, gate, cookie, k->params);
 
     if (rc != CORUN_OK) {
@@ -352,6 +355,13 @@ static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_
         pthread_mutex_unlock(&b->mu);
     }
     return rc;
+}
+
+static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_x, int32_t prio,
+                  uint32_t gate, uint64_t cookie)
+{
+    return launch_on(b, k, corun__cuda_launch_reserve(b, k, prio), worker, nblocks_x, gate,
+                     cookie);
 }
 
 static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__launch_req *req)
@@ -380,6 +390,82 @@ static int cuda_launch_plain(corun__backend *be, corun__exec *k, int32_t priorit
                              uint64_t cookie)
 {
     return launch(cb(be), k, 0, 0, priority, 0, cookie);
+}
+
+/* backend.h, partition: two green contexts, the first of at least sms SMs
+ * (cuDevSmResourceSplitByCount rounds up: on the H100 to a multiple of 8),
+ * the second of the rest, each with NGREEN streams, the first's of high
+ * priority. Kernels, events and memory of the primary context serve them. */
+static int cuda_partition(corun__backend *be, uint32_t sms, uint32_t *got, char *why,
+                          size_t why_len)
+{
+    cuda_backend *b = cb(be);
+    const corun__cu *cu = b->d->cu;
+    CUdevResource all, part[2];
+    CUdevResourceDesc desc;
+    unsigned n = 1;
+    int i, j;
+
+    if (b->green[0] != NULL) {
+        snprintf(why, why_len, "the GPU is split already");
+        return CORUN_ESTATE;
+    }
+    if (corun__cuda_set_current(b) != CORUN_OK ||
+        !CU_OK(cu, cu->cuDeviceGetDevResource(b->d->dev, &all, CU_DEV_RESOURCE_TYPE_SM), why,
+               why_len) ||
+        !CU_OK(cu, cu->cuDevSmResourceSplitByCount(&part[0], &n, &all, &part[1], 0, sms), why,
+               why_len)) {
+        return CORUN_ENOTSUP;
+    }
+    if (n == 1 && part[1].sm.smCount == 0 && all.sm.smCount > all.sm.smCoscheduledAlignment) {
+        /* the most that leaves the second partition some */
+        const unsigned most = all.sm.smCount - all.sm.smCoscheduledAlignment;
+        if (!CU_OK(cu, cu->cuDevSmResourceSplitByCount(&part[0], &n, &all, &part[1], 0, most),
+                   why, why_len)) {
+            return CORUN_ENOTSUP;
+        }
+    }
+    if (n != 1 || part[1].sm.smCount == 0) {
+        snprintf(why, why_len, "%u SMs (%u asked for) leave none of the GPU's %u",
+                 part[0].sm.smCount, sms, all.sm.smCount);
+        return CORUN_ERANGE;
+    }
+    for (i = 0; i < 2; i++) {
+        const int prio = i == 0 ? b->d->prio_hi : b->d->prio_lo;
+        if (!CU_OK(cu, cu->cuDevResourceGenerateDesc(&desc, &part[i], 1), why, why_len) ||
+            !CU_OK(cu, cu->cuGreenCtxCreate(&b->green[i], desc, b->d->dev, CU_GREEN_CTX_DEFAULT_STREAM),
+                   why, why_len)) {
+            return CORUN_ECUDA; /* what was made goes with the backend */
+        }
+        for (j = 0; j < NGREEN; j++) {
+            if (!CU_OK(cu, cu->cuGreenCtxStreamCreate(&b->streams[GREEN_STREAM0 + i * NGREEN + j],
+                                                      b->green[i], CU_STREAM_NON_BLOCKING, prio),
+                       why, why_len)) {
+                return CORUN_ECUDA;
+            }
+        }
+    }
+    (void)corun__cuda_set_current(b);
+    *got = part[0].sm.smCount;
+    return CORUN_OK;
+}
+
+static int cuda_launch_plain_part(corun__backend *be, corun__exec *k, int32_t priority,
+                                  unsigned part, uint64_t cookie)
+{
+    cuda_backend *b = cb(be);
+    int si;
+
+    (void)priority; /* each partition's streams have its own */
+    if (part < 1 || part > 2 || b->green[part - 1] == NULL) {
+        return CORUN_EINVAL;
+    }
+    pthread_mutex_lock(&b->mu);
+    si = pick_stream(b, GREEN_STREAM0 + (int)(part - 1) * NGREEN, NGREEN);
+    b->load[si]++;
+    k->inflight++;
+    pthread_mutex_unlock(&b->mu);
+    return launch_on(b, k, si, 0, 0, 0, cookie);
 }
 
 int corun__cuda_write(cuda_backend *b, corun__exec *k, const corun__ctl_write *w, size_t n)
@@ -515,20 +601,25 @@ static void cuda_destroy(corun__backend *be)
     if (b->ctl) {
         (void)cu->cuStreamSynchronize(b->ctl);
     }
-    for (i = 0; i < 2 * NSTREAMS; i++) {
+    for (i = 0; i < NALLSTREAMS; i++) {
         if (b->streams[i]) {
             (void)cu->cuStreamSynchronize(b->streams[i]);
         }
     }
     corun__cuda_launcher_stop(b);
     corun__cuda_waiters_stop(b);
-    for (i = 0; i < 2 * NSTREAMS; i++) {
+    for (i = 0; i < NALLSTREAMS; i++) {
         if (b->streams[i]) {
             (void)cu->cuStreamDestroy(b->streams[i]);
         }
     }
     if (b->ctl) {
         (void)cu->cuStreamDestroy(b->ctl);
+    }
+    for (i = 0; i < 2; i++) {
+        if (b->green[i]) {
+            (void)cu->cuGreenCtxDestroy(b->green[i]);
+        }
     }
     corun__cuda_slots_free(b);
     corun__cuda_code_free_all(b);
@@ -567,6 +658,8 @@ static const corun__backend_ops cuda_ops = {
     .bind = corun__cuda_bind,
     .launch_workers = cuda_launch_workers,
     .launch_plain = cuda_launch_plain,
+    .partition = cuda_partition,
+    .launch_plain_part = cuda_launch_plain_part,
     .signal = cuda_signal,
     .rewind = cuda_rewind,
     .progress = cuda_progress,

@@ -44,6 +44,9 @@
 #include "corun/corun_ctl.h"
 
 #define NSTREAMS 32            /* per priority level */
+#define NGREEN 4               /* per green-context partition (policy green) */
+#define GREEN_STREAM0 (2 * NSTREAMS)
+#define NALLSTREAMS (2 * NSTREAMS + 2 * NGREEN)
 #define CTL_SLOTS 4096         /* control blocks in the slab */
 #define MAX_PARAMS 64
 #define MAX_PARAM_BYTES 4096   /* the parameter space of a launch */
@@ -149,8 +152,11 @@ typedef struct cuda_backend {
     device_state *d;
     corun__settings set;
     CUstream ctl;                       /* signals, highest priority */
-    CUstream streams[2 * NSTREAMS];     /* [0, NSTREAMS) normal, then high priority */
-    uint32_t load[2 * NSTREAMS];        /* launches in flight per stream */
+    CUstream streams[NALLSTREAMS];      /* [0, NSTREAMS) normal, then high priority,
+                                           then NGREEN per green partition (NULL
+                                           until cuda_partition) */
+    uint32_t load[NALLSTREAMS];         /* launches in flight per stream */
+    CUgreenCtx green[2];                /* the static partitions, or NULL */
     cuda_code *codes;                   /* registered kernels (code_register) */
     pthread_mutex_t codes_mu;
 

@@ -577,7 +577,7 @@ static corun__sim_launch *launch_alloc(corun__sim *s)
  * count as launch calls. */
 static int launch(corun__sim *s, corun__exec *k, uint64_t blocks, bool workers,
                   const corun_worker_arg *wa, int32_t priority, uint32_t gate, uint64_t cookie,
-                  corun__sim_launch **made)
+                  uint8_t part, corun__sim_launch **made)
 {
     corun__sim_launch *l;
 
@@ -610,6 +610,7 @@ static int launch(corun__sim *s, corun__exec *k, uint64_t blocks, bool workers,
     l->workers = workers;
     l->queued = false;
     l->held = false;
+    l->part = part;
     if (made != NULL) {
         *made = l; /* the caller sends it on its way */
     } else if (gate == 0 || k->ctl.resume >= gate) {
@@ -645,7 +646,8 @@ static int sim_launch_workers(corun__backend *be, corun__exec *k, const corun__l
         return CORUN_ERANGE;
     }
     corun__ctl_launch(&k->ch, req, 0, s->nsm - 1, &wa);
-    rc = launch(s, k, req->nworkers, true, &wa, req->priority, req->gate, req->cookie, NULL);
+    rc = launch(s, k, req->nworkers, true, &wa, req->priority, req->gate, req->cookie, 0,
+                NULL);
     if (rc == CORUN_OK) {
         k->worker_calls++;
     }
@@ -658,7 +660,47 @@ static int sim_launch_plain(corun__backend *be, corun__exec *k, int32_t priority
     if (k == NULL) {
         return CORUN_EINVAL;
     }
-    return launch(sim_of(be), k, k->tasks, false, NULL, priority, 0, cookie, NULL);
+    return launch(sim_of(be), k, k->tasks, false, NULL, priority, 0, cookie, 0, NULL);
+}
+
+/* The static split (backend.h, partition): SMs [0, got) and the rest, the
+ * first rounded up to a multiple of 8 SMs as the H100's green contexts are
+ * (cuDevSmResourceSplitByCount: at least 8, aligned to 8), at most the
+ * largest multiple that leaves the rest some. */
+#define SIM_PART_ALIGN 8u
+static int sim_partition(corun__backend *be, uint32_t sms, uint32_t *got, char *why,
+                         size_t why_len)
+{
+    corun__sim *s = sim_of(be);
+    uint32_t n = (sms < SIM_PART_ALIGN ? SIM_PART_ALIGN : sms + SIM_PART_ALIGN - 1) /
+                 SIM_PART_ALIGN * SIM_PART_ALIGN;
+
+    if (s->part_sms != 0) {
+        snprintf(why, why_len, "the GPU is split already (%u SMs and the rest)", s->part_sms);
+        return CORUN_ESTATE;
+    }
+    if (n >= s->nsm) {
+        n = (s->nsm - 1) / SIM_PART_ALIGN * SIM_PART_ALIGN;
+    }
+    if (n == 0) {
+        snprintf(why, why_len, "a GPU of %u SMs has no two partitions of %u", s->nsm,
+                 SIM_PART_ALIGN);
+        return CORUN_ERANGE;
+    }
+    s->part_sms = n;
+    *got = n;
+    return CORUN_OK;
+}
+
+static int sim_launch_plain_part(corun__backend *be, corun__exec *k, int32_t priority,
+                                 unsigned part, uint64_t cookie)
+{
+    corun__sim *s = sim_of(be);
+
+    if (k == NULL || part < 1 || part > 2 || s->part_sms == 0) {
+        return CORUN_EINVAL;
+    }
+    return launch(s, k, k->tasks, false, NULL, priority, 0, cookie, (uint8_t)part, NULL);
 }
 
 /* A direct launch: the kernel's grid (workers, or capsm 0: the plain
@@ -685,7 +727,7 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
     k->stream = req->stream;
     if (req->capsm == 0) {
         k->owned = true; /* nobody adopts a plain one: freed once over */
-        rc = launch(s, k, k->tasks, false, NULL, req->priority, 0, 0, &l);
+        rc = launch(s, k, k->tasks, false, NULL, req->priority, 0, 0, 0, &l);
     } else {
         nworkers = corun__workers_for(req->capsm, k->per_sm, req->sm_lo, req->sm_hi, s->nsm);
         memset(&lr, 0, sizeof(lr));
@@ -693,7 +735,7 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
         corun__ctl_launch(&k->ch, &lr, req->sm_lo, req->sm_hi, &wa);
         wa.primary = nworkers;
         rc = nworkers == 0 ? CORUN_ERANGE
-                           : launch(s, k, nworkers, true, &wa, req->priority, 0, 0, &l);
+                           : launch(s, k, nworkers, true, &wa, req->priority, 0, 0, 0, &l);
         if (rc == CORUN_OK) {
             k->worker_calls++;
         }
@@ -830,6 +872,8 @@ static const corun__backend_ops sim_ops = {
     .bind = sim_bind,
     .launch_workers = sim_launch_workers,
     .launch_plain = sim_launch_plain,
+    .partition = sim_partition,
+    .launch_plain_part = sim_launch_plain_part,
     .signal = sim_signal,
     .rewind = sim_rewind,
     .progress = sim_progress,

@@ -12,7 +12,10 @@
  * arrival) and stops at the first grid whose next block fits nowhere: later
  * grids wait even if their blocks would fit. That is the leftover policy of
  * the hardware dispatcher under MPS, and the reason a latency-sensitive
- * kernel waits behind a big batch grid.
+ * kernel waits behind a big batch grid. A grid confined to one of two static
+ * partitions (green contexts on the GPU) goes only to that partition's SMs
+ * and waits only behind grids of its own partition (or of the whole GPU):
+ * each partition dispatches on its own.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -216,6 +219,14 @@ static uint32_t place(corun__sim *s, uint32_t j, corun__sim_launch *l)
     return b;
 }
 
+/* The SMs [*lo, *hi) l's blocks may go to. */
+static void place_range(const corun__sim *s, const corun__sim_launch *l, uint32_t *lo,
+                        uint32_t *hi)
+{
+    *lo = l->part == 2 ? s->part_sms : 0;
+    *hi = l->part == 1 ? s->part_sms : s->nsm;
+}
+
 void corun__sim_block_release(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
@@ -234,7 +245,11 @@ void corun__sim_block_release(corun__sim *s, uint32_t b)
         pf[p] += bp[p] * k->regs_per_warp;
     }
     for (q = s->q_head; q != NULL; q = q->next) {
-        q->may_fit[j / 64] |= 1ull << (j % 64);
+        uint32_t lo, hi;
+        place_range(s, q, &lo, &hi);
+        if (j >= lo && j < hi) {
+            q->may_fit[j / 64] |= 1ull << (j % 64);
+        }
     }
     corun__sim_share_unlink(s, b);
     s->resident--;
@@ -247,13 +262,12 @@ void corun__sim_block_release(corun__sim *s, uint32_t b)
 void corun__sim_enqueue(corun__sim *s, corun__sim_launch *l)
 {
     corun__sim_launch *after = s->q_tail;
-    uint32_t i;
+    uint32_t i, lo, hi;
 
-    for (i = 0; i < s->words; i++) {
-        l->may_fit[i] = ~0ull;
-    }
-    if (s->nsm % 64 != 0) {
-        l->may_fit[s->words - 1] = (1ull << (s->nsm % 64)) - 1;
+    place_range(s, l, &lo, &hi);
+    memset(l->may_fit, 0, s->words * sizeof(*l->may_fit));
+    for (i = lo; i < hi; i++) {
+        l->may_fit[i / 64] |= 1ull << (i % 64);
     }
     if (s->opts.dispatch == CORUN_SIM_DISPATCH_PRIORITY) {
         while (after != NULL && after->priority < l->priority) {
@@ -300,15 +314,28 @@ void corun__sim_dispatch_run(corun__sim *s)
          * and end its launch, recycling the record. */
         for (;;) {
             corun__sim_launch *l = s->q_head;
-            int64_t j;
+            unsigned blocked = 0; /* bit p: a grid of partition p fits nowhere */
+            int64_t j = -1;
             uint32_t b;
 
+            /* leftover policy: nobody behind a grid that fits nowhere goes
+             * first, except in another partition */
+            for (; l != NULL; l = l->next) {
+                if ((blocked & (1u << l->part)) != 0) {
+                    continue;
+                }
+                j = find_sm(s, l);
+                if (j >= 0) {
+                    break;
+                }
+                if (l->part == 0) {
+                    l = NULL; /* the whole GPU's queue stops here */
+                    break;
+                }
+                blocked |= 1u << l->part;
+            }
             if (l == NULL) {
                 break;
-            }
-            j = find_sm(s, l);
-            if (j < 0) {
-                break; /* leftover policy: nobody behind the head goes first */
             }
             b = place(s, (uint32_t)j, l);
             if (b == CORUN_SIM_NO_BLOCK) {

@@ -76,6 +76,8 @@ typedef struct corun__sim_launch {
     bool workers;      /* persistent workers, else one block per task */
     bool queued;       /* in the dispatch queue */
     bool held;         /* a direct kernel's grid waiting for its stream */
+    uint8_t part;      /* 0: any SM; 1, 2: only that static partition's SMs
+                          (sim_partition), with a dispatcher of its own */
     /* Bit j clear: one more block of this grid is known not to fit on SM j.
      * Set again whenever SM j releases resources, so a waiting grid only
      * re-examines SMs that changed (dispatch is O(1) per released block,
@@ -193,6 +195,8 @@ typedef struct corun__sim {
 
     /* SMs */
     uint32_t nsm;
+    uint32_t part_sms;   /* SMs [0, part_sms) are partition 1, the rest
+                            partition 2; 0 = not split */
     uint32_t nparts;        /* register-file partitions per SM */
     uint32_t max_warps;     /* warps per SM */
     uint32_t words;         /* uint64 words of an SM bitmap */
