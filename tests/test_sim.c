@@ -80,7 +80,7 @@ static corun__exec *open_kernel(corun__backend *be, const corun__kspec *s, uint3
 static void launch_workers(corun__backend *be, corun__exec *k, uint32_t n, uint32_t base,
                            uint32_t gen, uint64_t cookie)
 {
-    corun__launch_req r = {n, base, gen, 0, 0, cookie};
+    corun__launch_req r = {n, base, gen, 0, 0, cookie, 0};
     assert_int_equal(be->ops->launch_workers(be, k, &r), CORUN_OK);
 }
 
@@ -1207,7 +1207,7 @@ static void fault_fails_the_nth_launch(void **state)
     corun__backend *be;
     corun__kspec s = spec_of("f", 100, 256, 32, 0, 10 * US);
     corun__exec *k;
-    corun__launch_req bad = {0, 0, 0, 0, 0, 9};
+    corun__launch_req bad = {0, 0, 0, 0, 0, 9, 0};
     corun__bevent ev[4];
     corun__sim_stats st;
 

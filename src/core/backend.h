@@ -132,6 +132,8 @@ typedef struct corun__launch_req {
     int32_t priority;       /* > 0: high-priority stream */
     uint32_t gate;          /* > 0: start only once CORUN_SIG_RESUME reaches it */
     uint64_t cookie;        /* reported by poll when the launch is over */
+    uint8_t part;           /* 0: any SM; 1, 2: only that partition's SMs
+                               (partition; not for direct kernels) */
 } corun__launch_req;
 
 /* A direct launch (direct_launch): the primary grid in the program's stream. */

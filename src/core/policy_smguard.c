@@ -67,7 +67,16 @@
  *    up on batch SMs too. Binding them as well (to the SMs above the batch
  *    kernels', with a worker for every slot of the GPU so that the range
  *    fills) was measured on the H100 and gave no better LS latency
- *    (docs/decisions/0012-physical-reservation.md, 0022).
+ *    (docs/decisions/0012-physical-reservation.md, 0022): the surplus
+ *    workers of such a grid wait for slots that batch blocks hold.
+ *    SMGUARD_BIND=2 splits the GPU once instead, as the `green` baseline
+ *    does (CUDA green contexts; backend.h, partition): an LS partition of
+ *    GREEN_LS_SMS SMs (rounded up by the hardware) and the rest. LS kernels
+ *    launch into the first and batch kernels into the second, always: the
+ *    hardware places no LS block beside a batch block, and no batch kernel
+ *    is ever in the LS partition when an LS kernel arrives (with long
+ *    batch tasks that is what costs the LS tail). The floor is at least
+ *    the LS partition (docs/decisions/0024).
  *  - Stream-ordered launches (corun_launch_stream) start at once in the
  *    program's thread on the allotment this policy publishes (allot): an LS
  *    launch on every SM (its reservation is a floor kept free for it, not a
@@ -100,6 +109,7 @@ typedef struct loan {
 typedef struct smguard_state {
     uint64_t last_ls;    /* clock of the last LS arrival, 0 = none */
     uint32_t need;       /* largest LS R_request since LS work began */
+    uint32_t part_sms;   /* SMGUARD_BIND=2: SMs of the LS partition, else 0 */
 } smguard_state;
 
 typedef struct smguard_kernel {
@@ -126,8 +136,12 @@ static bool ls_active(corun__sched *s, const smguard_state *st)
 static uint32_t ls_floor(corun__sched *s, const smguard_state *st)
 {
     const uint32_t reserve = reserve_of(s);
+    uint32_t fl = ls_active(s, st) && st->need > reserve ? st->need : reserve;
 
-    return ls_active(s, st) && st->need > reserve ? st->need : reserve;
+    if (st != NULL && st->part_sms > fl) {
+        fl = st->part_sms; /* batch kernels keep to the other partition */
+    }
+    return fl;
 }
 
 /* R_request of an LS kernel that names no CapSMs: one wave of its grid,
@@ -381,7 +395,11 @@ static void smguard_arrive(corun__sched *s, void *state, corun__job *k)
     g->request = default_request(s, st, k);
     note_ls(s, st, k, g->request);
     k->pdata = g;
-    if (k->attr.cls == CORUN_CLASS_BATCH && !k->plain && corun__sched_settings(s)->smguard_bind) {
+    if (st != NULL && st->part_sms != 0 && !k->plain) {
+        (void)corun__sched_place(s, k, k->attr.cls == CORUN_CLASS_LS ? 1u : 2u);
+        g->request = default_request(s, st, k); /* the floor may have grown */
+    } else if (k->attr.cls == CORUN_CLASS_BATCH && !k->plain &&
+               corun__sched_settings(s)->smguard_bind) {
         uint32_t total = corun__sched_gpu(s)->sm_count;
         uint32_t fl = ls_floor(s, st);
         if (fl > 0 && fl < total) {
@@ -479,16 +497,35 @@ static void smguard_allot(corun__sched *s, void *state, corun_class cls, corun__
         return; /* no LS work: the whole GPU */
     }
     out->capsm = total - fl;
-    if (corun__sched_settings(s)->smguard_bind) {
+    if (corun__sched_settings(s)->smguard_bind == 1) {
         out->sm_hi = total - fl - 1;
     }
 }
 
 static int smguard_create(corun__sched *s, void **state)
 {
-    (void)s;
-    *state = calloc(1, sizeof(smguard_state));
-    return *state != NULL ? CORUN_OK : CORUN_ENOMEM;
+    const corun__settings *set = corun__sched_settings(s);
+    smguard_state *st = calloc(1, sizeof(*st));
+    char why[256] = "", msg[320];
+    int rc;
+
+    if (st == NULL) {
+        return CORUN_ENOMEM;
+    }
+    if (set->smguard_bind == 2) {
+        const uint32_t want = set->green_ls_sms != 0 ? set->green_ls_sms : reserve_of(s);
+        rc = corun__sched_partition(s, want, &st->part_sms, why, sizeof(why));
+        if (rc != CORUN_OK) {
+            snprintf(msg, sizeof(msg),
+                     "SMGUARD_BIND=2: cannot split the GPU for LS kernels (%u SMs): %s", want,
+                     why[0] != '\0' ? why : corun_strerror(rc));
+            corun__sched_create_failed(s, msg);
+            free(st);
+            return rc;
+        }
+    }
+    *state = st;
+    return CORUN_OK;
 }
 
 static void smguard_destroy(void *state)

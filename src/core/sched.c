@@ -15,6 +15,7 @@
 struct corun__sched {
     corun__backend *be;
     char *create_why;            /* corun__sched_opts.why, during create only */
+    bool parted;                 /* corun__sched_partition split the GPU */
     size_t create_why_len;
     const corun__policy_ops *pol;
     void *pst;
@@ -541,6 +542,7 @@ static int launch_workers(corun__sched *s, corun__job *k, uint32_t first, uint32
     req.gen = k->gen;
     req.priority = (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) ? 1 : 0;
     req.cookie = (uint64_t)(uintptr_t)k;
+    req.part = k->part;
     rc = s->be->ops->launch_workers(s->be, k->ex, &req);
     if (rc != CORUN_OK) {
         return rc;
@@ -668,7 +670,11 @@ int corun__sched_partition(corun__sched *s, uint32_t sms, uint32_t *got, char *w
                  s->be->ops->name);
         return CORUN_ENOTSUP;
     }
-    return s->be->ops->partition(s->be, sms, got, why, why_len);
+    int rc = s->be->ops->partition(s->be, sms, got, why, why_len);
+    if (rc == CORUN_OK) {
+        s->parted = true;
+    }
+    return rc;
 }
 
 int corun__sched_run_plain(corun__sched *s, corun__job *k, int32_t priority)
@@ -823,6 +829,16 @@ int corun__sched_bind(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t s
         k->sm_top = sm_hi;
     }
     return rc;
+}
+
+int corun__sched_place(corun__sched *s, corun__job *k, unsigned part)
+{
+    if (k->plain || k->direct || part > 2 ||
+        (part != 0 && (s->be->ops->partition == NULL || !s->parted))) {
+        return part > 2 ? CORUN_EINVAL : CORUN_ENOTSUP;
+    }
+    k->part = (uint8_t)part;
+    return CORUN_OK;
 }
 
 int corun__sched_limit(corun__sched *s, corun__job *k, uint64_t limit)

@@ -62,6 +62,8 @@ struct corun__job {
     uint32_t sm_lo, sm_hi;     /* SMs its workers may run on now */
     uint32_t sm_top;           /* sm_hi as bound (corun__sched_bind); a bound kernel
                                   shrinks by lowering sm_hi, grows back up to this */
+    uint8_t part;              /* its launches go to this SM partition (0: none;
+                                  corun__sched_place) */
     uint32_t gen;              /* generation of new launches */
     uint32_t inflight;         /* launches not yet reported finished */
     uint32_t launches;         /* launches made, all kinds */
@@ -189,6 +191,10 @@ int corun__sched_stop(corun__sched *s, corun__job *k);
  * leave. Also before k's first launch: its launches then carry enough extra
  * workers to fill the range (see launch_workers in sched.c). */
 int corun__sched_bind(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t sm_hi);
+/* k's later worker launches go to partition part (1 or 2) of the split made
+ * by corun__sched_partition, or anywhere (0): the hardware places them there,
+ * so none is lost to a range. Not for plain or direct kernels. */
+int corun__sched_place(corun__sched *s, corun__job *k, unsigned part);
 /* Epoch quota: k claims no task at or beyond `limit` (absolute task index).
  * Set at once if k has never been launched; otherwise it takes effect when k
  * is next resumed (a kernel that stops at its limit pauses, and is resumed

@@ -364,6 +364,23 @@ static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_
                      cookie);
 }
 
+/* Reserves the least loaded stream of green partition part (1 or 2), or
+ * returns -1 where the GPU is not split so. */
+static int reserve_part(cuda_backend *b, corun__exec *k, unsigned part)
+{
+    int si;
+
+    if (part < 1 || part > 2 || b->green[part - 1] == NULL) {
+        return -1;
+    }
+    pthread_mutex_lock(&b->mu);
+    si = pick_stream(b, GREEN_STREAM0 + (int)(part - 1) * NGREEN, NGREEN);
+    b->load[si]++;
+    k->inflight++;
+    pthread_mutex_unlock(&b->mu);
+    return si;
+}
+
 static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__launch_req *req)
 {
     cuda_backend *b = cb(be);
@@ -381,6 +398,11 @@ static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__
         /* a halt's resume grid or a growth: never from the asking thread
          * (launcher.c says why) */
         return corun__cuda_launch_later(b, k, req);
+    }
+    if (req->part != 0) {
+        const int si = reserve_part(b, k, req->part);
+        return si < 0 ? CORUN_EINVAL
+                      : launch_on(b, k, si, 1, req->nworkers, req->gate, req->cookie);
     }
     rc = launch(b, k, 1, req->nworkers, req->priority, req->gate, req->cookie);
     return rc;
@@ -454,18 +476,10 @@ static int cuda_launch_plain_part(corun__backend *be, corun__exec *k, int32_t pr
                                   unsigned part, uint64_t cookie)
 {
     cuda_backend *b = cb(be);
-    int si;
+    const int si = reserve_part(b, k, part);
 
     (void)priority; /* each partition's streams have its own */
-    if (part < 1 || part > 2 || b->green[part - 1] == NULL) {
-        return CORUN_EINVAL;
-    }
-    pthread_mutex_lock(&b->mu);
-    si = pick_stream(b, GREEN_STREAM0 + (int)(part - 1) * NGREEN, NGREEN);
-    b->load[si]++;
-    k->inflight++;
-    pthread_mutex_unlock(&b->mu);
-    return launch_on(b, k, si, 0, 0, 0, cookie);
+    return si < 0 ? CORUN_EINVAL : launch_on(b, k, si, 0, 0, 0, cookie);
 }
 
 int corun__cuda_write(cuda_backend *b, corun__exec *k, const corun__ctl_write *w, size_t n)

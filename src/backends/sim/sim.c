@@ -646,7 +646,10 @@ static int sim_launch_workers(corun__backend *be, corun__exec *k, const corun__l
         return CORUN_ERANGE;
     }
     corun__ctl_launch(&k->ch, req, 0, s->nsm - 1, &wa);
-    rc = launch(s, k, req->nworkers, true, &wa, req->priority, req->gate, req->cookie, 0,
+    if (req->part > 2 || (req->part != 0 && s->part_sms == 0)) {
+        return CORUN_EINVAL;
+    }
+    rc = launch(s, k, req->nworkers, true, &wa, req->priority, req->gate, req->cookie, req->part,
                 NULL);
     if (rc == CORUN_OK) {
         k->worker_calls++;
