@@ -321,6 +321,23 @@ static void a_preempted_stream_job_holds_the_job_behind_it(void **state)
     unsetenv("CORUN_PROFILE_PATH");
 }
 
+/* One launch of k's 1056 tasks into stream (with attr, or the context's),
+ * waited for; or, with wait false, fire and forget. */
+static void launch_1056(corun_ctx *ctx, corun_kernel *k, const corun_launch_attr *attr,
+                        void *stream, bool wait)
+{
+    corun_job *j = NULL;
+
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, attr, stream,
+                                         wait ? &j : NULL),
+                     CORUN_OK);
+    if (wait) {
+        assert_int_equal(corun_job_wait(j, -1), CORUN_OK);
+        corun_job_release(j);
+    }
+}
+
 /* The plain line is CORUN_PLAIN_BATCH_BELOW_US while only batch work has
  * launched, and the shorter CORUN_PLAIN_BELOW_US once LS work has: a kernel
  * of one 30 us wave runs plain beside batch work (default lines 60 / 15),
@@ -330,48 +347,30 @@ static void the_plain_line_is_shorter_while_ls_work_runs(void **state)
     const corun_launch_attr ls = {CORUN_CLASS_LS, 0, 0, 0, 0};
     corun_kernel *k;
     corun_ctx *ctx;
-    corun_job *last;
+    corun_job *j;
     int i;
 
     (void)state;
     unsetenv("CORUN_PLAIN_BELOW_US");
     unsetenv("CORUN_PLAIN_BATCH_BELOW_US");
     ctx = sim_ctx("smguard", "mid", 30, &k);
-    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
-                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &last),
-                     CORUN_OK);
-    assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
-    corun_job_release(last);
+    launch_1056(ctx, k, NULL, &stream_a, true); /* measures */
     for (i = 0; i < 5; i++) {
-        assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
-                                             (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a,
-                                             NULL),
-                         CORUN_OK);
+        launch_1056(ctx, k, NULL, &stream_a, false);
     }
     assert_int_equal(corun_ctx_plain_launches(ctx), 5);
     /* an LS launch (kept preemptible: it has a handle) */
-    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){132, 1, 1},
-                                         (corun_dim3){256, 1, 1}, 0, NULL, &ls, &stream_b, &last),
-                     CORUN_OK);
-    assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
-    corun_job_release(last);
+    launch_1056(ctx, k, &ls, &stream_b, true);
     for (i = 0; i < 5; i++) {
         assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
                                              (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a,
-                                             &last),
+                                             &j),
                          CORUN_OK);
-        corun_job_release(last);
-        assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
-                                             (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a,
-                                             NULL),
-                         CORUN_OK);
+        corun_job_release(j);
+        launch_1056(ctx, k, NULL, &stream_a, false);
     }
     assert_int_equal(corun_ctx_plain_launches(ctx), 5);
-    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
-                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &last),
-                     CORUN_OK);
-    assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
-    corun_job_release(last);
+    launch_1056(ctx, k, NULL, &stream_a, true);
     corun_ctx_destroy(ctx);
     unsetenv("CORUN_PROFILE_PATH");
 }
@@ -383,32 +382,20 @@ static void short_kernels_run_plain_once_measured(void **state)
 {
     corun_kernel *k;
     corun_ctx *ctx;
-    corun_job *last;
     int i;
 
     (void)state;
     setenv("CORUN_PLAIN_BATCH_BELOW_US", "50", 1);
     ctx = sim_ctx("smguard", "short", 5, &k);
     /* the first launch runs as workers and measures */
-    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
-                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &last),
-                     CORUN_OK);
-    assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
-    corun_job_release(last);
+    launch_1056(ctx, k, NULL, &stream_a, true);
     assert_int_equal(corun_ctx_plain_launches(ctx), 0);
     for (i = 0; i < 10; i++) {
-        assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
-                                             (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a,
-                                             NULL),
-                         CORUN_OK);
+        launch_1056(ctx, k, NULL, &stream_a, false);
     }
     assert_int_equal(corun_ctx_plain_launches(ctx), 10);
     /* a job handle asks for a preemptible kernel: workers */
-    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){1056, 1, 1},
-                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &last),
-                     CORUN_OK);
-    assert_int_equal(corun_job_wait(last, -1), CORUN_OK);
-    corun_job_release(last);
+    launch_1056(ctx, k, NULL, &stream_a, true);
     assert_int_equal(corun_ctx_plain_launches(ctx), 10);
     corun_ctx_destroy(ctx);
     unsetenv("CORUN_PLAIN_BATCH_BELOW_US");

@@ -8,7 +8,18 @@
  *  priority  latency-sensitive kernels (and kernels with priority > 0) on a
  *            high-priority stream: their pending blocks dispatch first, but
  *            running blocks are never preempted.
+ *  green     the hardware's own spatial split: the GPU's SMs are split once,
+ *            when the scheduler starts, into two static partitions (CUDA
+ *            green contexts on the GPU; backend.h, partition): LS kernels
+ *            (class ls, or priority > 0) run in the first, of GREEN_LS_SMS
+ *            SMs rounded up to what the hardware splits, every other kernel
+ *            in the second. Neither partition lends its idle SMs to the other.
+ *
+ * Stream-ordered launches (corun_launch_stream) run plain under all three,
+ * on the whole GPU: the program's own stream belongs to no partition.
  */
+#include <stdio.h>
+
 #include "core/policy.h"
 
 static void mps_arrive(corun__sched *s, void *state, corun__job *k)
@@ -32,6 +43,32 @@ static void plain_allot(corun__sched *s, void *state, corun_class cls, corun__al
     out->plain = true;
 }
 
+static int green_create(corun__sched *s, void **state)
+{
+    const corun__settings *set = corun__sched_settings(s);
+    const uint32_t want = set->green_ls_sms != 0 ? set->green_ls_sms : set->reserve_capsm;
+    uint32_t got = 0;
+    char why[256] = "", msg[300];
+    int rc;
+
+    (void)state;
+    rc = corun__sched_partition(s, want, &got, why, sizeof(why));
+    if (rc != CORUN_OK) {
+        snprintf(msg, sizeof(msg), "cannot split the GPU for LS kernels (%u SMs): %s", want,
+                 why[0] != '\0' ? why : corun_strerror(rc));
+        corun__sched_create_failed(s, msg);
+    }
+    return rc;
+}
+
+static void green_arrive(corun__sched *s, void *state, corun__job *k)
+{
+    const bool ls = k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0;
+
+    (void)state;
+    (void)corun__sched_run_plain_part(s, k, ls ? 1 : 0, ls ? 1u : 2u);
+}
+
 const corun__policy_ops corun__policy_mps = {
     .name = "mps",
     .help = "baseline: plain kernels, hardware FIFO dispatch (leftover policy)",
@@ -43,5 +80,14 @@ const corun__policy_ops corun__policy_priority = {
     .name = "priority",
     .help = "baseline: plain kernels, LS kernels on high-priority streams (no preemption)",
     .arrive = priority_arrive,
+    .allot = plain_allot,
+};
+
+const corun__policy_ops corun__policy_green = {
+    .name = "green",
+    .help = "baseline: a static SM split (CUDA green contexts), LS kernels in one partition "
+            "and the rest in the other, plain kernels (no preemption)",
+    .create = green_create,
+    .arrive = green_arrive,
     .allot = plain_allot,
 };
