@@ -48,7 +48,7 @@ static int green_create(corun__sched *s, void **state)
     const corun__settings *set = corun__sched_settings(s);
     const uint32_t want = set->green_ls_sms != 0 ? set->green_ls_sms : set->reserve_capsm;
     uint32_t got = 0;
-    char why[256] = "", msg[300];
+    char why[256] = "", msg[400];
     int rc;
 
     (void)state;

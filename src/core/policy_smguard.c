@@ -506,7 +506,7 @@ static int smguard_create(corun__sched *s, void **state)
 {
     const corun__settings *set = corun__sched_settings(s);
     smguard_state *st = calloc(1, sizeof(*st));
-    char why[256] = "", msg[320];
+    char why[256] = "", msg[400];
     int rc;
 
     if (st == NULL) {
