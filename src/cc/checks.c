@@ -199,7 +199,7 @@ static int refuse_reached(checker *k, const corun__cc_decl *kn, const reach *rs,
                   kn->name);
         refused = 1;
     }
-    for (size_t q = 0; q < rs->n; q++) {
+    for (size_t q = 0; q < rs->n && best[PROBLEM_SPIN] < 0; q++) {
         fnrec *r = &k->v[rs->v[q]];
         if (r->poll) {
             corun__cc_diag_at(k->d, CORUN_CC_WARNING, clang_getCursorLocation(r->poll_at),
@@ -362,6 +362,7 @@ static void check_one(checker *k, corun__cc_decl *kn, int *outside_done, outside
         free_walk(&kw);
         return;
     }
+    corun__cc_spin_flow(k, rs);
     first_places(k, kn, rs, best);
     int refused = refuse_reached(k, kn, rs, best);
     refused |= corun__cc_clone_callees(k, kn, rs, best[PROBLEM_GRID] >= 0);
@@ -416,6 +417,7 @@ int corun__cc_check_kernels(const corun__cc_tu *dev, const corun__cc_src *s,
     }
     free(k.v);
     free(k.callee_refs);
+    free(k.gvars);
     free(rs.v);
     free(tmp.v);
     return k.oom ? CORUN_ENOMEM : CORUN_OK;

@@ -262,6 +262,8 @@ static CXCursor call_ref(CXCursor call)
     return clang_getNullCursor();
 }
 
+static void call_args(checker *k, CXCursor call, fcall *f);
+
 static void record_fcall(checker *k, CXCursor call, CXCursor ref, const long *targets, size_t n,
                          int nocap)
 {
@@ -282,6 +284,7 @@ static void record_fcall(checker *k, CXCursor call, CXCursor ref, const long *ta
     f->ntargets = n > 4 ? 4 : n;
     memcpy(f->targets, targets, f->ntargets * sizeof(long));
     f->nocap_lambda = nocap;
+    call_args(k, call, f);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -353,18 +356,95 @@ static void check_asm(checker *k, CXCursor c, fnrec *r)
     clang_disposeTokens(k->t->tu, toks, n);
 }
 
-/* Facts of a loop condition: gridDim, an atomic call, a volatile read. */
+/* Whether ref names a variable or parameter local to a function. */
+static int is_local(CXCursor ref)
+{
+    enum CXCursorKind kind = clang_getCursorKind(ref);
+    if (kind == CXCursor_ParmDecl) {
+        return 1;
+    }
+    return kind == CXCursor_VarDecl &&
+           corun__cc_is_function(clang_getCursorKind(clang_getCursorSemanticParent(ref)));
+}
+
+static int in_list(const CXCursor *v, size_t n, CXCursor c)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (clang_equalCursors(v[i], c)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Facts of one part of a loop (its condition, increment or body), or of an
+ * expression: gridDim (read, or through a local variable given a value of
+ * it), an atomic call, a volatile read; the local variables it reads; the
+ * local variables it advances (++, --, op=, x = f(x)): a loop that advances
+ * what its condition reads counts or strides, it does not wait. */
 typedef struct spin_ctx {
+    checker *k;
     int grid, atomic, vol;
+    CXCursor *refs, *adv;
+    size_t nrefs, caprefs, nadv, capadv;
 } spin_ctx;
+
+static enum CXChildVisitResult refs_visit(CXCursor c, CXCursor p, CXClientData data)
+{
+    CXCursor *target = data;
+    (void)p;
+    if (clang_getCursorKind(c) == CXCursor_DeclRefExpr &&
+        clang_equalCursors(clang_getCursorReferenced(c), *target)) {
+        *target = clang_getNullCursor();
+        return CXChildVisit_Break;
+    }
+    return CXChildVisit_Recurse;
+}
+
+/* The local variable an lvalue names (x, x.f), or a null cursor. */
+static CXCursor lvalue_var(CXCursor lhs)
+{
+    for (int i = 0; i < 8; i++) {
+        lhs = strip(lhs);
+        if (clang_getCursorKind(lhs) != CXCursor_MemberRefExpr) {
+            break;
+        }
+        lhs = corun__cc_child(lhs, 0);
+        if (clang_Cursor_isNull(lhs)) {
+            return lhs;
+        }
+    }
+    if (clang_getCursorKind(lhs) == CXCursor_DeclRefExpr) {
+        CXCursor ref = clang_getCursorReferenced(lhs);
+        if (!clang_Cursor_isNull(ref) && is_local(ref)) {
+            return ref;
+        }
+    }
+    return clang_getNullCursor();
+}
+
+static void note_advance(spin_ctx *x, CXCursor var)
+{
+    if (!clang_Cursor_isNull(var) && !push_cursor(&x->adv, &x->nadv, &x->capadv, var)) {
+        x->k->oom = 1;
+    }
+}
 
 static enum CXChildVisitResult spin_visit(CXCursor c, CXCursor p, CXClientData data)
 {
     spin_ctx *x = data;
     enum CXCursorKind kind = clang_getCursorKind(c);
     (void)p;
-    if (kind == CXCursor_DeclRefExpr && corun__cc_builtin_var(clang_getCursorReferenced(c)) == 'g') {
-        x->grid = 1;
+    if (kind == CXCursor_DeclRefExpr) {
+        CXCursor ref = clang_getCursorReferenced(c);
+        if (corun__cc_builtin_var(ref) == 'g' ||
+            (!clang_Cursor_isNull(ref) && in_list(x->k->gvars, x->k->ngvars, ref))) {
+            x->grid = 1;
+        }
+        if (!clang_Cursor_isNull(ref) && is_local(ref) &&
+            !push_cursor(&x->refs, &x->nrefs, &x->caprefs, ref)) {
+            x->k->oom = 1;
+        }
     }
     if (kind == CXCursor_CallExpr) {
         CXString sp = clang_getCursorSpelling(c);
@@ -375,34 +455,241 @@ static enum CXChildVisitResult spin_visit(CXCursor c, CXCursor p, CXClientData d
         }
         clang_disposeString(sp);
     }
+    if (kind == CXCursor_UnaryOperator) {
+        enum CXUnaryOperatorKind op = clang_getCursorUnaryOperatorKind(c);
+        if (op == CXUnaryOperator_PostInc || op == CXUnaryOperator_PostDec ||
+            op == CXUnaryOperator_PreInc || op == CXUnaryOperator_PreDec) {
+            note_advance(x, lvalue_var(corun__cc_child(c, 0)));
+        }
+    }
+    if (kind == CXCursor_CompoundAssignOperator) {
+        note_advance(x, lvalue_var(corun__cc_child(c, 0)));
+    }
+    if (kind == CXCursor_BinaryOperator &&
+        clang_getCursorBinaryOperatorKind(c) == CXBinaryOperator_Assign) {
+        CXCursor var = lvalue_var(corun__cc_child(c, 0));
+        CXCursor rhs = corun__cc_child(c, 1), seen = var;
+        if (!clang_Cursor_isNull(var) && !clang_Cursor_isNull(rhs)) {
+            refs_visit(rhs, c, &seen);
+            if (!clang_Cursor_isNull(seen)) {
+                clang_visitChildren(rhs, refs_visit, &seen);
+            }
+            if (clang_Cursor_isNull(seen)) {
+                note_advance(x, var); /* x = f(x) */
+            }
+        }
+    }
     if (clang_isExpression(kind) && clang_isVolatileQualifiedType(clang_getCursorType(c))) {
         x->vol = 1;
     }
     return CXChildVisit_Recurse;
 }
 
+static void spin_scan(spin_ctx *x, CXCursor c, CXCursor parent)
+{
+    spin_visit(c, parent, x);
+    clang_visitChildren(c, spin_visit, x);
+}
+
+static void spin_free(spin_ctx *x)
+{
+    free(x->refs);
+    free(x->adv);
+}
+
+/* The spelling offset where c begins. */
+static unsigned start_off(CXCursor c)
+{
+    unsigned off = 0;
+    clang_getSpellingLocation(clang_getRangeStart(clang_getCursorExtent(c)), NULL, NULL, NULL,
+                              &off);
+    return off;
+}
+
+/* Which children of a for statement (all but its body) are its condition
+ * and its increment, by the top-level semicolons of its header; 0 when the
+ * header cannot be read so (a macro spells it). */
+static int for_parts(checker *k, CXCursor loop, unsigned n, int *cond_i, int *inc_i)
+{
+    CXToken *toks = NULL;
+    unsigned nt = 0, semi[2] = {0, 0}, close = 0;
+    int ns = 0, depth = 0;
+
+    *cond_i = *inc_i = -1;
+    clang_tokenize(k->t->tu, clang_getCursorExtent(loop), &toks, &nt);
+    for (unsigned i = 0; i < nt && close == 0; i++) {
+        CXString sp = clang_getTokenSpelling(k->t->tu, toks[i]);
+        const char *t = clang_getCString(sp);
+        unsigned off = 0;
+        clang_getSpellingLocation(clang_getTokenLocation(k->t->tu, toks[i]), NULL, NULL, NULL,
+                                  &off);
+        if (strcmp(t, "(") == 0) {
+            depth++;
+        } else if (strcmp(t, ")") == 0 && --depth == 0) {
+            close = off;
+        } else if (strcmp(t, ";") == 0 && depth == 1 && ns < 2) {
+            semi[ns++] = off;
+        }
+        clang_disposeString(sp);
+    }
+    clang_disposeTokens(k->t->tu, toks, nt);
+    if (ns < 2 || close == 0) {
+        return 0;
+    }
+    for (unsigned i = 0; i + 1 < n; i++) {
+        unsigned off = start_off(corun__cc_child(loop, i));
+        if (off > semi[0] && off < semi[1]) {
+            *cond_i = (int)i;
+        } else if (off > semi[1] && off < close) {
+            *inc_i = (int)i;
+        }
+    }
+    return 1;
+}
+
+/* The index of parameter p of function fn, or -1. */
+static int param_index(CXCursor fn, CXCursor p)
+{
+    int n = clang_Cursor_getNumArguments(fn);
+    for (int i = 0; i < n && i < 32; i++) {
+        if (clang_equalCursors(clang_Cursor_getArgument(fn, (unsigned)i), p)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* A loop that waits: nothing it advances (in its increment or body) is
+ * read by its condition. One that waits until an atomic or volatile read
+ * reaches a value of gridDim is a cross-block spin barrier; one that waits
+ * on such a read otherwise polls (and, if the condition reads a parameter,
+ * is a barrier where a caller passes gridDim there: corun__cc_spin_flow). */
 static void check_loop(checker *k, CXCursor loop, fnrec *r)
 {
     enum CXCursorKind kind = clang_getCursorKind(loop);
     unsigned n = corun__cc_nchildren(loop);
-    spin_ctx cond = {0, 0, 0}, all = {0, 0, 0};
-    (void)k;
+    spin_ctx cond = {k, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
+    spin_ctx rest = {k, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
+    int cond_i = -1, inc_i = -1, parts = 0, waits = 1;
     if (n == 0) {
         return;
+    }
+    if (kind == CXCursor_ForStmt) {
+        parts = for_parts(k, loop, n, &cond_i, &inc_i);
     }
     for (unsigned i = 0; i < n; i++) {
         CXCursor ch = corun__cc_child(loop, i);
         int is_body = kind == CXCursor_DoStmt ? i == 0 : i == n - 1;
-        spin_visit(ch, loop, is_body ? &all : &cond);
-        clang_visitChildren(ch, spin_visit, is_body ? &all : &cond);
+        int is_cond = parts ? (int)i == cond_i : !is_body;
+        if (parts && !is_body && !is_cond && (int)i != inc_i) {
+            continue; /* the initialisation runs once */
+        }
+        spin_scan(is_cond ? &cond : &rest, ch, loop);
     }
-    if (cond.grid && (cond.atomic || cond.vol || all.atomic || all.vol) && !r->spin) {
+    for (size_t i = 0; i < cond.nrefs && waits; i++) {
+        waits = !in_list(rest.adv, rest.nadv, cond.refs[i]) &&
+                !in_list(cond.adv, cond.nadv, cond.refs[i]);
+    }
+    if (waits && cond.grid && (cond.atomic || cond.vol || rest.atomic || rest.vol) && !r->spin) {
         r->spin = 1;
         r->spin_at = loop;
-    } else if (!cond.grid && (cond.atomic || cond.vol) && !r->poll) {
-        r->poll = 1;
-        r->poll_at = loop;
+    } else if (waits && !cond.grid && (cond.atomic || cond.vol)) {
+        if (!r->poll) {
+            r->poll = 1;
+            r->poll_at = loop;
+        }
+        for (size_t i = 0; i < cond.nrefs; i++) {
+            int pi = clang_getCursorKind(cond.refs[i]) == CXCursor_ParmDecl
+                         ? param_index(r->fn, cond.refs[i])
+                         : -1;
+            if (pi >= 0) {
+                if (r->spin_params == 0) {
+                    r->spin_param_at = loop;
+                }
+                r->spin_params |= 1u << pi;
+            }
+        }
     }
+    spin_free(&cond);
+    spin_free(&rest);
+}
+
+/* Which of a call's arguments are computed from gridDim, and which are the
+ * walked function's own parameters (for corun__cc_spin_flow). */
+static void call_args(checker *k, CXCursor call, fcall *f)
+{
+    int n = clang_Cursor_getNumArguments(call);
+
+    f->grid_args = 0;
+    memset(f->arg_param, -1, sizeof(f->arg_param));
+    for (int i = 0; i < n && i < 16; i++) {
+        spin_ctx x = {k, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
+        CXCursor a = clang_Cursor_getArgument(call, (unsigned)i);
+        if (clang_Cursor_isNull(a)) {
+            continue;
+        }
+        spin_scan(&x, a, call);
+        if (x.grid) {
+            f->grid_args |= 1u << i;
+        }
+        for (size_t j = 0; j < x.nrefs && f->arg_param[i] < 0; j++) {
+            if (clang_getCursorKind(x.refs[j]) == CXCursor_ParmDecl) {
+                int pi = param_index(k->v[k->cur].fn, x.refs[j]);
+                f->arg_param[i] = (signed char)(pi >= 0 && pi < 32 ? pi : -1);
+            }
+        }
+        spin_free(&x);
+    }
+}
+
+void corun__cc_spin_flow(checker *k, const reach *rs)
+{
+    for (int changed = 1, round = 0; changed && round < 64; round++) {
+        changed = 0;
+        for (size_t q = 0; q < rs->n; q++) {
+            fnrec *r = &k->v[rs->v[q]];
+            for (size_t c = 0; c < r->ncalls; c++) {
+                const fcall *f = &r->calls[c];
+                for (size_t t = 0; t < f->ntargets; t++) {
+                    const fnrec *callee = f->targets[t] >= 0 ? &k->v[f->targets[t]] : NULL;
+                    unsigned bits = callee != NULL ? callee->spin_params : 0;
+                    for (int i = 0; bits != 0 && i < 16; i++) {
+                        if ((bits & (1u << i)) == 0) {
+                            continue;
+                        }
+                        if ((f->grid_args & (1u << i)) != 0 && !r->spin) {
+                            r->spin = 1;
+                            r->spin_at = callee->spin_param_at;
+                            changed = 1;
+                        } else if (f->arg_param[i] >= 0 &&
+                                   (r->spin_params & (1u << f->arg_param[i])) == 0) {
+                            if (r->spin_params == 0) {
+                                r->spin_param_at = callee->spin_param_at;
+                            }
+                            r->spin_params |= 1u << f->arg_param[i];
+                            changed = 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* A local variable given a value computed from gridDim (declared with it,
+ * or assigned it): var's condition reads count as gridDim's. */
+static void note_grid_value(checker *k, CXCursor var, CXCursor value)
+{
+    spin_ctx x = {k, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
+    if (clang_Cursor_isNull(var) || clang_Cursor_isNull(value)) {
+        return;
+    }
+    spin_scan(&x, value, var);
+    if (x.grid && !in_list(k->gvars, k->ngvars, var) &&
+        !push_cursor(&k->gvars, &k->ngvars, &k->capgvars, var)) {
+        k->oom = 1;
+    }
+    spin_free(&x);
 }
 
 static int lambda_has_default_capture(checker *k, CXCursor lambda)
@@ -781,11 +1068,17 @@ static enum CXChildVisitResult body_visit(CXCursor c, CXCursor parent, CXClientD
     case CXCursor_TemplateRef:
         visit_type_ref(k, c);
         break;
-    case CXCursor_VarDecl:
+    case CXCursor_VarDecl: {
         if (corun__cc_has_attr(c, CXCursor_CUDASharedAttr)) {
             walked(k)->shared = 1;
         }
+        unsigned nc = corun__cc_nchildren(c);
+        CXCursor init = nc > 0 ? corun__cc_child(c, nc - 1) : clang_getNullCursor();
+        if (!clang_Cursor_isNull(init) && clang_isExpression(clang_getCursorKind(init))) {
+            note_grid_value(k, c, init);
+        }
         break;
+    }
     case CXCursor_AsmStmt:
         check_asm(k, c, walked(k));
         break;
@@ -802,6 +1095,7 @@ static enum CXChildVisitResult body_visit(CXCursor c, CXCursor parent, CXClientD
         enum CXBinaryOperatorKind op = clang_getCursorBinaryOperatorKind(c);
         if (op >= CXBinaryOperator_Assign && op <= CXBinaryOperator_OrAssign) {
             note_modified(k, corun__cc_child(c, 0));
+            note_grid_value(k, lvalue_var(corun__cc_child(c, 0)), corun__cc_child(c, 1));
         }
         break;
     }

@@ -19,6 +19,10 @@ typedef struct fnrec {
     int barrier, shared, warpsync, unresolved;
     int blockidx, grid, dp, asmbad, spin, poll;
     CXCursor blockidx_at, grid_at, dp_at, asm_at, spin_at, poll_at;
+    unsigned spin_params;  /* bit i: a loop waits on an atomic or volatile read
+                              until it reaches parameter i (a barrier if a
+                              caller passes a value of gridDim there) */
+    CXCursor spin_param_at;
     char grid_what[64], dp_what[64], asm_what[64];
     size_t *callees;
     size_t ncallees, cap;
@@ -35,6 +39,8 @@ typedef struct fcall {
     long targets[4];
     size_t ntargets;
     int nocap_lambda;    /* inside a lambda without a capture-default */
+    unsigned grid_args;  /* bit i: argument i is computed from gridDim */
+    signed char arg_param[16]; /* argument i is the caller's parameter n, or -1 */
 } fcall;
 
 typedef struct ret_rec {
@@ -82,6 +88,8 @@ typedef struct checker {
     kernel_walk *kw;
     CXCursor stack[MAX_DEPTH];
     size_t depth;
+    CXCursor *gvars;       /* local variables given a value of gridDim */
+    size_t ngvars, capgvars;
 } checker;
 
 
@@ -97,6 +105,9 @@ void corun__cc_walk_fn(checker *k, size_t i, kernel_walk *kw);
 /* Everything function root calls, transitively (root first); 0 when out of
  * memory. */
 int corun__cc_collect(checker *k, size_t root, reach *rs);
+/* Carries waits on a parameter (fnrec.spin_params) to the callers of rs's
+ * functions: one that passes a value of gridDim there has a spin barrier. */
+void corun__cc_spin_flow(checker *k, const reach *rs);
 /* 'b', 'g', 'd', 't' for the built-ins blockIdx, gridDim, blockDim,
  * threadIdx (not user variables of those names), else 0. */
 int corun__cc_builtin_var(CXCursor ref);
