@@ -26,8 +26,51 @@
 
 #define VDIR "/corun-cc-virtual"
 
+/* Host code nvcc accepts and clang's CUDA headers do not declare: nvcc's
+ * math_functions.hpp gives host code max and min of the integer and
+ * floating types (and their mixes). Declarations for the parse only, on
+ * both sides (the device side parses host functions too); the output
+ * never includes them (nvcc brings its own). docs/corun-cc.md lists what
+ * else nvcc accepts and corun-cc does not. */
+#define HOST_PRELUDE \
+    "__host__ int max(int, int);\n" \
+    "__host__ unsigned int max(unsigned int, unsigned int);\n" \
+    "__host__ unsigned int max(int, unsigned int);\n" \
+    "__host__ unsigned int max(unsigned int, int);\n" \
+    "__host__ long max(long, long);\n" \
+    "__host__ unsigned long max(unsigned long, unsigned long);\n" \
+    "__host__ unsigned long max(long, unsigned long);\n" \
+    "__host__ unsigned long max(unsigned long, long);\n" \
+    "__host__ long long max(long long, long long);\n" \
+    "__host__ unsigned long long max(unsigned long long, unsigned long long);\n" \
+    "__host__ unsigned long long max(long long, unsigned long long);\n" \
+    "__host__ unsigned long long max(unsigned long long, long long);\n" \
+    "__host__ float max(float, float);\n" \
+    "__host__ double max(double, double);\n" \
+    "__host__ double max(float, double);\n" \
+    "__host__ double max(double, float);\n" \
+    "__host__ int min(int, int);\n" \
+    "__host__ unsigned int min(unsigned int, unsigned int);\n" \
+    "__host__ unsigned int min(int, unsigned int);\n" \
+    "__host__ unsigned int min(unsigned int, int);\n" \
+    "__host__ long min(long, long);\n" \
+    "__host__ unsigned long min(unsigned long, unsigned long);\n" \
+    "__host__ unsigned long min(long, unsigned long);\n" \
+    "__host__ unsigned long min(unsigned long, long);\n" \
+    "__host__ long long min(long long, long long);\n" \
+    "__host__ unsigned long long min(unsigned long long, unsigned long long);\n" \
+    "__host__ unsigned long long min(long long, unsigned long long);\n" \
+    "__host__ unsigned long long min(unsigned long long, long long);\n" \
+    "__host__ float min(float, float);\n" \
+    "__host__ double min(double, double);\n" \
+    "__host__ double min(float, double);\n" \
+    "__host__ double min(double, float);\n"
+
+static const char host_prelude[] = HOST_PRELUDE;
+
 static const char device_prelude[] =
-    "extern \"C\" int cudaConfigureCall(dim3, dim3, unsigned long = 0, cudaStream_t = 0);\n";
+    "extern \"C\" int cudaConfigureCall(dim3, dim3, unsigned long = 0, cudaStream_t = 0);\n"
+    HOST_PRELUDE;
 
 typedef struct parse_job {
     const corun__cc_opts *o;
@@ -79,9 +122,9 @@ static int side_args(const parse_job *j, const char **argv, const char *pch)
     if (!have_std) {
         argv[n++] = "-std=c++17";
     }
-    if (j->t->device && pch == NULL) {
+    if (pch == NULL) {
         argv[n++] = "-include";
-        argv[n++] = VDIR "/corun_device_prelude.h";
+        argv[n++] = j->t->device ? VDIR "/corun_device_prelude.h" : VDIR "/corun_host_prelude.h";
     }
     return n;
 }
@@ -120,11 +163,12 @@ static void *parse_side(void *arg)
     parse_job *j = arg;
     /* the last file is what the precompiled header holds: nothing but what
      * clang includes first, and on the device side the prelude */
-    struct CXUnsavedFile files[3] = {
+    struct CXUnsavedFile files[4] = {
         {VDIR "/texture_fetch_functions.h", "", 0},
         {VDIR "/corun_device_prelude.h", device_prelude, sizeof(device_prelude) - 1},
-        {VDIR "/corun_cc_pch.h", j->t->device ? device_prelude : "",
-         j->t->device ? sizeof(device_prelude) - 1 : 0},
+        {VDIR "/corun_host_prelude.h", host_prelude, sizeof(host_prelude) - 1},
+        {VDIR "/corun_cc_pch.h", j->t->device ? device_prelude : host_prelude,
+         j->t->device ? sizeof(device_prelude) - 1 : sizeof(host_prelude) - 1},
     };
     enum CXErrorCode e = CXError_Failure;
     char pch[PATH_MAX];
@@ -133,10 +177,10 @@ static void *parse_side(void *arg)
         const char *argv[64 + 2 * 256];
         int n = side_args(j, argv, "");
         j->t->pch =
-            corun__cc_pch_get(j->o->pch_dir, argv, n, files, 3, &j->reads, pch, sizeof(pch));
+            corun__cc_pch_get(j->o->pch_dir, argv, n, files, 4, &j->reads, pch, sizeof(pch));
     }
     if (j->t->pch != CORUN_CC_PCH_NONE) {
-        e = parse_with(j, pch, files, 3);
+        e = parse_with(j, pch, files, 4);
         if ((e != CXError_Success || j->t->tu == NULL || corun__cc_pch_rejected(j->t->tu)) &&
             !corun__cc_reads_refused(&j->reads)) {
             unlink(pch); /* the next run builds it anew */
@@ -145,7 +189,7 @@ static void *parse_side(void *arg)
         }
     }
     if (j->t->pch == CORUN_CC_PCH_NONE) {
-        e = parse_with(j, NULL, files, 2);
+        e = parse_with(j, NULL, files, 3);
     }
     if (e != CXError_Success || j->t->tu == NULL) {
         j->rc = CORUN_EPARSE;
