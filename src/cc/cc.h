@@ -363,6 +363,11 @@ int corun__cc_find_kernel_decls(const corun__cc_tu *dev, const corun__cc_src *s,
 /* Describes function declaration fn (device side) like a kernel, appended
  * to list; *index is the new record, or -1 when fn is not in this file or
  * cannot be rewritten (then with a diagnostic). */
+/* Refuses a kernel whose first declaration or definition the host-side
+ * unit does not see at the same place (#if __CUDA_ARCH__ around it): its
+ * worker and launcher would be missing from the host pass. */
+int corun__cc_check_host_pass(const corun__cc_tu *host, const corun__cc_tu *dev,
+                              corun__cc_decls *ks, corun__cc_diags *d);
 int corun__cc_describe_function(const corun__cc_tu *dev, const corun__cc_src *s, CXCursor fn,
                                 corun__cc_decls *list, corun__cc_diags *d, long *index);
 /* The declaration record that holds the launcher for this USR: the first

@@ -504,6 +504,53 @@ int corun__cc_find_kernel_decls(const corun__cc_tu *dev, const corun__cc_src *s,
     return x.rc;
 }
 
+/* Whether the host-side unit has a function declaration of that name at
+ * byte off of the main file. */
+static int host_declares(const corun__cc_tu *host, unsigned off, const char *name)
+{
+    CXSourceLocation loc = clang_getLocationForOffset(host->tu, host->file, off);
+    CXCursor c = clang_getCursor(host->tu, loc);
+    enum CXCursorKind kind = clang_getCursorKind(c);
+    if (kind != CXCursor_FunctionDecl && kind != CXCursor_FunctionTemplate) {
+        c = clang_getCursorSemanticParent(c);
+        kind = clang_getCursorKind(c);
+    }
+    if (kind != CXCursor_FunctionDecl && kind != CXCursor_FunctionTemplate) {
+        return 0;
+    }
+    CXString sp = clang_getCursorSpelling(c);
+    int same = strcmp(clang_getCString(sp), name) == 0;
+    clang_disposeString(sp);
+    return same;
+}
+
+int corun__cc_check_host_pass(const corun__cc_tu *host, const corun__cc_tu *dev,
+                              corun__cc_decls *ks, corun__cc_diags *d)
+{
+    for (size_t i = 0; i < ks->n; i++) {
+        corun__cc_decl *k = &ks->v[i];
+        if (k->refused || k->clone || (!k->first && !k->is_def) ||
+            host_declares(host, k->name_off, k->name)) {
+            continue;
+        }
+        corun__cc_diag_at(
+            d, CORUN_CC_ERROR, clang_getCursorLocation(k->cursor), "kernel seen by one pass only",
+            "kernel '%s': this %s is compiled for the device but not for the host (an #if "
+            "__CUDA_ARCH__ around it, an #else with another definition): corun-cc emits the "
+            "kernel's worker and launcher here, and the host pass would not have them; keep "
+            "one definition for both passes and put the #if inside its body",
+            k->name, k->is_def ? "definition" : "first declaration");
+        k->refused = 1;
+        for (size_t j = 0; j < ks->n; j++) {
+            if (strcmp(ks->v[j].usr, k->usr) == 0) {
+                ks->v[j].refused = 1;
+            }
+        }
+    }
+    (void)dev;
+    return CORUN_OK;
+}
+
 int corun__cc_describe_function(const corun__cc_tu *dev, const corun__cc_src *s, CXCursor fn,
                                 corun__cc_decls *list, corun__cc_diags *d, long *index)
 {

@@ -317,6 +317,9 @@ static void *transform(void *arg)
     if (rc == CORUN_OK) {
         rc = corun__cc_find_kernel_decls(&dev, &src, &ks, &d);
     }
+    if (rc == CORUN_OK) {
+        rc = corun__cc_check_host_pass(&host, &dev, &ks, &d);
+    }
     int nothing = rc == CORUN_OK && ks.n == 0 && d.errors == 0;
     if (rc == CORUN_OK && !nothing) {
         rc = corun__cc_check_kernels(&dev, &src, &ks, &clones, &sites, &d);
