@@ -697,8 +697,8 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     j->info.sm_lo = req.sm_lo;
     j->info.sm_hi = req.sm_hi;
     j->info.t_launch = c->be->ops->now_ns(c->be);
-    j->workers = corun__workers_for(j->info.capsm, per_sm, req.sm_lo, req.sm_hi,
-                                    c->be->desc.sm_count);
+    j->workers = corun__direct_workers(j->info.capsm, per_sm, req.sm_lo, req.sm_hi,
+                                       c->be->desc.sm_count, tasks);
     if (out != NULL) {
         *out = j;
     }

@@ -95,6 +95,11 @@ bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *
  * not fit 32 bits. */
 uint32_t corun__workers_for(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
                             uint32_t sm_count);
+/* A direct kernel's primary grid: corun__workers_for, but on the whole GPU
+ * no more workers than tasks (each runs its preset task; more would only
+ * start, find nothing and leave, beside the ones that run). */
+uint32_t corun__direct_workers(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
+                               uint32_t sm_count, uint64_t tasks);
 
 /* Applies writes to a block in memory, as the device sees them (the
  * simulator's device, and tests). */

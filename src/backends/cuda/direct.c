@@ -65,8 +65,9 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     if (req->capsm == 0) {
         return launch_plain_direct(b, spec, c, s, why, why_len);
     }
-    nworkers = corun__workers_for(req->capsm, *per_sm, req->sm_lo, req->sm_hi,
-                                  b->d->desc.sm_count);
+    nworkers = corun__direct_workers(req->capsm, *per_sm, req->sm_lo, req->sm_hi,
+                                     b->d->desc.sm_count,
+                                     (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z);
     if (nworkers == 0) {
         return CORUN_ERANGE;
     }

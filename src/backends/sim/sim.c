@@ -732,7 +732,8 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
         k->owned = true; /* nobody adopts a plain one: freed once over */
         rc = launch(s, k, k->tasks, false, NULL, req->priority, 0, 0, 0, &l);
     } else {
-        nworkers = corun__workers_for(req->capsm, k->per_sm, req->sm_lo, req->sm_hi, s->nsm);
+        nworkers = corun__direct_workers(req->capsm, k->per_sm, req->sm_lo, req->sm_hi, s->nsm,
+                                         k->tasks);
         memset(&lr, 0, sizeof(lr));
         lr.nworkers = nworkers;
         corun__ctl_launch(&k->ch, &lr, req->sm_lo, req->sm_hi, &wa);
