@@ -327,8 +327,11 @@ static void *transform(void *arg)
     if (rc == CORUN_OK && !nothing && o->resource_usage != NULL) {
         rc = corun__cc_pins_from_report(o->resource_usage, o->pinned_usage, &src, &ks, &d);
     }
-    if (rc == CORUN_OK && !nothing) {
+    if (rc == CORUN_OK) {
+        /* also in a file with no kernel of its own: its launches of kernels
+         * defined elsewhere are said, and what corun cannot take refused */
         rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
+        nothing = nothing && d.errors == 0;
     }
     if (rc == CORUN_OK && !nothing) {
         rc = corun__cc_emit_kernels(&src, &ks, &clones, &sites, o->line_name, &e, &d);
