@@ -108,6 +108,15 @@ grep -q "cannot open" "$tmp/missing.log" || { echo "FAIL: no message for a missi
 "$cc" --help | grep -q "usage: corun-cc" || { echo "FAIL: --help"; fail=1; }
 "$cc" --bogus 2> /dev/null
 [ $? -eq 2 ] || { echo "FAIL: an unknown option must exit 2"; fail=1; }
+# CORUN_CC_STRICT=1 refuses a launch corun-cc would leave unchanged (a kernel
+# of a header), writing nothing; a value outside [0, 1] is a usage error
+CORUN_CC_STRICT=1 "$cc" header_kernel_launch.cu -o "$tmp/strict.cu" > "$tmp/strict.log" 2>&1
+[ $? -eq 1 ] && [ ! -e "$tmp/strict.cu" ] &&
+  grep -q "header_kernel_launch.cu:5:5: error: .*CORUN_CC_STRICT=1" "$tmp/strict.log" ||
+  { echo "FAIL: CORUN_CC_STRICT=1"; cat "$tmp/strict.log"; fail=1; }
+CORUN_CC_STRICT=2 "$cc" header_kernel_launch.cu -o "$tmp/strict.cu" > "$tmp/strict.log" 2>&1
+[ $? -eq 2 ] && grep -q "CORUN_CC_STRICT: 2 is outside \[0, 1\]" "$tmp/strict.log" ||
+  { echo "FAIL: CORUN_CC_STRICT=2 must exit 2"; cat "$tmp/strict.log"; fail=1; }
 
 if [ $fail -ne 0 ]; then
   exit 1

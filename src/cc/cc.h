@@ -76,6 +76,7 @@ typedef struct corun__cc_diags {
     size_t n, cap;
     size_t errors;
     int oom;
+    int strict;      /* CORUN_CC_STRICT: a launch corun cannot take is an error */
 } corun__cc_diags;
 
 /* Records "file:line:col: error|warning: corun-cc: <construct>: <reason>".
@@ -245,6 +246,7 @@ typedef struct corun__cc_opts {
     const char *pch_dir;       /* folder of precompiled CUDA headers; NULL: none */
     size_t parse_stack;        /* stack of each thread that runs libclang */
     uint64_t read_limit;       /* bytes one translation unit may read; 0: no limit */
+    int strict;                /* CORUN_CC_STRICT */
 } corun__cc_opts;
 
 typedef struct corun__cc_tu {

@@ -296,7 +296,13 @@ static corun__cc_decl *launched_decl(launch_ctx *x, CXCursor call, CXCursor ref)
 
     corun__cc_decl *kn = first_decl_of(x, ref, &why);
     if (kn == NULL) {
-        if (why == 1) {
+        if (why == 1 && x->d->strict) {
+            corun__cc_diag_at(x->d, CORUN_CC_ERROR, clang_getCursorLocation(call),
+                              "launch of a kernel defined elsewhere",
+                              "kernel '%s': not declared in this file, so it has no worker "
+                              "form here (CORUN_CC_STRICT=1 refuses what would run unchanged)",
+                              kname);
+        } else if (why == 1) {
             warn(x, call, "launch of a kernel defined elsewhere",
                  "not declared in this file, so it has no worker form here; launched "
                  "unchanged, not through corun",

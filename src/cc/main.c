@@ -298,6 +298,7 @@ static void *transform(void *arg)
     double t0 = now_ms(), t_parse = 0;
     corun__cc_diags d = {0};
     corun__cc_src src;
+    d.strict = o->strict;
     corun__cc_tu host = {0}, dev = {0};
     corun__cc_decls ks = {0}, clones = {0};
     corun__cc_callsites sites = {0};
@@ -552,7 +553,15 @@ static int cc_main(int argc, char **argv)
                                            : default_pch_dir(default_pch, sizeof(default_pch));
         }
         o->parse_stack = (size_t)x.stack;
-        status = transform_on_thread(&r, x.stack);
+        char strict[8], why[256];
+        if (corun__settings_read_one("cc_strict", strict, sizeof(strict), why, sizeof(why)) !=
+            CORUN_OK) {
+            fprintf(stderr, "corun-cc: %s\n", why);
+            status = 2;
+        } else {
+            o->strict = strcmp(strict, "1") == 0;
+            status = transform_on_thread(&r, x.stack);
+        }
     }
     free(cflags);
     free(x.settings);

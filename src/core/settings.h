@@ -130,6 +130,9 @@
     X(NVCC_PIN, nvcc_pin, UINT, "1", 0, 1, "",                                                   \
       "corun-nvcc: 1 compiles each transformed file once for the device to measure registers "   \
       "and pins workers that would lose occupancy (docs/corun-cc.md); 0 = off")                  \
+    X(CC_STRICT, cc_strict, UINT, "0", 0, 1, "",                                                 \
+      "corun-cc: 1 refuses a launch it would leave unchanged, not through corun (a kernel "      \
+      "defined in another file); 0 warns")                                                       \
     X(NVCC_ON_REFUSAL, nvcc_on_refusal, STR, "fail", 0, 0, "fail,plain",                         \
       "corun-nvcc: a file corun-cc refuses fails the build (fail) or is compiled unchanged, "    \
       "with a warning (plain)")                                                                  \
