@@ -112,6 +112,20 @@ check grep -q "k__corun_launch" "$tmp/keep/k.cu"
 check test "$(env -u CORUN_CACHE XDG_CACHE_HOME="$tmp/xdg" "$cc" --setting cache)" = "$tmp/xdg/corun"
 check env -u CORUN_CACHE XDG_CACHE_HOME="$tmp/xdg" CORUN_NVCC_PIN=0 "$wrap" -arch=sm_90 -c k.cu -o k7.o
 check test "$(ls "$tmp/xdg/corun"/*.cu 2> /dev/null | wc -l)" -eq 1
+# a file that launches a kernel of a header: said on every build, the cached
+# one too; CORUN_CC_STRICT=1 fails the build (the cache keeps the two apart)
+printf '__global__ void hk(int *p) { p[0] = 1; }\n' > hk.cuh
+printf '#include "hk.cuh"\nvoid go(int *p) { hk<<<1, 1>>>(p); }\n' > uses_hk.cu
+for n in 1 2; do
+  check "$wrap" -arch=sm_90 -c uses_hk.cu -o uses_hk$n.o 2> uses_hk$n.log
+  check grep -q "uses_hk.cu:2:.*launch of a kernel defined elsewhere: kernel 'hk'" uses_hk$n.log
+done
+if CORUN_CC_STRICT=1 "$wrap" -arch=sm_90 -c uses_hk.cu -o uses_hk3.o 2> uses_hk3.log; then
+  echo "FAIL: CORUN_CC_STRICT=1 built a launch left unchanged"
+  fail=1
+fi
+check grep -q "error: corun-cc: launch of a kernel defined elsewhere" uses_hk3.log
+check test ! -e uses_hk3.o
 # nvcc's own options still work
 check "$wrap" --version
 exit $fail
