@@ -16,8 +16,7 @@ void corun__usage_demo(FILE *out)
     fprintf(out,
             "usage: corun demo [--scenario FILE] [--apps LIST] [--systems LIST] [--reserve N]\n"
             "                  [--backend B] [--seed N] [--duration-ms MS] [--train | --no-train]\n"
-            "                  [--json]\n"
-            "                  [--quiet]\n"
+            "                  [--json] [--quiet]\n"
             "\n"
             "Runs an LS+batch scenario (default: SMGuard 6.2 — a batch kernel with long\n"
             "block-tasks in a loop, an LS kernel arriving at random intervals) once per\n"

@@ -36,7 +36,7 @@
       "smguard: 1 runs batch kernels only on SMs outside the LS floor (the reservation, or "     \
       "more by SMGUARD_LS_CAP), so LS kernels get whole SMs; 2 splits the GPU into an LS "       \
       "partition of GREEN_LS_SMS SMs and the rest (CUDA green contexts), LS kernels in the "    \
-      "first, batch kernels in the second while LS work goes on; 0 keeps the paper's logical " \
+      "first, batch kernels always in the second; 0 keeps the paper's logical "                \
       "CapSMs (workers anywhere)")                                                               \
     X(SMGUARD_LS_CAP, smguard_ls_cap, DBL, "0.5", 0, 1, "",                                      \
       "smguard: an LS kernel gets the CapSMs its grid fills in one wave, at least the "          \
