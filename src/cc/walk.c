@@ -356,6 +356,23 @@ static void check_asm(checker *k, CXCursor c, fnrec *r)
     clang_disposeTokens(k->t->tu, toks, n);
 }
 
+/* What an lvalue names (x, x.f, x.f.g: x), or a null cursor. */
+static CXCursor lvalue_ref(CXCursor lhs)
+{
+    for (int i = 0; i < 8; i++) {
+        lhs = strip(lhs);
+        if (clang_getCursorKind(lhs) != CXCursor_MemberRefExpr) {
+            break;
+        }
+        lhs = corun__cc_child(lhs, 0);
+        if (clang_Cursor_isNull(lhs)) {
+            return lhs;
+        }
+    }
+    return clang_getCursorKind(lhs) == CXCursor_DeclRefExpr ? clang_getCursorReferenced(lhs)
+                                                            : clang_getNullCursor();
+}
+
 /* Whether ref names a variable or parameter local to a function. */
 static int is_local(CXCursor ref)
 {
@@ -404,23 +421,8 @@ static enum CXChildVisitResult refs_visit(CXCursor c, CXCursor p, CXClientData d
 /* The local variable an lvalue names (x, x.f), or a null cursor. */
 static CXCursor lvalue_var(CXCursor lhs)
 {
-    for (int i = 0; i < 8; i++) {
-        lhs = strip(lhs);
-        if (clang_getCursorKind(lhs) != CXCursor_MemberRefExpr) {
-            break;
-        }
-        lhs = corun__cc_child(lhs, 0);
-        if (clang_Cursor_isNull(lhs)) {
-            return lhs;
-        }
-    }
-    if (clang_getCursorKind(lhs) == CXCursor_DeclRefExpr) {
-        CXCursor ref = clang_getCursorReferenced(lhs);
-        if (!clang_Cursor_isNull(ref) && is_local(ref)) {
-            return ref;
-        }
-    }
-    return clang_getNullCursor();
+    CXCursor ref = lvalue_ref(lhs);
+    return !clang_Cursor_isNull(ref) && is_local(ref) ? ref : clang_getNullCursor();
 }
 
 static void note_advance(spin_ctx *x, CXCursor var)
@@ -568,8 +570,8 @@ static void check_loop(checker *k, CXCursor loop, fnrec *r)
 {
     enum CXCursorKind kind = clang_getCursorKind(loop);
     unsigned n = corun__cc_nchildren(loop);
-    spin_ctx cond = {k, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
-    spin_ctx rest = {k, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
+    spin_ctx cond = {.k = k};
+    spin_ctx rest = {.k = k};
     int cond_i = -1, inc_i = -1, parts = 0, waits = 1;
     if (n == 0) {
         return;
@@ -623,7 +625,7 @@ static void call_args(checker *k, CXCursor call, fcall *f)
     f->grid_args = 0;
     memset(f->arg_param, -1, sizeof(f->arg_param));
     for (int i = 0; i < n && i < 16; i++) {
-        spin_ctx x = {k, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
+        spin_ctx x = {.k = k};
         CXCursor a = clang_Cursor_getArgument(call, (unsigned)i);
         if (clang_Cursor_isNull(a)) {
             continue;
@@ -680,7 +682,7 @@ void corun__cc_spin_flow(checker *k, const reach *rs)
  * or assigned it): var's condition reads count as gridDim's. */
 static void note_grid_value(checker *k, CXCursor var, CXCursor value)
 {
-    spin_ctx x = {k, 0, 0, 0, NULL, NULL, 0, 0, 0, 0};
+    spin_ctx x = {.k = k};
     if (clang_Cursor_isNull(var) || clang_Cursor_isNull(value)) {
         return;
     }
@@ -715,24 +717,10 @@ static void note_modified(checker *k, CXCursor lhs)
     if (k->kw == NULL) {
         return;
     }
-    for (int i = 0; i < 8; i++) {
-        lhs = strip(lhs);
-        if (clang_getCursorKind(lhs) == CXCursor_MemberRefExpr) {
-            CXCursor base = corun__cc_child(lhs, 0);
-            if (clang_Cursor_isNull(base)) {
-                return;
-            }
-            lhs = base;
-            continue;
-        }
-        break;
-    }
-    if (clang_getCursorKind(lhs) == CXCursor_DeclRefExpr) {
-        CXCursor ref = clang_getCursorReferenced(lhs);
-        if (!clang_Cursor_isNull(ref) &&
-            !push_cursor(&k->kw->modified, &k->kw->nmod, &k->kw->capmod, ref)) {
-            k->oom = 1;
-        }
+    CXCursor ref = lvalue_ref(lhs);
+    if (!clang_Cursor_isNull(ref) &&
+        !push_cursor(&k->kw->modified, &k->kw->nmod, &k->kw->capmod, ref)) {
+        k->oom = 1;
     }
 }
 

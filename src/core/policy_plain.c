@@ -18,8 +18,6 @@
  * Stream-ordered launches (corun_launch_stream) run plain under all three,
  * on the whole GPU: the program's own stream belongs to no partition.
  */
-#include <stdio.h>
-
 #include "core/policy.h"
 
 static void mps_arrive(corun__sched *s, void *state, corun__job *k)
@@ -45,20 +43,10 @@ static void plain_allot(corun__sched *s, void *state, corun_class cls, corun__al
 
 static int green_create(corun__sched *s, void **state)
 {
-    const corun__settings *set = corun__sched_settings(s);
-    const uint32_t want = set->green_ls_sms != 0 ? set->green_ls_sms : set->reserve_capsm;
     uint32_t got = 0;
-    char why[256] = "", msg[400];
-    int rc;
 
     (void)state;
-    rc = corun__sched_partition(s, want, &got, why, sizeof(why));
-    if (rc != CORUN_OK) {
-        snprintf(msg, sizeof(msg), "cannot split the GPU for LS kernels (%u SMs): %s", want,
-                 why[0] != '\0' ? why : corun_strerror(rc));
-        corun__sched_create_failed(s, msg);
-    }
-    return rc;
+    return corun__sched_split_ls(s, &got);
 }
 
 static void green_arrive(corun__sched *s, void *state, corun__job *k)

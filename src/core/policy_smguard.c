@@ -504,22 +504,15 @@ static void smguard_allot(corun__sched *s, void *state, corun_class cls, corun__
 
 static int smguard_create(corun__sched *s, void **state)
 {
-    const corun__settings *set = corun__sched_settings(s);
     smguard_state *st = calloc(1, sizeof(*st));
-    char why[256] = "", msg[400];
     int rc;
 
     if (st == NULL) {
         return CORUN_ENOMEM;
     }
-    if (set->smguard_bind == 2) {
-        const uint32_t want = set->green_ls_sms != 0 ? set->green_ls_sms : reserve_of(s);
-        rc = corun__sched_partition(s, want, &st->part_sms, why, sizeof(why));
+    if (corun__sched_settings(s)->smguard_bind == 2) {
+        rc = corun__sched_split_ls(s, &st->part_sms);
         if (rc != CORUN_OK) {
-            snprintf(msg, sizeof(msg),
-                     "SMGUARD_BIND=2: cannot split the GPU for LS kernels (%u SMs): %s", want,
-                     why[0] != '\0' ? why : corun_strerror(rc));
-            corun__sched_create_failed(s, msg);
             free(st);
             return rc;
         }

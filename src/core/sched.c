@@ -15,8 +15,8 @@
 struct corun__sched {
     corun__backend *be;
     char *create_why;            /* corun__sched_opts.why, during create only */
-    bool parted;                 /* corun__sched_partition split the GPU */
     size_t create_why_len;
+    bool parted;                 /* corun__sched_split_ls split the GPU */
     const corun__policy_ops *pol;
     void *pst;
     corun__settings set;
@@ -104,13 +104,6 @@ uint32_t corun__sched_free_capsm(const corun__sched *s)
 corun__job *corun__sched_first(const corun__sched *s)
 {
     return s->head;
-}
-
-void corun__sched_create_failed(corun__sched *s, const char *why)
-{
-    if (s->create_why != NULL && s->create_why_len > 0) {
-        snprintf(s->create_why, s->create_why_len, "%s", why);
-    }
 }
 
 int corun__sched_create(const corun__sched_opts *o, corun__sched **out)
@@ -662,17 +655,25 @@ int corun__sched_run(corun__sched *s, corun__job *k, uint32_t n)
     return CORUN_OK;
 }
 
-int corun__sched_partition(corun__sched *s, uint32_t sms, uint32_t *got, char *why,
-                           size_t why_len)
+int corun__sched_split_ls(corun__sched *s, uint32_t *got)
 {
+    const uint32_t want = s->set.green_ls_sms != 0 ? s->set.green_ls_sms
+                                                   : (uint32_t)s->set.reserve_capsm;
+    char why[256] = "";
+    int rc = CORUN_ENOTSUP;
+
     if (s->be->ops->partition == NULL || s->be->ops->launch_plain_part == NULL) {
-        snprintf(why, why_len, "the %s backend cannot split the GPU into SM partitions",
+        snprintf(why, sizeof(why), "the %s backend cannot split the GPU into SM partitions",
                  s->be->ops->name);
-        return CORUN_ENOTSUP;
+    } else {
+        rc = s->be->ops->partition(s->be, want, got, why, sizeof(why));
     }
-    int rc = s->be->ops->partition(s->be, sms, got, why, why_len);
     if (rc == CORUN_OK) {
         s->parted = true;
+    } else if (s->create_why != NULL && s->create_why_len > 0) {
+        snprintf(s->create_why, s->create_why_len,
+                 "cannot split the GPU for LS kernels (%u SMs): %.256s", want,
+                 why[0] != '\0' ? why : corun_strerror(rc));
     }
     return rc;
 }

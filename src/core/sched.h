@@ -111,8 +111,6 @@ typedef struct corun__sched_opts {
 } corun__sched_opts;
 
 int corun__sched_create(const corun__sched_opts *o, corun__sched **out);
-/* For a policy's create that fails: the reason, into the opts' why. */
-void corun__sched_create_failed(corun__sched *s, const char *why);
 /* Frees the scheduler and every kernel record; kernels still on the GPU are
  * halted first (their launches are waited for, at most a second). */
 void corun__sched_destroy(corun__sched *s);
@@ -166,11 +164,12 @@ uint64_t corun__sched_now(const corun__sched *s);
 int corun__sched_run(corun__sched *s, corun__job *k, uint32_t n);
 /* Launch k as one ordinary grid on a stream of the given priority. */
 int corun__sched_run_plain(corun__sched *s, corun__job *k, int32_t priority);
-/* Split the GPU into two static SM partitions (backend.h, partition): the
- * first of at least sms SMs (*got: how many it has), the second the rest.
- * CORUN_ENOTSUP, with why, where the backend cannot. */
-int corun__sched_partition(corun__sched *s, uint32_t sms, uint32_t *got, char *why,
-                           size_t why_len);
+/* From a policy's create: split the GPU into two static SM partitions
+ * (backend.h, partition), the first for LS kernels, of at least GREEN_LS_SMS
+ * SMs (0: RESERVE_CAPSM; *got: how many it has), the second the rest. On
+ * failure (CORUN_ENOTSUP where the backend cannot) the reason goes to the
+ * opts' why, and create returns the code. */
+int corun__sched_split_ls(corun__sched *s, uint32_t *got);
 /* As corun__sched_run_plain, in partition part (1 or 2) of that split. */
 int corun__sched_run_plain_part(corun__sched *s, corun__job *k, int32_t priority, unsigned part);
 /* Add n CapSMs to a running kernel (new workers on the same control block).
@@ -192,7 +191,7 @@ int corun__sched_stop(corun__sched *s, corun__job *k);
  * workers to fill the range (see launch_workers in sched.c). */
 int corun__sched_bind(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t sm_hi);
 /* k's later worker launches go to partition part (1 or 2) of the split made
- * by corun__sched_partition, or anywhere (0): the hardware places them there,
+ * by corun__sched_split_ls, or anywhere (0): the hardware places them there,
  * so none is lost to a range. Not for plain or direct kernels. */
 int corun__sched_place(corun__sched *s, corun__job *k, unsigned part);
 /* Epoch quota: k claims no task at or beyond `limit` (absolute task index).

@@ -275,16 +275,23 @@ static int pick_stream(cuda_backend *b, int base, int n)
     return best;
 }
 
-int corun__cuda_launch_reserve(cuda_backend *b, corun__exec *k, int32_t prio)
+/* Reserves the least loaded of streams [base, base + n) for a launch of k:
+ * its load and k's inflight counted. */
+static int reserve_in(cuda_backend *b, corun__exec *k, int base, int n)
 {
     int si;
 
     pthread_mutex_lock(&b->mu);
-    si = pick_stream(b, prio > 0 ? NSTREAMS : 0, NSTREAMS);
+    si = pick_stream(b, base, n);
     b->load[si]++;
     k->inflight++;
     pthread_mutex_unlock(&b->mu);
     return si;
+}
+
+int corun__cuda_launch_reserve(cuda_backend *b, corun__exec *k, int32_t prio)
+{
+    return reserve_in(b, k, prio > 0 ? NSTREAMS : 0, NSTREAMS);
 }
 
 int corun__cuda_launch_issue(cuda_backend *b, corun__exec *k, int si, int worker,
@@ -368,17 +375,10 @@ static int launch(cuda_backend *b, corun__exec *k, int worker, unsigned nblocks_
  * returns -1 where the GPU is not split so. */
 static int reserve_part(cuda_backend *b, corun__exec *k, unsigned part)
 {
-    int si;
-
     if (part < 1 || part > 2 || b->green[part - 1] == NULL) {
         return -1;
     }
-    pthread_mutex_lock(&b->mu);
-    si = pick_stream(b, GREEN_STREAM0 + (int)(part - 1) * NGREEN, NGREEN);
-    b->load[si]++;
-    k->inflight++;
-    pthread_mutex_unlock(&b->mu);
-    return si;
+    return reserve_in(b, k, GREEN_STREAM0 + (int)(part - 1) * NGREEN, NGREEN);
 }
 
 static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__launch_req *req)
