@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # scripts/fuzz.sh [BUILD [SECONDS]]: the libFuzzer targets of fuzz/ (scenario loader, profile
-# store parser, settings parser), built with clang, ASan and UBSan in BUILD (default
-# build-fuzz) and run SECONDS each (default 60) from their seeds; a crash, leak, sanitizer
-# report, broken contract or hang fails it. `make test` runs it last. Where clang or its
+# store parser, settings parser, daemon wire protocol), built with clang, ASan and UBSan in
+# BUILD (default build-fuzz) and run SECONDS each (default 60) from their seeds; a crash, leak,
+# sanitizer report, broken contract or hang fails it. `make test` runs it last. Where clang or its
 # libFuzzer is missing it says so and exits 0: nothing else needs them.
 #
 #   FUZZ_RUNS=N       run each target for N inputs instead, from its seeds alone (the
 #                     benchmark: FUZZ_RUNS=1000000 scripts/fuzz.sh, docs/performance.md)
-#   FUZZ_TARGETS=...  which targets, of "scenario profile settings" (default: all)
+#   FUZZ_TARGETS=...  which targets, of "scenario profile settings proto" (default: all)
 #   FUZZ_CC=CC        the compiler (default: clang)
 #   FUZZ_JOBS=N       build jobs (default: nproc)
 #
@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build-fuzz}
 SECONDS_EACH=${2:-60}
 RUNS=${FUZZ_RUNS:-}
-TARGETS=${FUZZ_TARGETS:-scenario profile settings}
+TARGETS=${FUZZ_TARGETS:-scenario profile settings proto}
 CC_FUZZ=${FUZZ_CC:-clang}
 JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
 

@@ -49,7 +49,8 @@ extern "C" {
     X(ESTATE, -11, "operation not valid in the current state")              \
     X(ENOENT, -12, "no such item")                                          \
     X(ETIMEDOUT, -13, "timed out")                                          \
-    X(EFAULT, -14, "injected fault")
+    X(EFAULT, -14, "injected fault")                                        \
+    X(ECANCELED, -15, "cancelled")
 
 typedef enum corun_status {
 #define CORUN__STATUS_ENUM(name, value, msg) CORUN_##name = (value),
@@ -274,7 +275,8 @@ CORUN_API corun_ctx *corun_default_ctx(void);
 
 /* The launch attributes a program gives its launches when it names none, from
  * ctx's settings: class CORUN_LAUNCH_CLASS (batch or ls), capsm
- * CORUN_LAUNCH_CAPSM, the rest 0. Transformed programs launch with these. */
+ * CORUN_LAUNCH_CAPSM, priority CORUN_LAUNCH_PRIORITY, weight CORUN_LAUNCH_WEIGHT, size_hint
+ * 0. Transformed programs launch with these. */
 CORUN_API void corun_ctx_launch_attr(const corun_ctx *ctx, corun_launch_attr *out);
 
 /* The kernel registered for these functions in ctx, registering it on first

@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "api/ctx_int.h"
+#include "api/remote.h"
 #include "backends/create.h"
 #include "core/ctl.h"
 #include "core/entry.h"
@@ -41,6 +43,7 @@ struct corun_ctx {
     unsigned caps;
     corun__sched *s;
     corun__settings set;
+    char policy[32];
     corun_launch_attr launch_attr; /* CORUN_LAUNCH_CLASS, _CAPSM: read once, not per launch */
     int threaded;
     int stop;
@@ -53,6 +56,7 @@ struct corun_ctx {
                                    or priority > 0 launch; 0 = none yet */
     pthread_mutex_t q_mu;       /* direct launches not yet adopted */
     struct corun_job *q_head, *q_tail;
+    corun__remote *remote;      /* a simulated context's corund, or NULL (remote.h) */
 };
 
 struct corun_kernel {
@@ -73,6 +77,7 @@ struct corun_kernel {
     uint64_t last_tasks;
     uint32_t last_task_ns, last_workers;
     uint32_t plain_run;   /* launches run plain since the last measured one */
+    uint32_t rid, rgen;   /* its id on corund's connection rgen (0: not registered there) */
     struct corun_kernel *next;
 };
 
@@ -92,6 +97,9 @@ struct corun_job {
     corun__direct_info info;
     uint32_t workers;    /* of its primary grid */
     struct corun_job *qnext;
+    /* a job on corund's simulated GPU (remote.h): its id on connection rgen */
+    bool remote;
+    uint32_t rjob, rgen;
 };
 
 static _Thread_local char last_error[512];
@@ -244,7 +252,8 @@ static int ctx_settings(corun__settings *set, const char *const *over, char *why
     return rc;
 }
 
-static int ctx_create(const corun_ctx_opts *opts, const char *const *over, corun_ctx **out)
+static int ctx_create(const corun_ctx_opts *opts, const char *const *over,
+                      const corun__settings *given, corun_ctx **out)
 {
     corun__sched_opts so;
     corun_ctx *c;
@@ -260,7 +269,12 @@ static int ctx_create(const corun_ctx_opts *opts, const char *const *over, corun
     if (c == NULL) {
         return fail(CORUN_ENOMEM, "out of memory");
     }
-    rc = ctx_settings(&c->set, over, why, sizeof(why));
+    if (given != NULL) {
+        c->set = *given;
+        rc = CORUN_OK;
+    } else {
+        rc = ctx_settings(&c->set, over, why, sizeof(why));
+    }
     if (rc != CORUN_OK) {
         free(c);
         return fail(rc, "%s", why);
@@ -268,6 +282,8 @@ static int ctx_create(const corun_ctx_opts *opts, const char *const *over, corun
     c->launch_attr.cls =
         strcmp(c->set.launch_class, "ls") == 0 ? CORUN_CLASS_LS : CORUN_CLASS_BATCH;
     c->launch_attr.capsm = c->set.launch_capsm;
+    c->launch_attr.priority = (int32_t)c->set.launch_priority;
+    c->launch_attr.weight = c->set.launch_weight;
     backend = opts != NULL && opts->backend != NULL ? opts->backend : c->set.backend;
     policy = opts != NULL && opts->policy != NULL ? opts->policy : c->set.policy;
     memset(&so, 0, sizeof(so));
@@ -276,6 +292,7 @@ static int ctx_create(const corun_ctx_opts *opts, const char *const *over, corun
         free(c);
         return fail(CORUN_ENOENT, "unknown policy '%s'", policy);
     }
+    snprintf(c->policy, sizeof(c->policy), "%s", so.policy->name);
     corun_gpu_desc_h100(&sim_gpu);
     rc = corun__backend_create(backend, &c->set, &sim_gpu, c->set.seed, &c->be, why, sizeof(why));
     if (rc != CORUN_OK) {
@@ -299,12 +316,27 @@ static int ctx_create(const corun_ctx_opts *opts, const char *const *over, corun
     pthread_cond_init(&c->cv, NULL);
     publish_allot(c);
     c->threaded = (c->caps & CORUN_BE_VIRTUAL_TIME) == 0;
+    if (given == NULL && (c->caps & CORUN_BE_USER_CODE) == 0) {
+        /* A simulated context lives on corund's simulated GPU where one
+         * serves; its own scheduler stays for when the daemon is away. */
+        why[0] = '\0';
+        rc = corun__remote_open(&c->set, c->be->ops->name, &c->remote, why, sizeof(why));
+        if (rc == CORUN_ENOENT) {
+            c->remote = NULL;
+        } else if (rc != CORUN_OK) {
+            rc = fail(rc, "DAEMON=%s: %s", c->set.daemon, why);
+            goto out_destroy_sched;
+        }
+    }
     if (c->threaded && pthread_create(&c->thread, NULL, loop, c) != 0) {
         rc = fail(CORUN_ENOMEM, "cannot start the scheduler thread");
-        goto out_destroy_sched;
+        goto out_close_remote;
     }
     *out = c;
     return CORUN_OK;
+
+out_close_remote:
+    corun__remote_close(c->remote);
 
 out_destroy_sched:
     corun__sched_destroy(c->s);
@@ -320,13 +352,19 @@ out_destroy_backend:
 
 CORUN_API int corun_ctx_create(const corun_ctx_opts *opts, corun_ctx **out)
 {
-    return ctx_create(opts, NULL, out);
+    return ctx_create(opts, NULL, NULL, out);
 }
 
 CORUN_API int corun_test_ctx_create(const corun_ctx_opts *opts, const char *const *settings,
                                     corun_ctx **out)
 {
-    return ctx_create(opts, settings, out);
+    return ctx_create(opts, settings, NULL, out);
+}
+
+int corun__ctx_create_with(const corun__settings *set, const corun_ctx_opts *opts,
+                           corun_ctx **out)
+{
+    return ctx_create(opts, NULL, set, out);
 }
 
 CORUN_API void corun_ctx_launch_attr(const corun_ctx *c, corun_launch_attr *out)
@@ -347,6 +385,7 @@ CORUN_API void corun_ctx_destroy(corun_ctx *c)
         pthread_join(c->thread, NULL);
     }
     adopt_pending(c);
+    corun__remote_close(c->remote);
     corun__sched_destroy(c->s);
     c->be->ops->destroy(c->be);
     while (c->kernels != NULL) {
@@ -398,6 +437,18 @@ CORUN_API void corun_ctx_describe(corun_ctx *c, char *buf, size_t len)
     if (c->be->ops->describe != NULL) {
         c->be->ops->describe(c->be, be, sizeof(be));
     }
+    size_t at = 0;
+    if (c->remote != NULL) {
+        uint32_t gen = corun__remote_gen(c->remote);
+        const corun__msg_welcome *w = corun__remote_welcome(c->remote);
+        int n0 = gen != 0 ? snprintf(buf, len, "corund at %s (client %u, policy %s); in-process: ",
+                                     corun__remote_path(c->remote), w->client, w->policy)
+                          : snprintf(buf, len, "corund at %s away, in-process: ",
+                                     corun__remote_path(c->remote));
+        at = n0 < 0 ? 0 : (size_t)n0 < len ? (size_t)n0 : len;
+    }
+    buf += at;
+    len -= at;
     snprintf(buf, len, "jobs: %u waiting, %u running, %u stopping, %u paused, %u done (not yet "
              "released); %u launches not yet taken in; plain so far %llu; %s",
              n[CORUN_JS_WAITING], n[CORUN_JS_RUNNING], n[CORUN_JS_STOPPING], n[CORUN_JS_PAUSED],
@@ -719,6 +770,84 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     return CORUN_OK;
 }
 
+/* corun_launch on corund's simulated GPU. CORUN_EIO (and *away) when the
+ * daemon is not there: the caller launches in-process instead. */
+static int launch_remote(corun_ctx *c, corun_kernel *kern, const corun__kspec *spec,
+                         const corun_launch_attr *a, corun_job **out, bool *away)
+{
+    uint32_t gen = corun__remote_gen(c->remote);
+    corun__msg m;
+    corun__msg_reply rep;
+    char why[CORUN_PROTO_WHY + 64] = "";
+    corun_job *j;
+    int rc = CORUN_OK;
+
+    *away = gen == 0;
+    if (gen == 0) {
+        return CORUN_EIO;
+    }
+    pthread_mutex_lock(&kern->mu);
+    if (kern->rgen != gen) {
+        memset(&m, 0, sizeof(m));
+        m.type = CORUN_MSG_REGISTER;
+        m.u.reg.kernel = corun__remote_next_id(c->remote);
+        corun__proto_str(m.u.reg.name, sizeof(m.u.reg.name), kern->name);
+        m.u.reg.task_us = kern->sim_task_us;
+        m.u.reg.regs = kern->sim_regs;
+        m.u.reg.ahead = kern->has_ahead ? 1 : 0;
+        m.u.reg.flags = kern->flags;
+        rc = corun__remote_call(c->remote, gen, &m, &rep, why, sizeof(why));
+        if (rc == CORUN_OK && rep.status == CORUN_OK) {
+            kern->rid = m.u.reg.kernel;
+            kern->rgen = gen;
+        } else if (rc == CORUN_OK) {
+            rc = rep.status;
+            snprintf(why, sizeof(why), "%s", rep.why);
+        }
+    }
+    pthread_mutex_unlock(&kern->mu);
+    if (rc != CORUN_OK) {
+        *away = rc == CORUN_EIO;
+        return fail(rc, "kernel '%s': %s", kern->name, why);
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = CORUN_MSG_LAUNCH;
+    m.u.launch.kernel = kern->rid;
+    m.u.launch.job = corun__remote_next_id(c->remote);
+    m.u.launch.grid[0] = spec->grid.x;
+    m.u.launch.grid[1] = spec->grid.y;
+    m.u.launch.grid[2] = spec->grid.z;
+    m.u.launch.block[0] = spec->block.x;
+    m.u.launch.block[1] = spec->block.y;
+    m.u.launch.block[2] = spec->block.z;
+    m.u.launch.smem = spec->smem_dynamic;
+    m.u.launch.cls = (uint8_t)a->cls;
+    m.u.launch.capsm = a->capsm;
+    m.u.launch.priority = a->priority;
+    m.u.launch.weight = a->weight;
+    m.u.launch.size_hint = a->size_hint;
+    rc = corun__remote_call(c->remote, gen, &m, &rep, why, sizeof(why));
+    if (rc != CORUN_OK) {
+        *away = rc == CORUN_EIO;
+        return fail(rc, "kernel '%s': %s", kern->name, why);
+    }
+    if (rep.status != CORUN_OK) {
+        return fail(rep.status, "%s", rep.why);
+    }
+    j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        return fail(CORUN_ENOMEM, "out of memory");
+    }
+    j->ctx = c;
+    j->kern = kern;
+    j->capsm_asked = a->capsm;
+    j->remote = true;
+    j->rjob = m.u.launch.job;
+    j->rgen = gen;
+    *out = j;
+    return CORUN_OK;
+}
+
 static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, corun_dim3 block,
                          uint32_t smem, void **args, const corun_launch_attr *attr, bool ordered,
                          void *stream, corun_job **out)
@@ -749,6 +878,14 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
                         c->be->ops->name);
         }
         return launch_direct(c, kern, &spec, &a, stream, out);
+    }
+    if (c->remote != NULL && kern->code == NULL) {
+        bool away = false;
+        rc = launch_remote(c, kern, &spec, &a, out, &away);
+        if (!away) {
+            return rc;
+        }
+        /* corund is away: schedule it here, uncoordinated, until it is back */
     }
     return launch_scheduled(c, kern, &spec, &a, out);
 }
@@ -833,6 +970,55 @@ static corun__job *job_rec(corun_job *j)
     return j->k;
 }
 
+/* One request about a job on corund: CORUN_OK, the daemon's answer, or
+ * CORUN_EIO when the daemon (and with it the job) is gone. */
+static int remote_job(corun_job *j, corun__msg_type type, uint32_t capsm, int64_t timeout_ms,
+                      corun__msg_reply *rep)
+{
+    corun__msg m;
+    char why[CORUN_PROTO_WHY + 64] = "";
+    int rc;
+
+    memset(&m, 0, sizeof(m));
+    m.type = type;
+    m.u.job.job = j->rjob;
+    m.u.job.capsm = capsm;
+    m.u.job.timeout_ms = timeout_ms;
+    rc = corun__remote_call(j->ctx->remote, j->rgen, &m, rep, why, sizeof(why));
+    if (rc != CORUN_OK) {
+        return fail(rc, "job '%s': %s", j->kern->name, why);
+    }
+    if (rep->status != CORUN_OK) {
+        return fail(rep->status, "%s", rep->why);
+    }
+    return CORUN_OK;
+}
+
+/* corun_job_wait on corund: in slices, so other threads' requests get in. */
+#define REMOTE_WAIT_SLICE_MS 50
+
+static int remote_wait(corun_job *j, int64_t timeout_ms)
+{
+    struct timespec t0, t;
+    corun__msg_reply rep;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        int64_t left = REMOTE_WAIT_SLICE_MS;
+        int rc;
+        if (timeout_ms >= 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            left = timeout_ms - ((int64_t)(t.tv_sec - t0.tv_sec) * 1000 +
+                                 (t.tv_nsec - t0.tv_nsec) / 1000000);
+            left = left < 0 ? 0 : left > REMOTE_WAIT_SLICE_MS ? REMOTE_WAIT_SLICE_MS : left;
+        }
+        rc = remote_job(j, CORUN_MSG_WAIT, 0, left, &rep);
+        if (rc != CORUN_ETIMEDOUT || (timeout_ms >= 0 && left < REMOTE_WAIT_SLICE_MS)) {
+            return rc;
+        }
+    }
+}
+
 /* Under c->mu: lets a STOPPING job reach PAUSED (or DONE). */
 static int settle(corun_job *j)
 {
@@ -857,6 +1043,10 @@ CORUN_API int corun_job_preempt(corun_job *j)
     corun__job *k;
     int rc;
 
+    if (j->remote) {
+        corun__msg_reply rep;
+        return remote_job(j, CORUN_MSG_PREEMPT, 0, 0, &rep);
+    }
     pthread_mutex_lock(&c->mu);
     k = job_rec(j);
     if (j->done) {
@@ -882,6 +1072,10 @@ CORUN_API int corun_job_resize(corun_job *j, uint32_t capsm)
     if (capsm == 0 || capsm > c->be->desc.sm_count) {
         return fail(CORUN_ERANGE, "resize to %u CapSMs: must be between 1 and %u", capsm,
                     c->be->desc.sm_count);
+    }
+    if (j->remote) {
+        corun__msg_reply rep;
+        return remote_job(j, CORUN_MSG_RESIZE, capsm, 0, &rep);
     }
     pthread_mutex_lock(&c->mu);
     rc = settle(j);
@@ -914,6 +1108,10 @@ CORUN_API int corun_job_resume(corun_job *j, uint32_t capsm)
     if (capsm > c->be->desc.sm_count) {
         return fail(CORUN_ERANGE, "resume on %u CapSMs: the GPU has %u", capsm, c->be->desc.sm_count);
     }
+    if (j->remote) {
+        corun__msg_reply rep;
+        return remote_job(j, CORUN_MSG_RESUME, capsm, 0, &rep);
+    }
     pthread_mutex_lock(&c->mu);
     rc = settle(j);
     if (rc == CORUN_OK && j->done) {
@@ -937,6 +1135,9 @@ CORUN_API int corun_job_wait(corun_job *j, int64_t timeout_ms)
     struct timespec until;
     int rc = CORUN_OK;
 
+    if (j->remote) {
+        return remote_wait(j, timeout_ms);
+    }
     clock_gettime(CLOCK_REALTIME, &until);
     if (timeout_ms >= 0) {
         until.tv_sec += timeout_ms / 1000;
@@ -987,6 +1188,19 @@ CORUN_API int corun_job_progress(corun_job *j, corun_progress *out)
     corun__job *k;
     int rc;
 
+    if (j->remote) {
+        corun__msg_reply rep;
+        rc = remote_job(j, CORUN_MSG_PROGRESS, 0, 0, &rep);
+        if (rc == CORUN_OK) {
+            memset(out, 0, sizeof(*out));
+            out->tasks = rep.v[0];
+            out->claimed = rep.v[1];
+            out->done = rep.v[2];
+            out->live = (uint32_t)rep.v[3];
+            out->task_ns = (uint32_t)rep.v[4];
+        }
+        return rc;
+    }
     pthread_mutex_lock(&c->mu);
     k = job_rec(j);
     if (k->state == CORUN_JS_WAITING) {
@@ -1010,6 +1224,10 @@ CORUN_API uint32_t corun_job_capsm(corun_job *j)
 {
     uint32_t n;
 
+    if (j->remote) {
+        corun__msg_reply rep;
+        return remote_job(j, CORUN_MSG_PROGRESS, 0, 0, &rep) == CORUN_OK ? (uint32_t)rep.v[5] : 0;
+    }
     pthread_mutex_lock(&j->ctx->mu);
     n = corun__job_capsm(job_rec(j));
     pthread_mutex_unlock(&j->ctx->mu);
@@ -1021,6 +1239,12 @@ CORUN_API void corun_job_release(corun_job *j)
     corun_ctx *c;
 
     if (j == NULL) {
+        return;
+    }
+    if (j->remote) {
+        corun__msg_reply rep;
+        (void)remote_job(j, CORUN_MSG_RELEASE, 0, 0, &rep);
+        free(j);
         return;
     }
     c = j->ctx;
@@ -1035,4 +1259,95 @@ CORUN_API void corun_job_release(corun_job *j)
         j->released = 1;
     }
     pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- for corund (ctx_int.h) --------------------------------------------------- */
+
+uint64_t corun__ctx_now(corun_ctx *c)
+{
+    uint64_t t;
+
+    pthread_mutex_lock(&c->mu);
+    t = corun__sched_now(c->s);
+    pthread_mutex_unlock(&c->mu);
+    return t;
+}
+
+int corun__ctx_advance(corun_ctx *c, uint64_t until_ns)
+{
+    int rc = CORUN_OK;
+
+    if (c->threaded) {
+        return CORUN_OK;
+    }
+    pthread_mutex_lock(&c->mu);
+    while (rc == CORUN_OK && corun__sched_now(c->s) < until_ns) {
+        rc = corun__sched_step(c->s, until_ns);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+const char *corun__ctx_policy(const corun_ctx *c)
+{
+    return c->policy;
+}
+
+uint32_t corun__ctx_sm_count(const corun_ctx *c)
+{
+    return c->be->desc.sm_count;
+}
+
+uint32_t corun__ctx_free_capsm(corun_ctx *c)
+{
+    uint32_t n;
+
+    pthread_mutex_lock(&c->mu);
+    n = corun__sched_free_capsm(c->s);
+    pthread_mutex_unlock(&c->mu);
+    return n;
+}
+
+void corun__job_view_get(corun_job *j, corun__job_view *v)
+{
+    static const char *const names[] = {"waiting", "running", "stopping",
+                                        "paused",  "done",    "failed"};
+    corun_ctx *c = j->ctx;
+    corun__job *k;
+
+    memset(v, 0, sizeof(*v));
+    pthread_mutex_lock(&c->mu);
+    k = job_rec(j);
+    v->state = names[k->state];
+    v->done = j->done != 0;
+    v->status = j->done ? j->status : CORUN_OK;
+    v->capsm = corun__job_capsm(k);
+    v->tasks = k->tasks;
+    v->preemptions = k->preemptions;
+    v->t_submit = k->t_submit;
+    v->t_start = k->t_start;
+    v->t_end = k->t_end;
+    if (j->done) {
+        v->done_tasks = k->state == CORUN_JS_DONE ? k->tasks : k->done_tasks;
+    } else if (k->state != CORUN_JS_WAITING) {
+        corun_progress p;
+        v->done_tasks = corun__sched_progress(c->s, k, &p) == CORUN_OK ? p.done : k->done_tasks;
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+int corun__job_cancel(corun_job *j)
+{
+    corun_ctx *c = j->ctx;
+    corun__job *k;
+    int rc = CORUN_OK;
+
+    pthread_mutex_lock(&c->mu);
+    k = job_rec(j);
+    if (!j->done) {
+        rc = corun__sched_cancel(c->s, k);
+    }
+    wake(c);
+    pthread_mutex_unlock(&c->mu);
+    return rc;
 }

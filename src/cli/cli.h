@@ -53,6 +53,14 @@ int corun__cmd_profile(corun__cli *cli, int argc, char **argv);
 void corun__usage_profile(FILE *out);
 int corun__cmd_experiment(corun__cli *cli, int argc, char **argv);
 void corun__usage_experiment(FILE *out);
+int corun__cmd_daemon(corun__cli *cli, int argc, char **argv);
+void corun__usage_daemon(FILE *out);
+int corun__cmd_run(corun__cli *cli, int argc, char **argv);
+void corun__usage_run(FILE *out);
+int corun__cmd_status(corun__cli *cli, int argc, char **argv);
+void corun__usage_status(FILE *out);
+int corun__cmd_trace(corun__cli *cli, int argc, char **argv);
+void corun__usage_trace(FILE *out);
 
 /* --- numbers and settings (cli_util.c) ------------------------------------ */
 
@@ -157,6 +165,32 @@ int corun__cli_store_path(const corun__cli *cli, char *path, size_t len);
  * unless quiet. Returns 0, or -1 after printing why. */
 int corun__cli_ensure_profiles(corun__cli *cli, const struct corun__scenario *sc,
                                const char *backend, unsigned needs, int quiet);
+
+/* --- corund's observers: status and trace (cmd_status.c) ----------------- */
+
+/* What an observer does with one DATA piece of the answer: 0 to go on, or
+ * -1 after printing why, which ends the request. */
+typedef int (*corun__cli_piece_fn)(void *ctx, const char *data, size_t len);
+
+/* One observer request to the corund listening at socket_path: connects
+ * (corun__proto_connect), sends type (CORUN_MSG_STATUS, or CORUN_MSG_TRACE
+ * of trace_ms milliseconds) as seq 1 with no HELLO, prints "WHO: sent_note"
+ * to stderr once it is sent (unless sent_note is NULL), hands each DATA
+ * piece to piece in order, and returns 0 at the REPLY OK that ends the
+ * answer. The first message may take first_wait_ms (a trace records
+ * first), each later one 30 s. Returns -1 after printing "WHO: why": no
+ * daemon there ("no corund at PATH"), the daemon's error (its REPLY's
+ * why), a connection closed or broken, a message out of turn, or piece's
+ * failure (which printed its own). */
+int corun__cli_observe(const char *who, const char *socket_path, unsigned type, uint32_t trace_ms,
+                       const char *sent_note, int first_wait_ms, corun__cli_piece_fn piece,
+                       void *ctx);
+
+/* Prints corund's status (the JSON of a STATUS answer) to out
+ * as a table per GPU: its clients, and under each its jobs. Trusts nothing
+ * in root: a field missing or of the wrong type prints as "?", text is
+ * printed with anything but printable ASCII as '?'. Never fails. */
+void corun__cli_status_table(const json_t *root, FILE *out);
 
 /* --- output (cli_util.c) -------------------------------------------------- */
 

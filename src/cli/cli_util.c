@@ -11,7 +11,7 @@
 
 #include "backends/create.h"
 #include "cli/cli.h"
-#include "cli/log.h"
+#include "common/log.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
 #include "scenario/scenario.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "cli/log.h"
+#include "common/log.h"
 #include "common/output.h"
 #include "corun/corun.h"
 
@@ -25,6 +25,14 @@ static const corun__command commands[] = {
      corun__cmd_profile, corun__usage_profile},
     {"experiment", "run one of the FLEP or Slate evaluations and print its results as JSON",
      corun__cmd_experiment, corun__usage_experiment},
+    {"daemon", "start corund, the one scheduler of the host's GPU for every program",
+     corun__cmd_daemon, corun__usage_daemon},
+    {"run", "start a program with its class, CapSMs, priority and weight", corun__cmd_run,
+     corun__usage_run},
+    {"status", "what corund is doing: GPUs, clients and their jobs", corun__cmd_status,
+     corun__usage_status},
+    {"trace", "record what corund schedules as a Chrome trace", corun__cmd_trace,
+     corun__usage_trace},
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -72,7 +80,9 @@ static const corun__command *find_command(const char *name)
 /* A request for help or the version is answered before anything else is
  * read, so that a bad CORUN_* variable or option does not stand in its
  * way: -h, --help or --version among the global options, or -h or --help
- * anywhere after a command's name. Returns 1 if it was one (and answered). */
+ * anywhere after a command's name and before a `--` (after it they are
+ * another program's: corun run -- PROG --help). Returns 1 if it was one
+ * (and answered). */
 static int answer_help(int argc, char **argv)
 {
     const corun__command *cmd;
@@ -94,7 +104,7 @@ static int answer_help(int argc, char **argv)
     if (i >= argc || (cmd = find_command(argv[i])) == NULL) {
         return 0;
     }
-    for (i++; i < argc; i++) {
+    for (i++; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             cmd->usage(stdout);
             return 1;

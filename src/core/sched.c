@@ -47,6 +47,7 @@ typedef struct kernel_ext {
     bool release_asked;      /* released while launches were in flight: freed
                                 when the last one ends */
     bool clock_on;           /* k->t_run_since is valid (the sim clock starts at 0) */
+    bool cancel;             /* corun__sched_cancel: ends FAILED once nothing runs */
 } kernel_ext;
 
 static kernel_ext *ext(corun__job *k)
@@ -867,6 +868,22 @@ int corun__sched_limit(corun__sched *s, corun__job *k, uint64_t limit)
     return CORUN_OK;
 }
 
+int corun__sched_cancel(corun__sched *s, corun__job *k)
+{
+    if (k->state == CORUN_JS_DONE || k->state == CORUN_JS_FAILED) {
+        return CORUN_OK;
+    }
+    if (k->plain || k->direct) {
+        return CORUN_ENOTSUP; /* a plain grid cannot be halted; a direct one is the program's */
+    }
+    ext(k)->cancel = true;
+    if (k->inflight == 0 && k->state != CORUN_JS_RUNNING) {
+        finish(s, k, CORUN_JS_FAILED, CORUN_ECANCELED); /* waiting or paused */
+        return CORUN_OK;
+    }
+    return k->state == CORUN_JS_RUNNING ? corun__sched_stop(s, k) : CORUN_OK;
+}
+
 void corun__sched_timer(corun__sched *s, uint64_t t)
 {
     if (t < s->timer) {
@@ -912,6 +929,10 @@ static void quiescent(corun__sched *s, corun__job *k)
     k->ran_ahead = p.ahead != 0;
     if (p.done >= k->tasks) {
         finish(s, k, CORUN_JS_DONE, CORUN_OK);
+        return;
+    }
+    if (ext(k)->cancel) {
+        finish(s, k, CORUN_JS_FAILED, CORUN_ECANCELED);
         return;
     }
     drop_capsm(s, k);

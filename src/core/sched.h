@@ -200,6 +200,11 @@ int corun__sched_place(corun__sched *s, corun__job *k, unsigned part);
  * with the limit then pending). */
 int corun__sched_limit(corun__sched *s, corun__job *k, uint64_t limit);
 /* Ask the policy to be called back at time t (the earliest request wins). */
+/* Ends k without running the tasks it has not run (its owner went away):
+ * halted if it runs, then FAILED with CORUN_ECANCELED once none of its
+ * launches is in flight, at once if it waits or is paused. A plain or
+ * direct kernel cannot be cut: CORUN_ENOTSUP (it runs to its end). */
+int corun__sched_cancel(corun__sched *s, corun__job *k);
 void corun__sched_timer(corun__sched *s, uint64_t t);
 /* Reads k's counters from the backend (also refreshes k->done_tasks). */
 int corun__sched_progress(corun__sched *s, corun__job *k, corun_progress *out);

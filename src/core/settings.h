@@ -127,6 +127,21 @@
     X(LAUNCH_CAPSM, launch_capsm, UINT, "0", 0, 4096, "",                                        \
       "transformed programs: CapSMs their launches ask for, a reservation (ls) or a quota "      \
       "(batch); 0 = the policy's default")                                                       \
+    X(LAUNCH_PRIORITY, launch_priority, UINT, "0", 0, 1000, "",                                  \
+      "transformed programs: the priority of their kernel launches (larger is more urgent; "     \
+      "corun run --priority sets it)")                                                           \
+    X(LAUNCH_WEIGHT, launch_weight, UINT, "0", 0, 1000000, "",                                   \
+      "transformed programs: the fair-share weight of their kernel launches; 0 = 1 (corun run "  \
+      "--weight sets it)")                                                                       \
+    X(DAEMON, daemon, STR, "auto", 1, 0, "",                                                     \
+      "libcorun: auto uses corund where DAEMON_SOCKET accepts a connection and else schedules "  \
+      "in-process; off always in-process; an absolute path: that daemon's socket, an error "     \
+      "if it cannot be reached (docs/daemon.md)")                                                \
+    X(DAEMON_SOCKET, daemon_socket, STR, "/run/corun/corund.sock", 1, 0, "",                     \
+      "the Unix socket corund listens on and DAEMON=auto connects to")                           \
+    X(DAEMON_GROUP, daemon_group, STR, "", 0, 0, "",                                             \
+      "corund: the group whose members may connect (the socket is mode 0660); empty = the "     \
+      "daemon's own group")                                                                      \
     X(NVCC_PIN, nvcc_pin, UINT, "1", 0, 1, "",                                                   \
       "corun-nvcc: 1 compiles each transformed file once for the device to measure registers "   \
       "and pins workers that would lose occupancy (docs/corun-cc.md); 0 = off")                  \

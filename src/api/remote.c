@@ -1,0 +1,265 @@
+/*
+ * remote.c — the connection of remote.h.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "api/remote.h"
+
+struct corun__remote {
+    pthread_mutex_t mu;
+    int fd;                 /* -1 while disconnected */
+    uint32_t gen;           /* connections made; the live one's number while fd >= 0 */
+    uint32_t seq;
+    uint32_t ids;
+    uint64_t last_try_ns;   /* CLOCK_MONOTONIC of the last connection attempt */
+    char path[CORUN_SETTING_STR_MAX];
+    char backend[CORUN_PROTO_WORD];
+    corun__msg_hello hello;
+    corun__msg_welcome welcome;
+    corun__proto_rx rx;
+};
+
+__attribute__((format(printf, 3, 4))) static void say(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (why == NULL || len == 0) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void drop(corun__remote *r)
+{
+    if (r->fd >= 0) {
+        close(r->fd);
+        r->fd = -1;
+    }
+    r->rx.len = r->rx.hold = 0;
+}
+
+/* Under r->mu: connects and exchanges HELLO / WELCOME. */
+static int attach(corun__remote *r, char *why, size_t why_len)
+{
+    corun__msg m;
+    int fd, rc;
+
+    r->last_try_ns = mono_ns();
+    rc = corun__proto_connect(r->path, &fd, why, why_len);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    r->fd = fd;
+    r->rx.len = r->rx.hold = 0;
+    memset(&m, 0, sizeof(m));
+    m.type = CORUN_MSG_HELLO;
+    m.seq = ++r->seq;
+    m.u.hello = r->hello;
+    rc = corun__proto_send(fd, &m);
+    if (rc == CORUN_OK) {
+        rc = corun__proto_recv(fd, &r->rx, &m, 5000, why, why_len);
+    }
+    if (rc != CORUN_OK) {
+        say(why, why_len, "corund at %s did not answer: %s", r->path, corun_strerror(rc));
+        drop(r);
+        return CORUN_EIO;
+    }
+    if (m.type == CORUN_MSG_REPLY) {
+        say(why, why_len, "corund at %s refused this program: %s", r->path, m.u.reply.why);
+        drop(r);
+        return m.u.reply.status != CORUN_OK ? m.u.reply.status : CORUN_EIO;
+    }
+    if (m.type != CORUN_MSG_WELCOME) {
+        say(why, why_len, "corund at %s answered HELLO with %s", r->path,
+            corun__proto_type_name(m.type));
+        drop(r);
+        return CORUN_EIO;
+    }
+    if (strcmp(m.u.welcome.backend, r->backend) != 0) {
+        say(why, why_len, "corund at %s serves %s GPUs; this context is %s", r->path,
+            m.u.welcome.backend, r->backend);
+        drop(r);
+        return CORUN_ENOTSUP;
+    }
+    r->welcome = m.u.welcome;
+    r->gen++;
+    return CORUN_OK;
+}
+
+static void fill_hello(corun__remote *r, const corun__settings *set)
+{
+    char comm[CORUN_PROTO_NAME] = "?";
+    FILE *f = fopen("/proc/self/comm", "re");
+
+    if (f != NULL) {
+        if (fgets(comm, sizeof(comm), f) != NULL) {
+            comm[strcspn(comm, "\n")] = '\0';
+        }
+        fclose(f);
+    }
+    memset(&r->hello, 0, sizeof(r->hello));
+    r->hello.pid = (uint32_t)getpid();
+    r->hello.cls = strcmp(set->launch_class, "ls") == 0 ? CORUN_CLASS_LS : CORUN_CLASS_BATCH;
+    r->hello.priority = (int32_t)set->launch_priority;
+    r->hello.weight = set->launch_weight;
+    r->hello.capsm = set->launch_capsm;
+    corun__proto_str(r->hello.command, sizeof(r->hello.command), comm);
+}
+
+corun__daemon_mode corun__daemon_mode_of(const char *value)
+{
+    static const char *const words[] = {"auto", "off"};
+    size_t i;
+
+    for (i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        if (strcmp(value, words[i]) == 0) {
+            return (corun__daemon_mode)i;
+        }
+    }
+    return value[0] == '/' ? CORUN__DAEMON_PATH : CORUN__DAEMON_BAD;
+}
+
+int corun__remote_open(const corun__settings *set, const char *backend, corun__remote **out,
+                       char *why, size_t why_len)
+{
+    const char *want = set->daemon;
+    const corun__daemon_mode mode = corun__daemon_mode_of(want);
+    const bool automatic = mode == CORUN__DAEMON_AUTO;
+    corun__remote *r;
+    int rc;
+
+    if (mode == CORUN__DAEMON_OFF) {
+        say(why, why_len, "DAEMON=off");
+        return CORUN_ENOENT;
+    }
+    if (mode == CORUN__DAEMON_BAD) {
+        say(why, why_len, "DAEMON='%s': auto, off or an absolute socket path", want);
+        return CORUN_EINVAL;
+    }
+    r = calloc(1, sizeof(*r));
+    if (r == NULL) {
+        return CORUN_ENOMEM;
+    }
+    pthread_mutex_init(&r->mu, NULL);
+    r->fd = -1;
+    snprintf(r->path, sizeof(r->path), "%s", automatic ? set->daemon_socket : want);
+    corun__proto_str(r->backend, sizeof(r->backend), backend);
+    fill_hello(r, set);
+    rc = attach(r, why, why_len);
+    if (rc != CORUN_OK) {
+        pthread_mutex_destroy(&r->mu);
+        free(r);
+        /* auto: a daemon this program cannot reach (or use) is no daemon */
+        return automatic && rc != CORUN_ENOMEM ? CORUN_ENOENT : rc == CORUN_ENOENT ? CORUN_EIO : rc;
+    }
+    *out = r;
+    return CORUN_OK;
+}
+
+void corun__remote_close(corun__remote *r)
+{
+    if (r == NULL) {
+        return;
+    }
+    if (r->fd >= 0) {
+        corun__msg m;
+        memset(&m, 0, sizeof(m));
+        m.type = CORUN_MSG_BYE;
+        m.seq = ++r->seq;
+        (void)corun__proto_send(r->fd, &m);
+    }
+    drop(r);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+}
+
+uint32_t corun__remote_gen(corun__remote *r)
+{
+    uint32_t gen;
+
+    pthread_mutex_lock(&r->mu);
+    if (r->fd < 0 && mono_ns() - r->last_try_ns >= CORUN__REMOTE_RETRY_MS * 1000000ull) {
+        (void)attach(r, NULL, 0);
+    }
+    gen = r->fd >= 0 ? r->gen : 0;
+    pthread_mutex_unlock(&r->mu);
+    return gen;
+}
+
+const corun__msg_welcome *corun__remote_welcome(const corun__remote *r)
+{
+    return &r->welcome;
+}
+
+const char *corun__remote_path(const corun__remote *r)
+{
+    return r->path;
+}
+
+uint32_t corun__remote_next_id(corun__remote *r)
+{
+    uint32_t id;
+
+    pthread_mutex_lock(&r->mu);
+    id = ++r->ids;
+    pthread_mutex_unlock(&r->mu);
+    return id;
+}
+
+int corun__remote_call(corun__remote *r, uint32_t gen, corun__msg *m, corun__msg_reply *reply,
+                       char *why, size_t why_len)
+{
+    corun__msg in;
+    int rc;
+
+    pthread_mutex_lock(&r->mu);
+    if (gen == 0 || r->fd < 0 || gen != r->gen) {
+        pthread_mutex_unlock(&r->mu);
+        say(why, why_len, "corund at %s went away, and what this program ran there with it",
+            r->path);
+        return CORUN_EIO;
+    }
+    m->seq = ++r->seq;
+    rc = corun__proto_send(r->fd, m);
+    if (rc == CORUN_EINVAL) {
+        /* nothing was sent: the connection stays */
+        pthread_mutex_unlock(&r->mu);
+        say(why, why_len, "a value is outside what corund takes (%s)",
+            corun__proto_type_name(m->type));
+        return CORUN_ERANGE;
+    }
+    while (rc == CORUN_OK) {
+        rc = corun__proto_recv(r->fd, &r->rx, &in, -1, why, why_len);
+        if (rc == CORUN_OK && in.type == CORUN_MSG_REPLY && in.seq == m->seq) {
+            *reply = in.u.reply;
+            pthread_mutex_unlock(&r->mu);
+            return CORUN_OK;
+        }
+        if (rc == CORUN_OK) {
+            rc = CORUN_EPARSE; /* the daemon speaks only when asked, in order */
+        }
+    }
+    drop(r);
+    pthread_mutex_unlock(&r->mu);
+    say(why, why_len, "corund at %s went away (%s), and what this program ran there with it",
+        r->path, corun_strerror(rc));
+    return CORUN_EIO;
+}

@@ -1,0 +1,71 @@
+/*
+ * remote.h — libcorun's side of corund: one connection per context, over
+ * which a simulated context's kernels and jobs live on the daemon's GPU.
+ *
+ * Requests are answered in order; one at a time per connection (a mutex),
+ * so a thread waiting for a job waits in slices and lets others in between.
+ * When the daemon goes away every call on what it held fails with
+ * CORUN_EIO and says so; the connection is tried again, at most every
+ * CORUN__REMOTE_RETRY_MS, by the next call that would use it. Kernel and
+ * job ids are per connection: a kernel is registered again on each new
+ * connection, a job lives only on the connection that launched it.
+ *
+ * Nothing here prints.
+ */
+#ifndef CORUN_API_REMOTE_H
+#define CORUN_API_REMOTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/settings.h"
+#include "corun/corun.h"
+#include "corun/corun_sim.h"
+#include "daemon/proto.h"
+
+#define CORUN__REMOTE_RETRY_MS 200
+
+typedef struct corun__remote corun__remote;
+
+/* The DAEMON setting's three forms. */
+typedef enum corun__daemon_mode {
+    CORUN__DAEMON_AUTO, /* "auto" */
+    CORUN__DAEMON_OFF,  /* "off" */
+    CORUN__DAEMON_PATH, /* an absolute path */
+    CORUN__DAEMON_BAD   /* anything else */
+} corun__daemon_mode;
+
+corun__daemon_mode corun__daemon_mode_of(const char *value);
+
+/* Connects as the DAEMON setting says: "off" gives CORUN_ENOENT; "auto"
+ * tries DAEMON_SOCKET and gives CORUN_ENOENT when it cannot use a daemon
+ * there (none listens, no permission, it refuses, it serves another kind
+ * of GPU); an absolute path must answer (else CORUN_EIO or CORUN_ENOENT,
+ * or CORUN_ENOTSUP for a daemon that does not serve `backend`; why says
+ * why); anything else is CORUN_EINVAL. On success the daemon has welcomed
+ * the client (HELLO sent from set's LAUNCH_* defaults). */
+int corun__remote_open(const corun__settings *set, const char *backend, corun__remote **out,
+                       char *why, size_t why_len);
+
+/* Says goodbye (the daemon halts what the client left running) and frees. */
+void corun__remote_close(corun__remote *r);
+
+/* The connection's number now, connecting again first if it is down and
+ * the last try is CORUN__REMOTE_RETRY_MS old; 0 while there is none. */
+uint32_t corun__remote_gen(corun__remote *r);
+
+/* What the daemon said of itself when it welcomed this connection. */
+const corun__msg_welcome *corun__remote_welcome(const corun__remote *r);
+const char *corun__remote_path(const corun__remote *r);
+
+/* One request on connection gen (0: fails). m's type and payload are the
+ * caller's; the seq is set here. The REPLY comes back in *reply (its
+ * status is the request's outcome). CORUN_EIO when gen is gone or the
+ * daemon goes away meanwhile (why says so): the connection is closed. */
+int corun__remote_call(corun__remote *r, uint32_t gen, corun__msg *m, corun__msg_reply *reply,
+                       char *why, size_t why_len);
+
+/* A new kernel or job id on connection gen. */
+uint32_t corun__remote_next_id(corun__remote *r);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * corund.h — the daemon: one scheduler per GPU for every process on the
+ * host (docs/daemon.md). `corun daemon` runs it.
+ *
+ * What it serves today: simulated GPUs (the sim backend). A client's
+ * simulated context (libcorun, api/remote.h) registers its kernels and
+ * launches its jobs on the daemon's GPU, where the daemon's policy
+ * schedules them beside every other client's; the daemon moves the
+ * simulated clock in step with the wall clock (times the sim speed).
+ * Contexts on a real GPU still schedule in-process.
+ *
+ * Guarantees. The daemon never blocks on a client: sockets are
+ * non-blocking, a client's requests are answered in order, a malformed
+ * message ends that client only. A client that goes away (BYE, EOF, a
+ * kill) has its unfinished jobs halted and cut to the tasks they ran, so
+ * their CapSMs are free within one halt. SIGTERM or SIGINT stops accepting,
+ * lets the jobs that run finish (up to drain_s), answers what waits, and
+ * returns.
+ */
+#ifndef CORUN_DAEMON_CORUND_H
+#define CORUN_DAEMON_CORUND_H
+
+#include "core/settings.h"
+
+typedef struct corun__daemon_opts {
+    corun__settings settings; /* the GPUs' scheduler settings (policy, ...) */
+    const char *backend;      /* what the daemon serves: "sim" */
+    const char *socket_path;  /* where it listens */
+    const char *group;        /* group the socket belongs to; "" = the daemon's */
+    double sim_speed;         /* simulated seconds per wall second, > 0 */
+    double drain_s;           /* after SIGTERM, how long running jobs may take */
+    int ready_fd;             /* >= 0: gets "ok\n" once listening, or "error: WHY\n" */
+} corun__daemon_opts;
+
+/* Runs the daemon until SIGTERM or SIGINT. Returns 0 after a clean stop, 1
+ * if it could not start (logged, and written to ready_fd). */
+int corun__daemon_run(const corun__daemon_opts *o);
+
+#endif

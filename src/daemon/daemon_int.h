@@ -1,0 +1,139 @@
+/*
+ * daemon_int.h — corund's pieces, one file each:
+ *   server.c   the socket, the event loop, connections, signals, the clock
+ *   session.c  one client's requests: its kernels and jobs on a GPU
+ *   status.c   the daemon's state as JSON (STATUS)
+ *   trace.c    Chrome trace recording (TRACE)
+ * Everything runs on the daemon's one thread.
+ */
+#ifndef CORUN_DAEMON_INT_H
+#define CORUN_DAEMON_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "api/ctx_int.h"
+#include "corun/corun.h"
+#include "corun/corun_sim.h"
+#include "daemon/corund.h"
+#include "daemon/proto.h"
+
+#define CORUN__DAEMON_MAX_GPUS 8
+#define CORUN__DAEMON_MAX_CLIENTS 1024
+#define CORUN__DAEMON_MAX_KERNELS 4096 /* per client */
+#define CORUN__DAEMON_MAX_JOBS 65536   /* live, per client */
+#define CORUN__DAEMON_LATENCIES 65536  /* per client, the most recent */
+
+typedef struct corun__dtrace corun__dtrace;
+typedef struct corun__dclient corun__dclient;
+
+/* One GPU and its scheduler. */
+typedef struct corun__dgpu {
+    unsigned index;
+    corun_ctx *ctx;
+    char name[CORUN_PROTO_NAME];
+    char mode[CORUN_PROTO_WORD]; /* "sim", "mps", "time-sliced" */
+} corun__dgpu;
+
+/* A client's job on a GPU. */
+typedef struct corun__djob {
+    uint32_t id;               /* the client's id for it */
+    corun_job *j;
+    unsigned gpu;
+    char kernel[CORUN_PROTO_NAME];
+    corun__dclient *owner;     /* NULL once its client went away */
+    uint32_t pid;              /* its client's, for traces after it left */
+    bool released;             /* its client let go: freed once finished */
+    bool ended;                /* its end was counted and traced */
+    uint32_t lane;             /* trace track within its process */
+    corun__job_view seen;      /* at the daemon's last look */
+    uint64_t run_from;         /* start of its running stretch (GPU clock, ns); 0 = none */
+    uint64_t orphaned;         /* monotonic ns its client went away; 0 = not yet, or its
+                                  CapSMs' return was logged */
+    struct corun__djob *next;  /* in the daemon's list */
+} corun__djob;
+
+typedef enum corun__drole { CORUN_DR_NEW, CORUN_DR_CLIENT, CORUN_DR_OBSERVER } corun__drole;
+
+struct corun__dclient {
+    int fd;
+    uint32_t id;
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+    char user[32];
+    corun__drole role;
+    corun__msg_hello hello;
+    corun__proto_rx *rx;
+    bool closing;              /* drop it at the end of this turn */
+    /* kernels, by the client's id */
+    struct { uint32_t id; corun_kernel *k; char name[CORUN_PROTO_NAME]; } *kernels;
+    size_t nkernels, cap_kernels;
+    uint32_t live_jobs;
+    uint64_t lanes;            /* trace tracks in use (bit i: lane i) */
+    /* since it connected */
+    uint64_t launches, finished, tasks_done, preemptions;
+    double *lat_ms;            /* launch to end of its finished jobs (ring) */
+    size_t nlat;
+    /* the one request waiting for an answer (requests are answered in order) */
+    bool pending;
+    uint16_t pend_type;        /* WAIT or TRACE */
+    uint32_t pend_seq, pend_job;
+    uint64_t pend_until;       /* monotonic ns; UINT64_MAX: no limit */
+    corun__dtrace *tr;         /* TRACE: what it records */
+    corun__dclient *next;
+};
+
+typedef struct corun__daemon {
+    const corun__daemon_opts *o;
+    int lfd;                   /* listening socket; -1 once stopping */
+    int sig_r, sig_w;          /* self-pipe of SIGTERM / SIGINT */
+    corun__dgpu gpus[CORUN__DAEMON_MAX_GPUS];
+    unsigned ngpus;
+    corun__dclient *clients;
+    uint32_t nclients, next_client;
+    corun__djob *jobs;
+    uint64_t t0;               /* monotonic ns at start */
+    bool stopping;
+    uint64_t stop_by;          /* monotonic ns: the drain's end */
+} corun__daemon;
+
+/* server.c */
+uint64_t corun__dnow(void); /* CLOCK_MONOTONIC, ns */
+/* Sends m to c; a client that cannot take it is marked closing. */
+void corun__dsend(corun__dclient *c, corun__msg *m);
+void corun__dreply(corun__dclient *c, uint32_t seq, int status, const char *why,
+                   const uint64_t v[6]);
+/* Sends text as DATA pieces, then REPLY OK. */
+void corun__dsend_text(corun__dclient *c, uint32_t seq, const char *text, size_t len);
+
+/* session.c */
+/* Handles one decoded message of c. */
+void corun__dsession_handle(corun__daemon *d, corun__dclient *c, const corun__msg *m);
+/* After the clock moved: jobs' ends counted, waits and traces answered,
+ * orphans finished and freed. */
+void corun__dsession_tick(corun__daemon *d);
+/* c went away: its jobs are cut (corun__job_cancel) and orphaned. */
+void corun__dsession_drop(corun__daemon *d, corun__dclient *c);
+/* Jobs still running on any GPU. */
+unsigned corun__dsession_active(const corun__daemon *d);
+
+/* status.c: STATUS's JSON as seen by a peer of uid `uid` (root and the
+ * daemon's own user see every client; others their own, the rest counted). */
+json_t *corun__dstatus(corun__daemon *d, uid_t uid);
+
+/* trace.c */
+corun__dtrace *corun__dtrace_new(void);
+void corun__dtrace_free(corun__dtrace *t);
+/* One event: ph "X" (dur_ns used), "i" (instant) or "M" (metadata, name
+ * "process_name"/"thread_name", args {"name": ...}); args is stolen. */
+void corun__dtrace_event(corun__dtrace *t, const char *ph, const char *name, uint32_t pid,
+                         uint32_t tid, uint64_t ts_ns, uint64_t dur_ns, json_t *args);
+/* The trace as {"traceEvents": [...]} text (malloc'd; NULL on failure). */
+char *corun__dtrace_dump(corun__dtrace *t, size_t *len);
+size_t corun__dtrace_count(const corun__dtrace *t);
+
+#endif

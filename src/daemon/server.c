@@ -1,0 +1,562 @@
+/*
+ * server.c — corund's socket and event loop (corund.h).
+ *
+ * One thread: poll() on the listening socket, the signal pipe and every
+ * connection; read what arrived and hand whole messages to session.c; move
+ * each simulated GPU's clock to the wall clock (times the sim speed); let
+ * session.c answer what became due. The loop sleeps at most 1 ms while jobs
+ * run or answers wait, else until something arrives.
+ */
+#define _GNU_SOURCE /* accept4, pipe2, struct ucred */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "daemon/daemon_int.h"
+
+#define SUB "server"
+
+uint64_t corun__dnow(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- sending ------------------------------------------------------------------ */
+
+void corun__dsend(corun__dclient *c, corun__msg *m)
+{
+    int rc;
+
+    if (c->closing) {
+        return;
+    }
+    rc = corun__proto_send(c->fd, m);
+    if (rc != CORUN_OK) {
+        CORUN_LOG(CORUN_LOG_INFO, SUB, "client %u (pid %d): cannot send %s: %s", c->id,
+                  (int)c->pid, corun__proto_type_name(m->type), corun_strerror(rc));
+        c->closing = true;
+    }
+}
+
+void corun__dreply(corun__dclient *c, uint32_t seq, int status, const char *why,
+                   const uint64_t v[6])
+{
+    corun__msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.type = CORUN_MSG_REPLY;
+    m.seq = seq;
+    m.u.reply.status = status;
+    corun__proto_str(m.u.reply.why, sizeof(m.u.reply.why), why != NULL ? why : "");
+    if (v != NULL) {
+        memcpy(m.u.reply.v, v, sizeof(m.u.reply.v));
+    }
+    corun__dsend(c, &m);
+}
+
+void corun__dsend_text(corun__dclient *c, uint32_t seq, const char *text, size_t len)
+{
+    const size_t piece = CORUN_PROTO_MAX_PAYLOAD - 4;
+    corun__msg m;
+    size_t at;
+
+    for (at = 0; at < len && !c->closing; at += piece) {
+        memset(&m, 0, sizeof(m));
+        m.type = CORUN_MSG_DATA;
+        m.seq = seq;
+        m.u.data.data = text + at;
+        m.u.data.len = (uint32_t)(len - at < piece ? len - at : piece);
+        corun__dsend(c, &m);
+    }
+    corun__dreply(c, seq, CORUN_OK, "", NULL);
+}
+
+/* ---- signals ------------------------------------------------------------------ */
+
+static int sig_fd = -1;
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+
+    if (sig_fd >= 0) {
+        (void)!write(sig_fd, &b, 1);
+    }
+    errno = saved;
+}
+
+static int signals_init(corun__daemon *d)
+{
+    struct sigaction sa;
+    int p[2];
+
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
+        return -1;
+    }
+    d->sig_r = p[0];
+    d->sig_w = p[1];
+    sig_fd = p[1];
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    return 0;
+}
+
+/* ---- the socket --------------------------------------------------------------- */
+
+/* mkdir -p of path's folder (0755 for what it makes). */
+static int make_dirs(const char *path, char *why, size_t why_len)
+{
+    char dir[CORUN_SETTING_STR_MAX];
+    char *p;
+
+    snprintf(dir, sizeof(dir), "%s", path);
+    p = strrchr(dir, '/');
+    if (p == NULL || p == dir) {
+        return 0;
+    }
+    *p = '\0';
+    for (p = dir + 1; *p != '\0'; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+                snprintf(why, why_len, "cannot make %s: %s", dir, strerror(errno));
+                return -1;
+            }
+            *p = '/';
+        }
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(why, why_len, "cannot make %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* Takes PATH.lock (one daemon per socket), removes a stale socket, binds
+ * PATH with mode 0660 and the group, and listens. */
+static int listen_on(corun__daemon *d, int *lock_fd, char *why, size_t why_len)
+{
+    const char *path = d->o->socket_path;
+    char lock[CORUN_SETTING_STR_MAX + 8];
+    struct sockaddr_un sa;
+    mode_t old;
+    int fd, rc;
+
+    if (strlen(path) == 0 || strlen(path) >= sizeof(sa.sun_path)) {
+        snprintf(why, why_len, "socket path '%s': a Unix socket's path holds 1 to %zu bytes", path,
+                 sizeof(sa.sun_path) - 1);
+        return -1;
+    }
+    if (make_dirs(path, why, why_len) != 0) {
+        return -1;
+    }
+    snprintf(lock, sizeof(lock), "%s.lock", path);
+    *lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (*lock_fd < 0) {
+        snprintf(why, why_len, "cannot open %s: %s", lock, strerror(errno));
+        return -1;
+    }
+    if (flock(*lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        char pid[32] = "?";
+        ssize_t n = pread(*lock_fd, pid, sizeof(pid) - 1, 0);
+        pid[n > 0 ? n : 1] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        snprintf(why, why_len, "another corund (pid %s) serves %s", pid, path);
+        return -1;
+    }
+    if (ftruncate(*lock_fd, 0) == 0) {
+        char pid[32];
+        int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+        (void)!pwrite(*lock_fd, pid, (size_t)n, 0);
+    }
+    (void)unlink(path); /* stale: the lock says no daemon owns it */
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        snprintf(why, why_len, "socket: %s", strerror(errno));
+        return -1;
+    }
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    memcpy(sa.sun_path, path, strlen(path) + 1);
+    old = umask(0117);
+    rc = bind(fd, (const struct sockaddr *)&sa, sizeof(sa));
+    umask(old);
+    if (rc != 0) {
+        snprintf(why, why_len, "cannot bind %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (chmod(path, 0660) != 0) {
+        snprintf(why, why_len, "chmod 0660 %s: %s", path, strerror(errno));
+        goto out_unlink;
+    }
+    if (d->o->group != NULL && d->o->group[0] != '\0') {
+        struct group *g = getgrnam(d->o->group);
+        if (g == NULL) {
+            snprintf(why, why_len, "no group '%s' (setting CORUN_DAEMON_GROUP)", d->o->group);
+            goto out_unlink;
+        }
+        if (chown(path, (uid_t)-1, g->gr_gid) != 0) {
+            snprintf(why, why_len, "cannot give %s to group %s: %s", path, d->o->group,
+                     strerror(errno));
+            goto out_unlink;
+        }
+    }
+    if (listen(fd, 64) != 0) {
+        snprintf(why, why_len, "listen on %s: %s", path, strerror(errno));
+        goto out_unlink;
+    }
+    d->lfd = fd;
+    return 0;
+
+out_unlink:
+    unlink(path);
+    close(fd);
+    return -1;
+}
+
+/* ---- connections -------------------------------------------------------------- */
+
+static void accept_clients(corun__daemon *d)
+{
+    for (;;) {
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        corun__dclient *c;
+        struct passwd *pw;
+        int fd = accept4(d->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                CORUN_LOG(CORUN_LOG_WARN, SUB, "accept: %s", strerror(errno));
+            }
+            return;
+        }
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+            CORUN_LOG(CORUN_LOG_WARN, SUB, "SO_PEERCRED: %s; connection closed", strerror(errno));
+            close(fd);
+            continue;
+        }
+        if (d->nclients >= CORUN__DAEMON_MAX_CLIENTS) {
+            CORUN_LOG(CORUN_LOG_WARN, SUB, "pid %d refused: %u connections already", (int)cred.pid,
+                      d->nclients);
+            close(fd);
+            continue;
+        }
+        c = calloc(1, sizeof(*c));
+        if (c != NULL) {
+            c->rx = calloc(1, sizeof(*c->rx));
+            c->lat_ms = calloc(CORUN__DAEMON_LATENCIES, sizeof(double));
+        }
+        if (c == NULL || c->rx == NULL || c->lat_ms == NULL) {
+            CORUN_LOG(CORUN_LOG_ERROR, SUB, "out of memory: pid %d refused", (int)cred.pid);
+            if (c != NULL) {
+                free(c->rx);
+                free(c->lat_ms);
+                free(c);
+            }
+            close(fd);
+            continue;
+        }
+        c->fd = fd;
+        c->id = ++d->next_client;
+        c->pid = cred.pid;
+        c->uid = cred.uid;
+        c->gid = cred.gid;
+        pw = getpwuid(cred.uid);
+        snprintf(c->user, sizeof(c->user), "%s", pw != NULL ? pw->pw_name : "?");
+        if (pw == NULL) {
+            snprintf(c->user, sizeof(c->user), "%u", (unsigned)cred.uid);
+        }
+        c->next = d->clients;
+        d->clients = c;
+        d->nclients++;
+        CORUN_LOG(CORUN_LOG_DEBUG, SUB, "connection %u: pid %d, uid %u", c->id, (int)c->pid,
+                  (unsigned)c->uid);
+    }
+}
+
+static void free_client(corun__daemon *d, corun__dclient *c)
+{
+    corun__dclient **p;
+
+    for (p = &d->clients; *p != NULL; p = &(*p)->next) {
+        if (*p == c) {
+            *p = c->next;
+            break;
+        }
+    }
+    d->nclients--;
+    corun__dsession_drop(d, c);
+    if (c->role == CORUN_DR_CLIENT) {
+        CORUN_LOG(CORUN_LOG_INFO, SUB, "client %u (pid %d, %s) left", c->id, (int)c->pid,
+                  c->hello.command);
+    }
+    close(c->fd);
+    corun__dtrace_free(c->tr);
+    free(c->kernels);
+    free(c->lat_ms);
+    free(c->rx);
+    free(c);
+}
+
+/* Reads what c sent and handles each whole message, in order; stops at a
+ * request that waits for its answer (the rest stay in c->rx). */
+static void serve(corun__daemon *d, corun__dclient *c, bool readable)
+{
+    char why[256];
+
+    if (readable && !c->closing) {
+        int rc = corun__proto_fill(c->fd, c->rx);
+        if (rc == CORUN_EIO) {
+            c->closing = true;
+        }
+    }
+    while (!c->closing && !c->pending) {
+        corun__msg m;
+        int rc = corun__proto_take(c->rx, &m, why, sizeof(why));
+        if (rc == CORUN_EBUSY) {
+            break;
+        }
+        if (rc != CORUN_OK) {
+            CORUN_LOG(CORUN_LOG_WARN, SUB, "client %u (pid %d): malformed message, connection "
+                      "closed: %s", c->id, (int)c->pid, why);
+            c->closing = true;
+            break;
+        }
+        corun__dsession_handle(d, c, &m);
+    }
+}
+
+/* ---- GPUs and the clock ------------------------------------------------------- */
+
+static int gpus_init(corun__daemon *d, char *why, size_t why_len)
+{
+    corun_ctx_opts co;
+    corun__dgpu *g = &d->gpus[0];
+    int rc;
+
+    memset(&co, 0, sizeof(co));
+    co.backend = d->o->backend;
+    rc = corun__ctx_create_with(&d->o->settings, &co, &g->ctx);
+    if (rc != CORUN_OK) {
+        snprintf(why, why_len, "GPU 0: %s", corun_last_error());
+        return -1;
+    }
+    if (corun_ctx_runs_cuda(g->ctx)) {
+        corun_ctx_destroy(g->ctx);
+        g->ctx = NULL;
+        snprintf(why, why_len, "corund serves simulated GPUs only so far (--backend sim); "
+                 "programs on a real GPU schedule in-process");
+        return -1;
+    }
+    g->index = 0;
+    snprintf(g->name, sizeof(g->name), "simulated H100 (%u SMs)", corun__ctx_sm_count(g->ctx));
+    snprintf(g->mode, sizeof(g->mode), "sim");
+    d->ngpus = 1;
+    return 0;
+}
+
+/* Every simulated GPU's clock to the wall clock since start, times the speed. */
+static void advance(corun__daemon *d)
+{
+    const double t = (double)(corun__dnow() - d->t0) * d->o->sim_speed;
+    unsigned i;
+
+    for (i = 0; i < d->ngpus; i++) {
+        int rc = corun__ctx_advance(d->gpus[i].ctx, (uint64_t)t);
+        if (rc != CORUN_OK) {
+            CORUN_LOG(CORUN_LOG_ERROR, SUB, "GPU %u: the scheduler failed: %s", i,
+                      corun_strerror(rc));
+        }
+    }
+}
+
+static bool busy(const corun__daemon *d)
+{
+    const corun__dclient *c;
+
+    if (corun__dsession_active(d) > 0) {
+        return true;
+    }
+    for (c = d->clients; c != NULL; c = c->next) {
+        if (c->pending) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- the loop ----------------------------------------------------------------- */
+
+static void begin_stop(corun__daemon *d, int sig)
+{
+    if (d->stopping) {
+        return;
+    }
+    d->stopping = true;
+    d->stop_by = corun__dnow() + (uint64_t)(d->o->drain_s * 1e9);
+    if (d->lfd >= 0) {
+        close(d->lfd);
+        d->lfd = -1;
+        unlink(d->o->socket_path);
+    }
+    CORUN_LOG(CORUN_LOG_INFO, SUB, "signal %d: stopping; %u jobs still running may take up to "
+              "%g s", sig, corun__dsession_active(d), d->o->drain_s);
+}
+
+static int loop(corun__daemon *d)
+{
+    struct pollfd *pf = NULL;
+    size_t cap = 0;
+
+    for (;;) {
+        corun__dclient *c, *next;
+        size_t n = 0, i;
+        int timeout, rc;
+
+        if (d->stopping && (corun__dsession_active(d) == 0 || corun__dnow() >= d->stop_by)) {
+            break;
+        }
+        if (cap < d->nclients + 2) {
+            struct pollfd *np;
+            cap = d->nclients + 16;
+            np = realloc(pf, cap * sizeof(*pf));
+            if (np == NULL) {
+                CORUN_LOG(CORUN_LOG_ERROR, SUB, "out of memory");
+                free(pf);
+                return 1;
+            }
+            pf = np;
+        }
+        pf[n++] = (struct pollfd){.fd = d->sig_r, .events = POLLIN};
+        pf[n++] = (struct pollfd){.fd = d->lfd, .events = POLLIN}; /* -1 once stopping: ignored */
+        for (c = d->clients; c != NULL; c = c->next) {
+            pf[n++] = (struct pollfd){.fd = c->fd, .events = POLLIN};
+        }
+        timeout = busy(d) || d->stopping ? 1 : 200;
+        rc = poll(pf, n, timeout);
+        if (rc < 0 && errno != EINTR) {
+            CORUN_LOG(CORUN_LOG_ERROR, SUB, "poll: %s", strerror(errno));
+            free(pf);
+            return 1;
+        }
+        if (rc > 0 && (pf[0].revents & POLLIN)) {
+            unsigned char b[16];
+            ssize_t k = read(d->sig_r, b, sizeof(b));
+            if (k > 0) {
+                begin_stop(d, b[0]);
+            }
+        }
+        if (rc > 0 && d->lfd >= 0 && (pf[1].revents & POLLIN)) {
+            accept_clients(d);
+        }
+        advance(d);
+        /* pf[2..] are the clients polled, in list order; new ones are at the head */
+        i = 2;
+        for (c = d->clients; c != NULL && i < n; c = c->next) {
+            if (c->fd == pf[i].fd) {
+                serve(d, c, (pf[i].revents & (POLLIN | POLLHUP | POLLERR)) != 0);
+                i++;
+            }
+        }
+        corun__dsession_tick(d);
+        for (c = d->clients; c != NULL; c = c->next) {
+            if (!c->pending) {
+                serve(d, c, false); /* requests left behind an answered one */
+            }
+        }
+        for (c = d->clients; c != NULL; c = next) {
+            next = c->next;
+            if (c->closing) {
+                free_client(d, c);
+            }
+        }
+    }
+    free(pf);
+    return 0;
+}
+
+int corun__daemon_run(const corun__daemon_opts *o)
+{
+    corun__daemon d;
+    char why[512] = "";
+    int lock_fd = -1, rc = 1;
+    unsigned i;
+
+    memset(&d, 0, sizeof(d));
+    d.o = o;
+    d.lfd = -1;
+    d.sig_r = d.sig_w = -1;
+    d.t0 = corun__dnow();
+    if (signals_init(&d) != 0) {
+        snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
+    } else if (gpus_init(&d, why, sizeof(why)) == 0 && listen_on(&d, &lock_fd, why, sizeof(why)) == 0) {
+        CORUN_LOG(CORUN_LOG_INFO, SUB, "listening on %s (pid %d); %u GPU: %s, policy %s",
+                  o->socket_path, (int)getpid(), d.ngpus, d.gpus[0].name,
+                  corun__ctx_policy(d.gpus[0].ctx));
+        if (o->ready_fd >= 0) {
+            (void)!write(o->ready_fd, "ok\n", 3);
+        }
+        rc = loop(&d);
+    }
+    if (why[0] != '\0') {
+        CORUN_LOG(CORUN_LOG_ERROR, SUB, "%s", why);
+        if (o->ready_fd >= 0) {
+            char line[600];
+            int n = snprintf(line, sizeof(line), "error: %s\n", why);
+            (void)!write(o->ready_fd, line, (size_t)n);
+        }
+    }
+    while (d.clients != NULL) {
+        free_client(&d, d.clients);
+    }
+    /* jobs of clients already gone: freed with their GPU's context */
+    while (d.jobs != NULL) {
+        corun__djob *j = d.jobs;
+        d.jobs = j->next;
+        free(j);
+    }
+    if (d.lfd >= 0) {
+        close(d.lfd);
+        unlink(o->socket_path);
+    }
+    for (i = 0; i < d.ngpus; i++) {
+        corun_ctx_destroy(d.gpus[i].ctx);
+    }
+    if (lock_fd >= 0) {
+        close(lock_fd);
+    }
+    sig_fd = -1;
+    if (d.sig_r >= 0) {
+        close(d.sig_r);
+        close(d.sig_w);
+    }
+    if (rc == 0) {
+        CORUN_LOG(CORUN_LOG_INFO, SUB, "stopped");
+    }
+    return rc;
+}

@@ -1,0 +1,615 @@
+/*
+ * session.c — one client's requests (daemon_int.h): its kernels and jobs on
+ * a GPU's scheduler, the answers that wait (WAIT, TRACE), and what is left
+ * when a client goes away.
+ *
+ * A job is named by the id its client gave it and looked up among that
+ * client's jobs only: no message can reach another client's job.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "daemon/daemon_int.h"
+
+#define SUB "session"
+
+static corun__djob *find_job(corun__daemon *d, const corun__dclient *c, uint32_t id)
+{
+    corun__djob *j;
+
+    for (j = d->jobs; j != NULL; j = j->next) {
+        if (j->owner == c && j->id == id && !j->released) {
+            return j;
+        }
+    }
+    return NULL;
+}
+
+static corun_kernel *find_kernel(const corun__dclient *c, uint32_t id)
+{
+    size_t i;
+
+    for (i = 0; i < c->nkernels; i++) {
+        if (c->kernels[i].id == id) {
+            return c->kernels[i].k;
+        }
+    }
+    return NULL;
+}
+
+static const char *kernel_name(const corun__dclient *c, uint32_t id)
+{
+    size_t i;
+
+    for (i = 0; i < c->nkernels; i++) {
+        if (c->kernels[i].id == id) {
+            return c->kernels[i].name;
+        }
+    }
+    return "?";
+}
+
+static corun_ctx *gpu_of(corun__daemon *d, const corun__dclient *c)
+{
+    return d->gpus[c->hello.gpu].ctx;
+}
+
+/* ---- traces ------------------------------------------------------------------- */
+
+/* Every trace being recorded gets the event (args copied for each). */
+static void trace(corun__daemon *d, const char *ph, const char *name, uint32_t pid, uint32_t tid,
+                  uint64_t ts, uint64_t dur, json_t *args)
+{
+    corun__dclient *c;
+
+    for (c = d->clients; c != NULL; c = c->next) {
+        if (c->tr != NULL && !c->closing) {
+            corun__dtrace_event(c->tr, ph, name, pid, tid, ts, dur,
+                                args != NULL ? json_deep_copy(args) : NULL);
+        }
+    }
+    json_decref(args);
+}
+
+static bool tracing(const corun__daemon *d)
+{
+    const corun__dclient *c;
+
+    for (c = d->clients; c != NULL; c = c->next) {
+        if (c->tr != NULL) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static json_t *job_args(const corun__djob *j, const corun__job_view *v)
+{
+    return json_pack("{s:I, s:I, s:I, s:I}", "job", (json_int_t)j->id, "capsm",
+                     (json_int_t)v->capsm, "done", (json_int_t)v->done_tasks, "tasks",
+                     (json_int_t)v->tasks);
+}
+
+/* Compares what a job is now with what it was at the last look: running
+ * stretches become "X" events, halts, resumes, resizes and the end instants. */
+static void trace_job(corun__daemon *d, corun__djob *j, const corun__job_view *v)
+{
+    const corun__job_view *s = &j->seen;
+    const uint64_t now = corun__ctx_now(d->gpus[j->gpu].ctx);
+    const bool was_running = strcmp(s->state, "running") == 0;
+    const bool running = strcmp(v->state, "running") == 0;
+
+    if (!tracing(d)) {
+        j->run_from = running ? (j->run_from != 0 ? j->run_from : now) : 0;
+        return;
+    }
+    if (!was_running && running) {
+        j->run_from = v->t_start != 0 && strcmp(s->state, "waiting") == 0 ? v->t_start : now;
+        if (strcmp(s->state, "paused") == 0 || strcmp(s->state, "stopping") == 0) {
+            trace(d, "i", "resume", j->pid, j->lane + 1, j->run_from, 0, job_args(j, v));
+        }
+    } else if (was_running && running && s->capsm != v->capsm) {
+        json_t *a = job_args(j, v);
+        json_object_set_new(a, "from", json_integer(s->capsm));
+        trace(d, "i", "resize", j->pid, j->lane + 1, now, 0, a);
+    }
+    if (was_running && !running) {
+        const uint64_t end = v->done && v->t_end != 0 ? v->t_end : now;
+        const uint64_t from = j->run_from != 0 ? j->run_from : end;
+        trace(d, "X", j->kernel, j->pid, j->lane + 1, from, end - from, job_args(j, v));
+        if (!v->done) {
+            trace(d, "i", "halt", j->pid, j->lane + 1, end, 0, job_args(j, v));
+        }
+        j->run_from = 0;
+    }
+    if (v->done && !s->done) {
+        trace(d, "i", v->status == CORUN_OK ? "end" : v->status == CORUN_ECANCELED ? "cancelled" : "failed", j->pid, j->lane + 1,
+              v->t_end != 0 ? v->t_end : now, 0, job_args(j, v));
+    }
+}
+
+/* ---- replies ------------------------------------------------------------------- */
+
+static void reply_err(corun__dclient *c, uint32_t seq, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void reply_err(corun__dclient *c, uint32_t seq, int status, const char *fmt, ...)
+{
+    char why[CORUN_PROTO_WHY];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    corun__dreply(c, seq, status, why, NULL);
+}
+
+/* The API call's outcome, with corun_last_error as the reason. */
+static void reply_rc(corun__dclient *c, uint32_t seq, int rc)
+{
+    corun__dreply(c, seq, rc, rc == CORUN_OK ? "" : corun_last_error(), NULL);
+}
+
+/* ---- requests ------------------------------------------------------------------ */
+
+static void hello(corun__daemon *d, corun__dclient *c, const corun__msg *m)
+{
+    const corun__msg_hello *h = &m->u.hello;
+    corun__msg w;
+    corun__dgpu *g;
+
+    if (h->pid != (uint32_t)c->pid) {
+        reply_err(c, m->seq, CORUN_EINVAL, "HELLO says pid %u; the socket says %d", h->pid,
+                  (int)c->pid);
+        c->closing = true;
+        return;
+    }
+    if (h->gpu >= d->ngpus) {
+        reply_err(c, m->seq, CORUN_ENODEV, "GPU %u: corund serves %u", h->gpu, d->ngpus);
+        c->closing = true;
+        return;
+    }
+    if (d->stopping) {
+        reply_err(c, m->seq, CORUN_ESTATE, "corund is stopping");
+        c->closing = true;
+        return;
+    }
+    c->role = CORUN_DR_CLIENT;
+    c->hello = *h;
+    g = &d->gpus[h->gpu];
+    memset(&w, 0, sizeof(w));
+    w.type = CORUN_MSG_WELCOME;
+    w.seq = m->seq;
+    w.u.welcome.client = c->id;
+    w.u.welcome.sm_count = corun__ctx_sm_count(g->ctx);
+    corun__proto_str(w.u.welcome.backend, sizeof(w.u.welcome.backend), corun_ctx_backend(g->ctx));
+    corun__proto_str(w.u.welcome.policy, sizeof(w.u.welcome.policy), corun__ctx_policy(g->ctx));
+    corun__proto_str(w.u.welcome.mode, sizeof(w.u.welcome.mode), g->mode);
+    corun__proto_str(w.u.welcome.gpu_name, sizeof(w.u.welcome.gpu_name), g->name);
+    corun__dsend(c, &w);
+    if (tracing(d)) {
+        char name[CORUN_PROTO_NAME + 32];
+        snprintf(name, sizeof(name), "%s (pid %d)", h->command, (int)c->pid);
+        trace(d, "M", "process_name", (uint32_t)c->pid, 0, 0, 0, json_pack("{s:s}", "name", name));
+    }
+    CORUN_LOG(CORUN_LOG_INFO, SUB, "client %u: pid %d (%s, uid %u), GPU %u, class %s", c->id,
+              (int)c->pid, h->command, (unsigned)c->uid, h->gpu,
+              h->cls == CORUN_CLASS_LS ? "ls" : "batch");
+}
+
+static void reg(corun__daemon *d, corun__dclient *c, const corun__msg *m)
+{
+    const corun__msg_register *r = &m->u.reg;
+    corun_sim_kernel_desc sd;
+    corun_kernel *k;
+    int rc;
+
+    if (find_kernel(c, r->kernel) != NULL) {
+        reply_err(c, m->seq, CORUN_EINVAL, "kernel id %u is taken", r->kernel);
+        return;
+    }
+    if (c->nkernels >= CORUN__DAEMON_MAX_KERNELS) {
+        reply_err(c, m->seq, CORUN_ERANGE, "%u kernels registered: the most a client may have",
+                  CORUN__DAEMON_MAX_KERNELS);
+        return;
+    }
+    if (c->nkernels == c->cap_kernels) {
+        size_t cap = c->cap_kernels ? c->cap_kernels * 2 : 16;
+        void *p = realloc(c->kernels, cap * sizeof(*c->kernels));
+        if (p == NULL) {
+            reply_err(c, m->seq, CORUN_ENOMEM, "out of memory");
+            return;
+        }
+        c->kernels = p;
+        c->cap_kernels = cap;
+    }
+    memset(&sd, 0, sizeof(sd));
+    sd.name = r->name;
+    sd.task_us = r->task_us;
+    sd.regs = r->regs;
+    sd.ahead = r->ahead;
+    sd.flags = r->flags;
+    rc = corun_sim_kernel_register(gpu_of(d, c), &sd, &k);
+    if (rc == CORUN_OK) {
+        c->kernels[c->nkernels].id = r->kernel;
+        c->kernels[c->nkernels].k = k;
+        snprintf(c->kernels[c->nkernels].name, sizeof(c->kernels[c->nkernels].name), "%s",
+                 r->name);
+        c->nkernels++;
+    }
+    reply_rc(c, m->seq, rc);
+}
+
+static void launch(corun__daemon *d, corun__dclient *c, const corun__msg *m)
+{
+    const corun__msg_launch *l = &m->u.launch;
+    corun_kernel *k = find_kernel(c, l->kernel);
+    corun_launch_attr a;
+    corun__djob *j;
+    int rc, lane;
+
+    if (d->stopping) {
+        reply_err(c, m->seq, CORUN_ESTATE, "corund is stopping: no new launches");
+        return;
+    }
+    if (k == NULL) {
+        reply_err(c, m->seq, CORUN_ENOENT, "no kernel %u registered by this client", l->kernel);
+        return;
+    }
+    if (find_job(d, c, l->job) != NULL) {
+        reply_err(c, m->seq, CORUN_EINVAL, "job id %u is in use", l->job);
+        return;
+    }
+    if (c->live_jobs >= CORUN__DAEMON_MAX_JOBS) {
+        reply_err(c, m->seq, CORUN_ERANGE, "%u jobs live: the most a client may have",
+                  CORUN__DAEMON_MAX_JOBS);
+        return;
+    }
+    j = calloc(1, sizeof(*j));
+    if (j == NULL) {
+        reply_err(c, m->seq, CORUN_ENOMEM, "out of memory");
+        return;
+    }
+    memset(&a, 0, sizeof(a));
+    a.cls = (corun_class)l->cls;
+    a.capsm = l->capsm;
+    a.priority = l->priority;
+    a.weight = l->weight;
+    a.size_hint = l->size_hint;
+    rc = corun_launch(gpu_of(d, c), k, (corun_dim3){l->grid[0], l->grid[1], l->grid[2]},
+                      (corun_dim3){l->block[0], l->block[1], l->block[2]}, l->smem, NULL, &a,
+                      &j->j);
+    if (rc != CORUN_OK) {
+        free(j);
+        reply_rc(c, m->seq, rc);
+        return;
+    }
+    j->id = l->job;
+    j->gpu = c->hello.gpu;
+    j->owner = c;
+    j->pid = (uint32_t)c->pid;
+    for (lane = 0; lane < 63 && (c->lanes & (1ull << lane)) != 0; lane++) {
+    }
+    j->lane = (uint32_t)lane;
+    c->lanes |= 1ull << lane;
+    corun__job_view_get(j->j, &j->seen);
+    snprintf(j->kernel, sizeof(j->kernel), "%s", kernel_name(c, l->kernel));
+    j->next = d->jobs;
+    d->jobs = j;
+    c->live_jobs++;
+    c->launches++;
+    /* what status shows of the client: its latest launch's attributes */
+    c->hello.cls = l->cls;
+    c->hello.priority = l->priority;
+    c->hello.weight = l->weight;
+    reply_rc(c, m->seq, CORUN_OK);
+    if (tracing(d)) {
+        trace(d, "i", "launch", j->pid, j->lane + 1, j->seen.t_submit, 0, job_args(j, &j->seen));
+    }
+}
+
+/* The answer to a WAIT, if it is due: the job finished, or it can never
+ * finish by itself (paused under `manual`), or the time is up. */
+static bool answer_wait(corun__daemon *d, corun__dclient *c, bool at_deadline)
+{
+    corun__djob *j = find_job(d, c, c->pend_job);
+    corun__job_view v;
+
+    if (j == NULL) {
+        reply_err(c, c->pend_seq, CORUN_ENOENT, "no job %u of this client", c->pend_job);
+        return true;
+    }
+    corun__job_view_get(j->j, &v);
+    if (v.done) {
+        if (v.status == CORUN_OK) {
+            corun__dreply(c, c->pend_seq, CORUN_OK, "", NULL);
+        } else {
+            reply_err(c, c->pend_seq, v.status, "job '%s' failed: %s", j->kernel,
+                      corun_strerror(v.status));
+        }
+        return true;
+    }
+    if (strcmp(v.state, "paused") == 0 && strcmp(corun__ctx_policy(gpu_of(d, c)), "manual") == 0) {
+        reply_err(c, c->pend_seq, CORUN_ESTATE, "job '%s' is paused: resume it first", j->kernel);
+        return true;
+    }
+    if (at_deadline) {
+        corun__dreply(c, c->pend_seq, CORUN_ETIMEDOUT, "", NULL);
+        return true;
+    }
+    return false;
+}
+
+static void job_request(corun__daemon *d, corun__dclient *c, const corun__msg *m)
+{
+    const corun__msg_job *q = &m->u.job;
+    corun__djob *j = find_job(d, c, q->job);
+    uint64_t v[6] = {0, 0, 0, 0, 0, 0};
+    corun_progress p;
+    int rc;
+
+    if (j == NULL) {
+        reply_err(c, m->seq, CORUN_ENOENT, "no job %u of this client", q->job);
+        return;
+    }
+    switch (m->type) {
+    case CORUN_MSG_WAIT:
+        c->pending = true;
+        c->pend_type = CORUN_MSG_WAIT;
+        c->pend_seq = m->seq;
+        c->pend_job = q->job;
+        c->pend_until = q->timeout_ms < 0 ? UINT64_MAX
+                                          : corun__dnow() + (uint64_t)q->timeout_ms * 1000000ull;
+        if (answer_wait(d, c, false)) {
+            c->pending = false;
+        }
+        return;
+    case CORUN_MSG_PREEMPT:
+        reply_rc(c, m->seq, corun_job_preempt(j->j));
+        return;
+    case CORUN_MSG_RESUME:
+        reply_rc(c, m->seq, corun_job_resume(j->j, q->capsm));
+        return;
+    case CORUN_MSG_RESIZE:
+        reply_rc(c, m->seq, corun_job_resize(j->j, q->capsm));
+        return;
+    case CORUN_MSG_PROGRESS:
+        rc = corun_job_progress(j->j, &p);
+        if (rc == CORUN_OK) {
+            v[0] = p.tasks;
+            v[1] = p.claimed;
+            v[2] = p.done;
+            v[3] = p.live;
+            v[4] = p.task_ns;
+            v[5] = corun_job_capsm(j->j);
+            corun__dreply(c, m->seq, CORUN_OK, "", v);
+        } else {
+            reply_rc(c, m->seq, rc);
+        }
+        return;
+    case CORUN_MSG_RELEASE:
+        j->released = true; /* freed by the tick once finished */
+        corun__dreply(c, m->seq, CORUN_OK, "", NULL);
+        return;
+    default:
+        return;
+    }
+}
+
+static void status(corun__daemon *d, corun__dclient *c, const corun__msg *m)
+{
+    json_t *root = corun__dstatus(d, c->uid);
+    char *text = root != NULL ? json_dumps(root, JSON_COMPACT) : NULL;
+
+    if (text == NULL) {
+        reply_err(c, m->seq, CORUN_ENOMEM, "out of memory");
+    } else {
+        corun__dsend_text(c, m->seq, text, strlen(text));
+    }
+    free(text);
+    json_decref(root);
+}
+
+static void start_trace(corun__daemon *d, corun__dclient *c, const corun__msg *m)
+{
+    char name[CORUN_PROTO_NAME + 32];
+    corun__dclient *o;
+
+    c->tr = corun__dtrace_new();
+    if (c->tr == NULL) {
+        reply_err(c, m->seq, CORUN_ENOMEM, "out of memory");
+        return;
+    }
+    c->pending = true;
+    c->pend_type = CORUN_MSG_TRACE;
+    c->pend_seq = m->seq;
+    c->pend_until = corun__dnow() + (uint64_t)m->u.trace.ms * 1000000ull;
+    /* the processes already there, named; jobs already running start a stretch now */
+    for (o = d->clients; o != NULL; o = o->next) {
+        if (o->role == CORUN_DR_CLIENT) {
+            snprintf(name, sizeof(name), "%s (pid %d)", o->hello.command, (int)o->pid);
+            corun__dtrace_event(c->tr, "M", "process_name", (uint32_t)o->pid, 0, 0, 0,
+                                json_pack("{s:s}", "name", name));
+        }
+    }
+    CORUN_LOG(CORUN_LOG_INFO, SUB, "connection %u (pid %d): tracing %u ms", c->id, (int)c->pid,
+              m->u.trace.ms);
+}
+
+void corun__dsession_handle(corun__daemon *d, corun__dclient *c, const corun__msg *m)
+{
+    if (c->role == CORUN_DR_NEW) {
+        if (m->type == CORUN_MSG_HELLO) {
+            hello(d, c, m);
+            return;
+        }
+        if (m->type == CORUN_MSG_STATUS || m->type == CORUN_MSG_TRACE) {
+            c->role = CORUN_DR_OBSERVER;
+        } else {
+            reply_err(c, m->seq, CORUN_EINVAL, "%s before HELLO", corun__proto_type_name(m->type));
+            c->closing = true;
+            return;
+        }
+    }
+    if (c->role == CORUN_DR_OBSERVER && m->type != CORUN_MSG_STATUS &&
+        m->type != CORUN_MSG_TRACE) {
+        reply_err(c, m->seq, CORUN_EINVAL, "%s from a connection that sent no HELLO",
+                  corun__proto_type_name(m->type));
+        c->closing = true;
+        return;
+    }
+    switch (m->type) {
+    case CORUN_MSG_HELLO:
+        reply_err(c, m->seq, CORUN_EINVAL, "a second HELLO");
+        c->closing = true;
+        return;
+    case CORUN_MSG_REGISTER:
+        reg(d, c, m);
+        return;
+    case CORUN_MSG_LAUNCH:
+        launch(d, c, m);
+        return;
+    case CORUN_MSG_WAIT:
+    case CORUN_MSG_PREEMPT:
+    case CORUN_MSG_RESUME:
+    case CORUN_MSG_RESIZE:
+    case CORUN_MSG_PROGRESS:
+    case CORUN_MSG_RELEASE:
+        job_request(d, c, m);
+        return;
+    case CORUN_MSG_STATUS:
+        status(d, c, m);
+        return;
+    case CORUN_MSG_TRACE:
+        start_trace(d, c, m);
+        return;
+    case CORUN_MSG_BYE:
+        c->closing = true;
+        return;
+    default:
+        reply_err(c, m->seq, CORUN_EINVAL, "%s is not a request", corun__proto_type_name(m->type));
+        c->closing = true;
+        return;
+    }
+}
+
+/* A job's end, counted once: its client's figures, its trace lane free. */
+static void end_job(corun__djob *j, const corun__job_view *v)
+{
+    corun__dclient *c = j->owner;
+
+    j->ended = true;
+    if (c == NULL) {
+        return;
+    }
+    c->finished++;
+    c->tasks_done += v->done_tasks;
+    c->preemptions += v->preemptions;
+    c->lat_ms[c->nlat % CORUN__DAEMON_LATENCIES] = (double)(v->t_end - v->t_submit) / 1e6;
+    c->nlat++;
+    c->lanes &= ~(1ull << j->lane);
+}
+
+static void free_job(corun__daemon *d, corun__djob *j)
+{
+    corun__djob **p;
+
+    for (p = &d->jobs; *p != NULL; p = &(*p)->next) {
+        if (*p == j) {
+            *p = j->next;
+            break;
+        }
+    }
+    if (j->owner != NULL) {
+        j->owner->live_jobs--;
+    }
+    corun_job_release(j->j);
+    free(j);
+}
+
+void corun__dsession_tick(corun__daemon *d)
+{
+    const uint64_t now = corun__dnow();
+    corun__djob *j, *next;
+    corun__dclient *c;
+
+    for (j = d->jobs; j != NULL; j = next) {
+        corun__job_view v;
+        next = j->next;
+        corun__job_view_get(j->j, &v);
+        trace_job(d, j, &v);
+        if (v.done && !j->ended) {
+            end_job(j, &v);
+        }
+        if (j->orphaned != 0 && (v.capsm == 0 || v.done)) {
+            CORUN_LOG(CORUN_LOG_INFO, SUB, "job %u of pid %u, which went away: its CapSMs free "
+                      "%.1f ms after", j->id, j->pid, (double)(now - j->orphaned) / 1e6);
+            j->orphaned = 0;
+        }
+        j->seen = v;
+        if (v.done && (j->released || j->owner == NULL)) {
+            free_job(d, j);
+        }
+    }
+    for (c = d->clients; c != NULL; c = c->next) {
+        if (!c->pending || c->closing) {
+            continue;
+        }
+        if (c->pend_type == CORUN_MSG_WAIT) {
+            if (answer_wait(d, c, now >= c->pend_until)) {
+                c->pending = false;
+            }
+        } else if (c->pend_type == CORUN_MSG_TRACE && (now >= c->pend_until || d->stopping)) {
+            size_t len = 0;
+            char *text = corun__dtrace_dump(c->tr, &len);
+            if (text == NULL) {
+                reply_err(c, c->pend_seq, CORUN_ENOMEM, "out of memory");
+            } else {
+                CORUN_LOG(CORUN_LOG_INFO, SUB, "connection %u: trace of %zu events sent", c->id,
+                          corun__dtrace_count(c->tr));
+                corun__dsend_text(c, c->pend_seq, text, len);
+            }
+            free(text);
+            corun__dtrace_free(c->tr);
+            c->tr = NULL;
+            c->pending = false;
+        }
+    }
+}
+
+void corun__dsession_drop(corun__daemon *d, corun__dclient *c)
+{
+    corun__djob *j, *next;
+    unsigned cut = 0;
+
+    for (j = d->jobs; j != NULL; j = next) {
+        next = j->next;
+        if (j->owner != c) {
+            continue;
+        }
+        if (!j->seen.done && corun__job_cancel(j->j) == CORUN_OK) {
+            cut++;
+            j->orphaned = corun__dnow();
+        }
+        c->live_jobs--;
+        j->owner = NULL;
+    }
+    if (cut > 0) {
+        CORUN_LOG(CORUN_LOG_INFO, SUB, "client %u (pid %d) left %u jobs running: halted, their "
+                  "tasks not run dropped", c->id, (int)c->pid, cut);
+    }
+}
+
+unsigned corun__dsession_active(const corun__daemon *d)
+{
+    const corun__djob *j;
+    unsigned n = 0;
+
+    for (j = d->jobs; j != NULL; j = j->next) {
+        n += !j->seen.done;
+    }
+    return n;
+}

@@ -1,0 +1,102 @@
+/*
+ * status.c — the daemon's state as JSON (STATUS; the schema `corun status`
+ * reads, docs/daemon.md). A peer sees every client if it is root or the
+ * daemon's own user, else its own clients and a count of the others.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/daemon_int.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* p50 and p99 of a client's latencies (nearest rank), or null. */
+static json_t *latency(const corun__dclient *c)
+{
+    size_t n = c->nlat < CORUN__DAEMON_LATENCIES ? c->nlat : CORUN__DAEMON_LATENCIES;
+    double *v, p50, p99;
+
+    if (n == 0) {
+        return json_null();
+    }
+    v = malloc(n * sizeof(*v));
+    if (v == NULL) {
+        return json_null();
+    }
+    memcpy(v, c->lat_ms, n * sizeof(*v));
+    qsort(v, n, sizeof(*v), cmp_double);
+    p50 = v[(size_t)((double)(n - 1) * 0.50 + 0.5)];
+    p99 = v[(size_t)((double)(n - 1) * 0.99 + 0.5)];
+    free(v);
+    return json_pack("{s:f, s:f}", "p50", p50, "p99", p99);
+}
+
+static json_t *client_json(corun__daemon *d, const corun__dclient *c)
+{
+    json_t *jobs = json_array();
+    uint32_t capsm = 0;
+    const corun__djob *j;
+
+    for (j = d->jobs; j != NULL; j = j->next) {
+        if (j->owner != c) {
+            continue;
+        }
+        capsm += j->seen.capsm;
+        json_array_append_new(jobs, json_pack("{s:I, s:s, s:s, s:I, s:I, s:I, s:I}", "job",
+                                              (json_int_t)j->id, "kernel", j->kernel, "state",
+                                              j->seen.state, "capsm", (json_int_t)j->seen.capsm,
+                                              "tasks", (json_int_t)j->seen.tasks, "done",
+                                              (json_int_t)j->seen.done_tasks, "preemptions",
+                                              (json_int_t)j->seen.preemptions));
+    }
+    return json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, "
+                     "s:o}",
+                     "client", (json_int_t)c->id, "pid", (json_int_t)c->pid, "uid",
+                     (json_int_t)c->uid, "user", c->user, "command", c->hello.command, "class",
+                     c->hello.cls == CORUN_CLASS_LS ? "ls" : "batch", "priority",
+                     (json_int_t)c->hello.priority, "weight", (json_int_t)c->hello.weight,
+                     "capsm", (json_int_t)capsm, "launches", (json_int_t)c->launches,
+                     "finished", (json_int_t)c->finished, "tasks_done",
+                     (json_int_t)c->tasks_done, "preemptions", (json_int_t)c->preemptions,
+                     "latency_ms", latency(c), "jobs", jobs);
+}
+
+json_t *corun__dstatus(corun__daemon *d, uid_t uid)
+{
+    const bool all = uid == 0 || uid == getuid();
+    json_t *gpus = json_array();
+    unsigned i;
+
+    for (i = 0; i < d->ngpus; i++) {
+        const corun__dgpu *g = &d->gpus[i];
+        json_t *clients = json_array();
+        json_int_t others = 0;
+        const corun__dclient *c;
+        for (c = d->clients; c != NULL; c = c->next) {
+            if (c->role != CORUN_DR_CLIENT || c->hello.gpu != i) {
+                continue;
+            }
+            if (!all && c->uid != uid) {
+                others++;
+                continue;
+            }
+            json_array_append_new(clients, client_json(d, c));
+        }
+        json_array_append_new(
+            gpus, json_pack("{s:I, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:o}", "index",
+                            (json_int_t)g->index, "name", g->name, "backend",
+                            corun_ctx_backend(g->ctx), "mode", g->mode, "policy",
+                            corun__ctx_policy(g->ctx), "sms",
+                            (json_int_t)corun__ctx_sm_count(g->ctx), "capsm_free",
+                            (json_int_t)corun__ctx_free_capsm(g->ctx), "others", others,
+                            "clients", clients));
+    }
+    return json_pack("{s:{s:I, s:s, s:f}, s:o}", "daemon", "pid", (json_int_t)getpid(), "socket",
+                     d->o->socket_path, "uptime_s", (double)(corun__dnow() - d->t0) / 1e9,
+                     "gpus", gpus);
+}

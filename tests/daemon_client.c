@@ -1,0 +1,170 @@
+/*
+ * daemon_client.c — a program that uses corun on a simulated GPU, as a
+ * client of corund would (tests/daemon_e2e.sh runs several at once).
+ *
+ *   daemon_client [--kernel-us T] [--grid N] [--block N] [--count K]
+ *                 [--gap-ms G] [--class ls|batch] [--priority P]
+ *                 [--name NAME] [--wait-ms W]
+ *     K launches, one after the other, each waited for (up to W ms, default
+ *     no limit), G ms apart; one JSON line per launch: its index, the
+ *     wait's status, the wall time from launch to end (ms), where it ran
+ *     ("corund" or "in-process") and its progress.
+ *   daemon_client --raw SOCKET preempt ID | garbage
+ *     speaks the protocol itself: HELLO, then a PREEMPT of job ID (not its
+ *     own) or bytes that are no message; prints the daemon's answer.
+ *
+ * The first line says where the context runs (corun_ctx_describe). Exit 0
+ * when every launch was made (a wait may fail: the line says how).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "corun/corun.h"
+#include "corun/corun_sim.h"
+#include "daemon/proto.h"
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int raw(const char *path, const char *what, const char *arg)
+{
+    corun__proto_rx *rx = calloc(1, sizeof(*rx));
+    corun__msg m;
+    char why[256] = "";
+    int fd, rc;
+
+    rc = corun__proto_connect(path, &fd, why, sizeof(why));
+    if (rc != CORUN_OK || rx == NULL) {
+        printf("{\"connect\": \"%s\"}\n", why);
+        return 1;
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = CORUN_MSG_HELLO;
+    m.seq = 1;
+    m.u.hello.pid = (uint32_t)getpid();
+    corun__proto_str(m.u.hello.command, sizeof(m.u.hello.command), "raw");
+    corun__proto_send(fd, &m);
+    rc = corun__proto_recv(fd, rx, &m, 5000, why, sizeof(why));
+    printf("{\"hello\": \"%s\"}\n", rc == CORUN_OK ? corun__proto_type_name(m.type) : why);
+    if (strcmp(what, "preempt") == 0) {
+        memset(&m, 0, sizeof(m));
+        m.type = CORUN_MSG_PREEMPT;
+        m.seq = 2;
+        m.u.job.job = (uint32_t)strtoul(arg, NULL, 10);
+        corun__proto_send(fd, &m);
+    } else {
+        static const char junk[] = "GET / HTTP/1.0\r\n\r\nthis is no corund message at all";
+        (void)!write(fd, junk, sizeof(junk));
+    }
+    rc = corun__proto_recv(fd, rx, &m, 5000, why, sizeof(why));
+    if (rc == CORUN_OK && m.type == CORUN_MSG_REPLY) {
+        printf("{\"reply\": \"%s\", \"why\": \"%s\"}\n", corun_status_name(m.u.reply.status),
+               m.u.reply.why);
+    } else {
+        printf("{\"reply\": \"%s\"}\n", rc == CORUN_OK ? corun__proto_type_name(m.type)
+                                                       : corun_status_name(rc));
+    }
+    close(fd);
+    free(rx);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    double kernel_us = 100, gap_ms = 0;
+    unsigned grid = 132, block = 256, count = 1;
+    long wait_ms = -1;
+    const char *name = "k";
+    corun_launch_attr attr;
+    corun_sim_kernel_desc kd;
+    corun_ctx *ctx;
+    corun_kernel *k;
+    char where[512];
+    unsigned i;
+    int a;
+
+    if (argc >= 4 && strcmp(argv[1], "--raw") == 0) {
+        return raw(argv[2], argv[3], argc > 4 ? argv[4] : "0");
+    }
+    memset(&attr, 0, sizeof(attr));
+    for (a = 1; a + 1 < argc; a += 2) {
+        const char *o = argv[a], *v = argv[a + 1];
+        if (strcmp(o, "--kernel-us") == 0) {
+            kernel_us = atof(v);
+        } else if (strcmp(o, "--grid") == 0) {
+            grid = (unsigned)atoi(v);
+        } else if (strcmp(o, "--block") == 0) {
+            block = (unsigned)atoi(v);
+        } else if (strcmp(o, "--count") == 0) {
+            count = (unsigned)atoi(v);
+        } else if (strcmp(o, "--gap-ms") == 0) {
+            gap_ms = atof(v);
+        } else if (strcmp(o, "--class") == 0) {
+            attr.cls = strcmp(v, "ls") == 0 ? CORUN_CLASS_LS : CORUN_CLASS_BATCH;
+        } else if (strcmp(o, "--priority") == 0) {
+            attr.priority = atoi(v);
+        } else if (strcmp(o, "--name") == 0) {
+            name = v;
+        } else if (strcmp(o, "--wait-ms") == 0) {
+            wait_ms = atol(v);
+        } else {
+            fprintf(stderr, "daemon_client: unknown option %s\n", o);
+            return 2;
+        }
+    }
+    if (corun_ctx_create(&(corun_ctx_opts){.backend = "sim"}, &ctx) != CORUN_OK) {
+        fprintf(stderr, "daemon_client: %s\n", corun_last_error());
+        return 1;
+    }
+    corun_ctx_describe(ctx, where, sizeof(where));
+    printf("{\"pid\": %d, \"context\": \"%s\"}\n", (int)getpid(), where);
+    fflush(stdout);
+    memset(&kd, 0, sizeof(kd));
+    kd.name = name;
+    kd.task_us = kernel_us;
+    if (corun_sim_kernel_register(ctx, &kd, &k) != CORUN_OK) {
+        fprintf(stderr, "daemon_client: %s\n", corun_last_error());
+        return 1;
+    }
+    for (i = 0; i < count; i++) {
+        corun_job *j;
+        corun_progress p;
+        double t0;
+        int rc;
+        memset(&p, 0, sizeof(p));
+        corun_ctx_describe(ctx, where, sizeof(where));
+        t0 = now_ms();
+        rc = corun_launch(ctx, k, (corun_dim3){grid, 1, 1}, (corun_dim3){block, 1, 1}, 0, NULL,
+                          &attr, &j);
+        if (rc != CORUN_OK) {
+            printf("{\"launch\": %u, \"rc\": \"%s\", \"why\": \"%s\"}\n", i,
+                   corun_status_name(rc), corun_last_error());
+            return 1;
+        }
+        rc = corun_job_wait(j, wait_ms);
+        (void)corun_job_progress(j, &p);
+        printf("{\"launch\": %u, \"rc\": \"%s\", \"ms\": %.3f, \"where\": \"%s\", \"done\": %llu, "
+               "\"tasks\": %llu}\n",
+               i, corun_status_name(rc), now_ms() - t0,
+               strncmp(where, "corund at", 9) == 0 && strstr(where, " away") == NULL
+                   ? "corund" : "in-process",
+               (unsigned long long)p.done, (unsigned long long)p.tasks);
+        fflush(stdout);
+        corun_job_release(j);
+        if (gap_ms > 0) {
+            struct timespec ts = {(time_t)(gap_ms / 1e3),
+                                  (long)((gap_ms - 1e3 * (double)(time_t)(gap_ms / 1e3)) * 1e6)};
+            nanosleep(&ts, NULL);
+        }
+    }
+    corun_ctx_destroy(ctx);
+    return 0;
+}

@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# corund end to end on the simulator (issue 25, point 9): client processes
+# connect to one daemon and run on its simulated GPU; an LS client beside a
+# batch one is served at once under smguard and waits under mps; status
+# lists both; a trace holds both; a client killed in mid-job gives its
+# CapSMs back and the others finish; a malformed client is dropped alone; a
+# client of another user sees and reaches only its own; the daemon killed
+# leaves its clients running in-process, and they come back to it; SIGTERM
+# lets a running job finish.
+# Usage: daemon_e2e.sh CORUN_BINARY SOURCE_DIR DAEMON_CLIENT
+source "$(dirname "$0")/expect_common.sh"
+client=$3
+# a folder others may enter (the two-user case); the socket itself is 0660
+dir=$(mktemp -d /tmp/corund-e2e.XXXXXX)
+chmod 755 "$dir"
+sock=$dir/corund.sock
+log=$dir/daemon.log
+dpid=
+cleanup() {
+  [ -n "$dpid" ] && kill -9 "$dpid" 2> /dev/null
+  jobs -p | xargs -r kill -9 2> /dev/null
+  rm -rf "$tmp" "$dir"
+}
+trap cleanup EXIT
+export CORUN_DAEMON_SOCKET=$sock CORUN_DAEMON=auto
+T=${CORUN_TEST_TIMEOUT_S:-120}
+
+ms_now() { date +%s%3N; }
+
+# start_daemon ARGS...: corund in the foreground, in the background of this
+# shell; waits until it answers.
+start_daemon() {
+  "$corun" daemon -f --socket "$sock" --log-level info "$@" >> "$log" 2>&1 &
+  dpid=$!
+  local i
+  for i in $(seq 1 200); do
+    "$corun" status --socket "$sock" > /dev/null 2>&1 && return 0
+    sleep 0.05
+  done
+  echo "FAIL: corund did not come up"; tail -5 "$log"; fails=$((fails + 1))
+  return 1
+}
+stop_daemon() {
+  kill -TERM "$dpid" 2> /dev/null
+  timeout 60 tail --pid="$dpid" -f /dev/null
+  wait "$dpid" 2> /dev/null
+  dpid=
+}
+# mean of the "ms" of a client's output (wall ms per launch)
+mean_ms() {
+  grep -o '"ms": [0-9.]*' "$1" | awk '{s += $2; n++} END {if (n) printf "%.3f\n", s / n; else print -1}'
+}
+
+# --- the command line ------------------------------------------------------------
+expect 0 "usage: corun daemon" -- daemon --help
+expect 2 "CORUN_BACKEND" -- daemon -f --socket "$sock" --backend nope
+expect_run 1 "" -- "$corun" daemon -f --socket "$sock" --backend cuda
+expect 2 "--sim-speed" -- daemon -f --socket "$sock" --sim-speed 0
+expect 2 "unknown option" -- daemon -f --bogus
+expect 2 "CORUN_POLICY" -- daemon -f --socket "$sock" --policy nope
+expect 1 "no corund" -- status --socket "$sock"
+
+# --- one daemon, one client ------------------------------------------------------------
+start_daemon --policy smguard || { expect_done; exit 1; }
+check "socket mode 0660" test "$(stat -c %a "$sock")" = 660
+expect 1 "another corund (pid $dpid)" -- daemon -f --socket "$sock"
+expect 0 "no clients" -- status --socket "$sock"
+timeout "$T" "$client" --count 3 > "$tmp/one" 2>&1
+check "one client: 3 launches on corund" test "$(grep -c '"rc": "CORUN_OK", .*"where": "corund"' "$tmp/one")" -eq 3
+check "one client: every task ran" test "$(grep -c '"done": 132, "tasks": 132' "$tmp/one")" -eq 3
+CORUN_DAEMON=off timeout "$T" "$client" --count 1 > "$tmp/off" 2>&1
+check "DAEMON=off: in-process" grep -q '"where": "in-process"' "$tmp/off"
+CORUN_DAEMON=$dir/none.sock timeout "$T" "$client" --count 1 > "$tmp/bad" 2>&1
+check "DAEMON=PATH unreachable: an error" grep -q "DAEMON=$dir/none.sock" "$tmp/bad"
+
+# --- LS beside batch, two processes, and a trace -----------------------------------------
+# the pid a client printed first (timeout's child)
+client_pid() {
+  local i
+  for i in $(seq 1 200); do
+    grep -o '^{"pid": [0-9]*' "$1" 2> /dev/null | awk '{print $2}' | grep . && return 0
+    sleep 0.02
+  done
+  echo 0
+}
+# batch: 3 kernels of 20 ms tasks filling every SM for 100 ms each; LS: 10 kernels
+# of 132 x 100 us, 10 ms apart, from 30 ms in (under mps each waits for the batch
+# tasks running when it comes, 10 ms on average)
+ls_batch() {
+  timeout "$T" "$client" --name batch --class batch --kernel-us 20000 --grid 5280 --count 3 \
+    > "$tmp/batch-$1" 2>&1 &
+  local bw=$!
+  sleep 0.03
+  timeout "$T" "$client" --name ls --class ls --kernel-us 100 --grid 132 --count 10 --gap-ms 10 \
+    > "$tmp/ls-$1" 2>&1 &
+  local lw=$!
+  local bp lp
+  bp=$(client_pid "$tmp/batch-$1")
+  lp=$(client_pid "$tmp/ls-$1")
+  sleep 0.02
+  "$corun" status --socket "$sock" --json > "$tmp/status-$1" 2>&1
+  wait $lw
+  wait $bw
+  echo "$bp $lp"
+}
+timeout "$T" "$corun" trace --socket "$sock" --seconds 1 -o "$tmp/trace.json" > "$tmp/trace.out" 2>&1 &
+tp=$!
+read -r bp lp < <(ls_batch smguard)
+wait $tp
+check "smguard: batch ran on corund" test "$(grep -c '"rc": "CORUN_OK", .*"where": "corund"' "$tmp/batch-smguard")" -eq 3
+check "smguard: LS ran on corund" test "$(grep -c '"rc": "CORUN_OK", .*"where": "corund"' "$tmp/ls-smguard")" -eq 10
+check "status listed the batch process" grep -q "\"pid\": $bp" "$tmp/status-smguard"
+check "status listed the LS process" grep -q "\"pid\": $lp" "$tmp/status-smguard"
+check "status: the LS client's class" grep -q '"class": "ls"' "$tmp/status-smguard"
+check "trace written" grep -q "wrote [0-9]* events" "$tmp/trace.out"
+check "trace: the batch process's kernels" grep -q "\"pid\":$bp" "$tmp/trace.json"
+check "trace: the LS process's kernels" grep -q "\"pid\":$lp" "$tmp/trace.json"
+check "trace: running stretches" grep -q '"ph":"X"' "$tmp/trace.json"
+check "trace: processes named" grep -q '"process_name"' "$tmp/trace.json"
+stop_daemon
+start_daemon --policy mps || { expect_done; exit 1; }
+ls_batch mps > /dev/null
+stop_daemon
+sg=$(mean_ms "$tmp/ls-smguard")
+mp=$(mean_ms "$tmp/ls-mps")
+echo "LS mean wall ms beside batch: smguard $sg, mps $mp"
+check "smguard serves LS across processes (mean $sg ms, under mps $mp ms)" \
+  awk -v a="$sg" -v b="$mp" 'BEGIN { exit !(a >= 0 && b > 4 * a) }'
+
+# --- a client killed in mid-job; a malformed client; another user ------------------------
+start_daemon --policy smguard --group "$(id -gn 65534 2> /dev/null || echo nogroup)" ||
+  { expect_done; exit 1; }
+timeout "$T" "$client" --name victim --class batch --kernel-us 2000 --grid 1056000 --count 1 \
+  > "$tmp/victim" 2>&1 &
+vp=$(client_pid "$tmp/victim")
+timeout "$T" "$client" --name other --class ls --kernel-us 500 --grid 264 --count 40 --gap-ms 10 \
+  > "$tmp/other" 2>&1 &
+op=$!
+for i in $(seq 1 100); do
+  "$corun" status --socket "$sock" --json 2> /dev/null | grep -q '"command": "daemon_client"' && break
+  sleep 0.02
+done
+sleep 0.2
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+  as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+  as_nobody "$corun" status --socket "$sock" --json > "$tmp/nobody-status" 2>&1
+  check "another user: sees none of root's clients" bash -c "! grep -q '\"pid\": $vp' '$tmp/nobody-status'"
+  check "another user: root's clients counted" grep -qE '"others": [1-9]' "$tmp/nobody-status"
+  as_nobody "$client" --raw "$sock" preempt 1 > "$tmp/nobody-preempt" 2>&1
+  check "another user: cannot halt a job of root's (ids are per client)" \
+    grep -q '"reply": "CORUN_ENOENT"' "$tmp/nobody-preempt"
+else
+  echo "skipped: the two-user case needs root and setpriv"
+fi
+"$client" --raw "$sock" garbage > "$tmp/garbage" 2>&1
+check "malformed bytes: that connection closed" grep -q '"reply": "CORUN_EIO"' "$tmp/garbage"
+check "malformed bytes: logged" grep -q "malformed message" "$log"
+kill -9 "$vp"
+for i in $(seq 1 100); do
+  grep -q "which went away: its CapSMs free" "$log" && break
+  sleep 0.02
+done
+freed=$(grep -o "which went away: its CapSMs free [0-9.]* ms" "$log" | tail -1 | awk '{print $7}')
+echo "CapSMs of the killed client free after ${freed:-?} ms"
+check "killed client: its CapSMs back within 50 ms (${freed:-none})" \
+  awk -v f="${freed:--1}" 'BEGIN { exit !(f >= 0 && f <= 50) }'
+wait "$op"
+check "the other client finished every launch" \
+  test "$(grep -c '"rc": "CORUN_OK", .*"where": "corund".*"done": 264, "tasks": 264' "$tmp/other")" -eq 40
+for i in $(seq 1 100); do
+  "$corun" status --socket "$sock" --json > "$tmp/after" 2>&1
+  grep -q '"capsm_free": 132' "$tmp/after" && break
+  sleep 0.02
+done
+check "after the kill: every CapSM free" grep -q '"capsm_free": 132' "$tmp/after"
+
+# --- the daemon killed, and back ------------------------------------------------------
+timeout "$T" "$client" --name survivor --kernel-us 1000 --grid 132 --count 40 --gap-ms 40 \
+  > "$tmp/survivor" 2>&1 &
+sp=$!
+sleep 0.4
+kill -9 "$dpid"
+wait "$dpid" 2> /dev/null
+dpid=
+sleep 0.4
+t0=$(ms_now)
+start_daemon --policy smguard
+wait "$sp"
+rc=$?
+check "daemon killed: the client carried on (exit $rc)" test "$rc" -eq 0
+check "daemon killed: launches on corund before" grep -q '"where": "corund"' "$tmp/survivor"
+check "daemon killed: in-process meanwhile" grep -q '"where": "in-process"' "$tmp/survivor"
+check "daemon back: the client came back to it" \
+  bash -c "sed -n '/in-process/,\$p' '$tmp/survivor' | grep -q '\"where\": \"corund\"'"
+check "daemon killed: every launch ended" test "$(grep -c '"launch"' "$tmp/survivor")" -eq 40
+
+# --- SIGTERM lets the running job finish ------------------------------------------------
+timeout "$T" "$client" --name last --class batch --kernel-us 2000 --grid 21120 --count 1 \
+  > "$tmp/last" 2>&1 &
+lp=$!
+sleep 0.1
+kill -TERM "$dpid"
+wait "$lp"
+timeout 60 tail --pid="$dpid" -f /dev/null
+wait "$dpid"
+drc=$?
+dpid=
+check "SIGTERM: corund exit 0 ($drc)" test "$drc" -eq 0
+check "SIGTERM: the running job finished" grep -q '"rc": "CORUN_OK", .*"where": "corund".*"done": 21120' "$tmp/last"
+check "SIGTERM: socket removed" test ! -e "$sock"
+check "SIGTERM: logged its stop" grep -q "stopped" "$log"
+check "no sanitizer report in the daemon's log" bash -c "! grep -q 'Sanitizer' '$log'"
+
+expect_done
