@@ -118,8 +118,11 @@ static void trace_job(corun__daemon *d, corun__djob *j, const corun__job_view *v
     }
     if (was_running && !running) {
         const uint64_t end = v->done && v->t_end != 0 ? v->t_end : now;
-        const uint64_t from = j->run_from != 0 ? j->run_from : end;
-        trace(d, "X", j->kernel, j->pid, j->lane + 1, from, end - from, job_args(j, v));
+        /* a stretch begun within the daemon's turn that launched it: from its start */
+        const uint64_t from = j->run_from != 0 ? j->run_from : v->t_start != 0 ? v->t_start : end;
+        json_t *a = job_args(j, v);
+        json_object_set_new(a, "capsm", json_integer(s->capsm)); /* what it ran on */
+        trace(d, "X", j->kernel, j->pid, j->lane + 1, from, end - from, a);
         if (!v->done) {
             trace(d, "i", "halt", j->pid, j->lane + 1, end, 0, job_args(j, v));
         }
