@@ -8,7 +8,8 @@
  *     K launches, one after the other, each waited for (up to W ms, default
  *     no limit), G ms apart; one JSON line per launch: its index, the
  *     wait's status, the wall time from launch to end (ms), where it ran
- *     ("corund" or "in-process") and its progress.
+ *     ("corund" or "in-process"), on a coordinated GPU the SMs corund gave
+ *     it when it launched ("lo-hi"), and its progress.
  *   daemon_client --raw SOCKET preempt ID | garbage
  *     speaks the protocol itself: HELLO, then a PREEMPT of job ID (not its
  *     own) or bytes that are no message; prints the daemon's answer.
@@ -151,12 +152,20 @@ int main(int argc, char **argv)
         }
         rc = corun_job_wait(j, wait_ms);
         (void)corun_job_progress(j, &p);
-        printf("{\"launch\": %u, \"rc\": \"%s\", \"ms\": %.3f, \"where\": \"%s\", \"done\": %llu, "
-               "\"tasks\": %llu}\n",
-               i, corun_status_name(rc), now_ms() - t0,
-               strncmp(where, "corund at", 9) == 0 && strstr(where, " away") == NULL
-                   ? "corund" : "in-process",
-               (unsigned long long)p.done, (unsigned long long)p.tasks);
+        {
+            const char *sms = strstr(where, "coordinated: SMs ");
+            char win[32] = "";
+            if (sms != NULL) {
+                snprintf(win, sizeof(win), "%s", sms + 17);
+                win[strcspn(win, ")")] = '\0';
+            }
+            printf("{\"launch\": %u, \"rc\": \"%s\", \"ms\": %.3f, \"where\": \"%s\", "
+                   "\"sms\": \"%s\", \"done\": %llu, \"tasks\": %llu}\n",
+                   i, corun_status_name(rc), now_ms() - t0,
+                   strncmp(where, "corund at", 9) == 0 && strstr(where, " away") == NULL
+                       ? "corund" : "in-process",
+                   win, (unsigned long long)p.done, (unsigned long long)p.tasks);
+        }
         fflush(stdout);
         corun_job_release(j);
         if (gap_ms > 0) {

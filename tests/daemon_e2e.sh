@@ -5,8 +5,9 @@
 # lists both; a trace holds both; a client killed in mid-job gives its
 # CapSMs back and the others finish; a malformed client is dropped alone; a
 # client of another user sees and reaches only its own; the daemon killed
-# leaves its clients running in-process, and they come back to it; SIGTERM
-# lets a running job finish.
+# leaves its clients running in-process, and they come back to it; on a
+# coordinated GPU the LS program gets SMs of its own and the batch one the
+# rest while LS work goes on; SIGTERM lets a running job finish.
 # Usage: daemon_e2e.sh CORUN_BINARY SOURCE_DIR DAEMON_CLIENT
 source "$(dirname "$0")/expect_common.sh"
 client=$3
@@ -157,10 +158,10 @@ check "malformed bytes: that connection closed" grep -q '"reply": "CORUN_EIO"' "
 check "malformed bytes: logged" grep -q "malformed message" "$log"
 kill -9 "$vp"
 for i in $(seq 1 100); do
-  grep -q "which went away: its CapSMs free" "$log" && break
+  grep -q "which went away: its CapSMs free (its workers gone)" "$log" && break
   sleep 0.02
 done
-freed=$(grep -o "which went away: its CapSMs free [0-9.]* ms" "$log" | tail -1 | awk '{print $7}')
+freed=$(grep -o "which went away: its CapSMs free (its workers gone) [0-9.]* ms" "$log" | tail -1 | awk '{print $10}')
 echo "CapSMs of the killed client free after ${freed:-?} ms"
 check "killed client: its CapSMs back within 50 ms (${freed:-none})" \
   awk -v f="${freed:--1}" 'BEGIN { exit !(f >= 0 && f <= 50) }'
@@ -193,6 +194,34 @@ check "daemon killed: in-process meanwhile" grep -q '"where": "in-process"' "$tm
 check "daemon back: the client came back to it" \
   bash -c "sed -n '/in-process/,\$p' '$tmp/survivor' | grep -q '\"where\": \"corund\"'"
 check "daemon killed: every launch ended" test "$(grep -c '"launch"' "$tmp/survivor")" -eq 40
+
+# --- a coordinated GPU: programs keep their own GPU, corund sets their SMs ----------------
+stop_daemon
+start_daemon --coordinate --ls-sms 20 || { expect_done; exit 1; }
+timeout "$T" "$client" --name batch --class batch --kernel-us 100 --grid 1320 --count 150 \
+  --gap-ms 10 > "$tmp/cbatch" 2>&1 &
+cbw=$!
+sleep 0.3
+timeout "$T" "$corun" run --class ls -- "$client" --name ls --class ls --kernel-us 100 \
+  --grid 132 --count 20 --gap-ms 10 > "$tmp/cls" 2>&1 &
+clw=$!
+for i in $(seq 1 100); do
+  "$corun" status --socket "$sock" --json > "$tmp/cstatus" 2>&1
+  tr -d ' \n' < "$tmp/cstatus" | grep -q '"sm_window":\[112,131\]' && break
+  sleep 0.02
+done
+wait "$clw"
+wait "$cbw"
+check "coordinated: the LS program on SMs 112-131" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[112,131\]'"
+check "coordinated: the batch program on SMs 0-111 meanwhile" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[0,111\]'"
+check "coordinated: batch launches on SMs 0-111 while LS ran" grep -q '"sms": "0-111"' "$tmp/cbatch"
+check "coordinated: batch launches on every SM before and after" \
+  test "$(grep -c '"sms": "0-131"' "$tmp/cbatch")" -ge 2
+check "coordinated: the LS program's launches on its SMs" grep -q '"sms": "112-131"' "$tmp/cls"
+check "coordinated: every launch ran, in each program" \
+  test "$(grep -c '"rc": "CORUN_OK"' "$tmp/cbatch")" -eq 150
+stop_daemon
+start_daemon --policy smguard || { expect_done; exit 1; }
 
 # --- SIGTERM lets the running job finish ------------------------------------------------
 timeout "$T" "$client" --name last --class batch --kernel-us 2000 --grid 21120 --count 1 \

@@ -237,6 +237,37 @@ static void bound_batch_fills_the_sms_outside_the_reserve(void **state)
     assert_int_equal(b->sm_hi, 123);
 }
 
+/* corund's window (corun__sched_window): a running bound batch kernel is
+ * moved into it at once (its SM range signalled, clamped), keeps its own
+ * range to go back to, direct launches are allotted within it, and lifting
+ * it gives the kernel its own range back; an LS kernel in a window is
+ * launched with no surplus workers (they would wait for other programs'
+ * slots). */
+static void window_keeps_kernels_on_the_daemons_sms(void **state)
+{
+    fixture *f = *state;
+    corun__job *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    corun__allotment a;
+
+    assert_int_equal(b->sm_hi, 123);
+    assert_int_equal(corun__sched_window(f->s, 0, 99), CORUN_OK);
+    assert_int_equal(last(f, CORUN_NULL_SIGNAL)->sig, CORUN_SIG_SM_RANGE);
+    assert_int_equal(last(f, CORUN_NULL_SIGNAL)->value, (uint64_t)0 | ((uint64_t)99 << 32));
+    assert_int_equal(b->sm_lo, 0);
+    assert_int_equal(b->sm_hi, 123);
+    corun__sched_allot(f->s, CORUN_CLASS_BATCH, &a);
+    assert_true(a.sm_hi <= 99);
+    assert_true(a.capsm <= 100);
+    assert_int_equal(corun__sched_window(f->s, 0, 131), CORUN_OK);
+    assert_int_equal(last(f, CORUN_NULL_SIGNAL)->value, (uint64_t)0 | ((uint64_t)123 << 32));
+    assert_int_equal(corun__sched_window(f->s, 5, 200), CORUN_ERANGE);
+    assert_int_equal(corun__sched_window(f->s, 9, 8), CORUN_ERANGE);
+    complete(f, b);
+    assert_int_equal(corun__sched_window(f->s, 112, 131), CORUN_OK);
+    (void)submit(f, "ls", CORUN_CLASS_LS, 0);
+    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 8 * 8);
+}
+
 /* A bound batch kernel gives an LS kernel whole SMs: its range loses its top
  * 20 SMs (no CapSM-id eviction), and gets them back when the LS kernel is
  * done, with workers launched for them. */
@@ -486,6 +517,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(reservation_beyond_free_evicts_and_gives_back, setup_logical,
                                         teardown),
         cmocka_unit_test_setup_teardown(bound_batch_fills_the_sms_outside_the_reserve, setup, teardown),
+        cmocka_unit_test_setup_teardown(window_keeps_kernels_on_the_daemons_sms, setup, teardown),
         cmocka_unit_test_setup_teardown(bound_batch_gives_and_takes_back_whole_sms, setup, teardown),
         cmocka_unit_test_setup_teardown(ls_sized_by_need_keeps_its_floor, setup_need, teardown),
         cmocka_unit_test_setup_teardown(ls_need_is_bounded_and_the_floor_decays, setup_need,

@@ -56,7 +56,10 @@ struct corun_ctx {
                                    or priority > 0 launch; 0 = none yet */
     pthread_mutex_t q_mu;       /* direct launches not yet adopted */
     struct corun_job *q_head, *q_tail;
-    corun__remote *remote;      /* a simulated context's corund, or NULL (remote.h) */
+    corun__remote *remote;      /* corund, or NULL (remote.h): a simulated context's jobs
+                                   run on the daemon's GPU; on a coordinated GPU the
+                                   daemon sets the SMs this context's kernels use */
+    uint64_t window;            /* coordinated: the window applied, lo | hi << 32 */
 };
 
 struct corun_kernel {
@@ -164,6 +167,34 @@ static void publish_allot(corun_ctx *c)
     }
 }
 
+/* ---- corund --------------------------------------------------------------------- */
+
+/* The context's jobs run on corund's (simulated) GPU. */
+static bool owned(const corun_ctx *c)
+{
+    return c->remote != NULL && !corun__remote_coordinated(c->remote);
+}
+
+/* How often a coordinated context's scheduler thread looks at its window. */
+#define WINDOW_POLL_NS 5000000ull
+
+/* Under c->mu: a coordinated context's kernels move to the SMs the daemon
+ * gives it now (the whole GPU while the daemon is away). */
+static void follow_window(corun_ctx *c)
+{
+    uint32_t lo, hi;
+    uint64_t w;
+
+    if (c->remote == NULL || !corun__remote_window(c->remote, c->be->desc.sm_count, &lo, &hi)) {
+        return;
+    }
+    w = (uint64_t)lo | ((uint64_t)hi << 32);
+    if (w != c->window && corun__sched_window(c->s, lo, hi) == CORUN_OK) {
+        c->window = w;
+        publish_allot(c);
+    }
+}
+
 /* ---- jobs and their adoption ----------------------------------------------- */
 
 static void job_done(corun__sched *s, corun__job *k, void *user)
@@ -181,6 +212,13 @@ static void job_done(corun__sched *s, corun__job *k, void *user)
             kern->last_workers = j->workers;
         }
         pthread_mutex_unlock(&kern->mu);
+    }
+    if (j->ctx->remote != NULL) {
+        const bool ls = k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0;
+        uint64_t need = ls && k->per_sm != 0 ? (k->tasks + k->per_sm - 1) / k->per_sm : 0;
+        uint32_t sms = s != NULL ? corun__sched_gpu(s)->sm_count : 0;
+        corun__remote_count_end(j->ctx->remote, k->state == CORUN_JS_DONE ? k->tasks : 0,
+                                (uint32_t)(need < sms ? need : sms));
     }
     j->done = 1;
     j->status = k->status;
@@ -223,8 +261,11 @@ static void *loop(void *p)
     while (!c->stop) {
         int rc;
         adopt_pending(c);
+        follow_window(c);
         publish_allot(c);
-        rc = corun__sched_step_unlocked(c->s, UINT64_MAX, unlock, lock, c);
+        rc = corun__sched_step_unlocked(
+            c->s, c->remote != NULL ? corun__sched_now(c->s) + WINDOW_POLL_NS : UINT64_MAX, unlock,
+            lock, c);
         if (rc != CORUN_OK) {
             c->loop_error = rc;
             pthread_cond_broadcast(&c->cv);
@@ -316,9 +357,12 @@ static int ctx_create(const corun_ctx_opts *opts, const char *const *over,
     pthread_cond_init(&c->cv, NULL);
     publish_allot(c);
     c->threaded = (c->caps & CORUN_BE_VIRTUAL_TIME) == 0;
-    if (given == NULL && (c->caps & CORUN_BE_USER_CODE) == 0) {
+    c->window = (uint64_t)(c->be->desc.sm_count - 1) << 32;
+    if (given == NULL) {
         /* A simulated context lives on corund's simulated GPU where one
-         * serves; its own scheduler stays for when the daemon is away. */
+         * serves it; on a GPU corund coordinates, the context keeps its own
+         * scheduler, on the SMs the daemon gives it. Its own scheduler stays
+         * for when the daemon is away. */
         why[0] = '\0';
         rc = corun__remote_open(&c->set, c->be->ops->name, &c->remote, why, sizeof(why));
         if (rc == CORUN_ENOENT) {
@@ -441,10 +485,15 @@ CORUN_API void corun_ctx_describe(corun_ctx *c, char *buf, size_t len)
     if (c->remote != NULL) {
         uint32_t gen = corun__remote_gen(c->remote);
         const corun__msg_welcome *w = corun__remote_welcome(c->remote);
-        int n0 = gen != 0 ? snprintf(buf, len, "corund at %s (client %u, policy %s); in-process: ",
-                                     corun__remote_path(c->remote), w->client, w->policy)
-                          : snprintf(buf, len, "corund at %s away, in-process: ",
-                                     corun__remote_path(c->remote));
+        uint32_t lo, hi;
+        int n0 = gen == 0 ? snprintf(buf, len, "corund at %s away, in-process: ",
+                                     corun__remote_path(c->remote))
+                 : corun__remote_window(c->remote, c->be->desc.sm_count, &lo, &hi)
+                     ? snprintf(buf, len, "corund at %s (client %u, policy %s, coordinated: SMs "
+                                "%u-%u); in-process: ", corun__remote_path(c->remote), w->client,
+                                w->policy, lo, hi)
+                     : snprintf(buf, len, "corund at %s (client %u, policy %s); in-process: ",
+                                corun__remote_path(c->remote), w->client, w->policy);
         at = n0 < 0 ? 0 : (size_t)n0 < len ? (size_t)n0 : len;
     }
     buf += at;
@@ -872,6 +921,16 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
     if (a.cls == CORUN_CLASS_LS || a.priority > 0) {
         atomic_store_explicit(&c->urgent_ns, launch_now(c) + 1, memory_order_relaxed);
     }
+    if (c->remote != NULL) {
+        /* a coordinated GPU: the daemon hears of it; a virtual clock's
+         * context looks at its window here (no thread does) */
+        corun__remote_count_launch(c->remote, a.cls == CORUN_CLASS_LS || a.priority > 0);
+        if (!c->threaded) {
+            pthread_mutex_lock(&c->mu);
+            follow_window(c);
+            pthread_mutex_unlock(&c->mu);
+        }
+    }
     if (ordered) {
         if ((c->caps & CORUN_BE_DIRECT) == 0) {
             return fail(CORUN_ENOTSUP, "the %s backend has no stream-ordered launches",
@@ -879,7 +938,7 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
         }
         return launch_direct(c, kern, &spec, &a, stream, out);
     }
-    if (c->remote != NULL && kern->code == NULL) {
+    if (owned(c) && kern->code == NULL) {
         bool away = false;
         rc = launch_remote(c, kern, &spec, &a, out, &away);
         if (!away) {
@@ -1172,6 +1231,7 @@ CORUN_API int corun_job_wait(corun_job *j, int64_t timeout_ms)
                 rc = CORUN_ETIMEDOUT;
                 break;
             }
+            follow_window(c);
             rc = corun__sched_step(c->s, limit);
         }
     }

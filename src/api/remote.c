@@ -2,12 +2,16 @@
  * remote.c — the connection of remote.h.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,6 +29,11 @@ struct corun__remote {
     corun__msg_hello hello;
     corun__msg_welcome welcome;
     corun__proto_rx rx;
+    /* a coordinated GPU: the page shared with the daemon (channel.h); an
+     * earlier connection's stays mapped (a launching thread may still hold
+     * it) until close */
+    _Atomic(corun__channel *) chan;
+    bool coordinated;
 };
 
 __attribute__((format(printf, 3, 4))) static void say(char *why, size_t len, const char *fmt, ...)
@@ -49,6 +58,11 @@ static uint64_t mono_ns(void)
 
 static void drop(corun__remote *r)
 {
+    int passed = corun__proto_take_fd(&r->rx);
+
+    if (passed >= 0) {
+        close(passed);
+    }
     if (r->fd >= 0) {
         close(r->fd);
         r->fd = -1;
@@ -96,8 +110,37 @@ static int attach(corun__remote *r, char *why, size_t why_len)
     if (strcmp(m.u.welcome.backend, r->backend) != 0) {
         say(why, why_len, "corund at %s serves %s GPUs; this context is %s", r->path,
             m.u.welcome.backend, r->backend);
+        int cfd = corun__proto_take_fd(&r->rx);
+        if (cfd >= 0) {
+            close(cfd);
+        }
         drop(r);
         return CORUN_ENOTSUP;
+    }
+    if (strcmp(m.u.welcome.mode, "coordinate") == 0) {
+        int cfd = corun__proto_take_fd(&r->rx);
+        corun__channel *ch = MAP_FAILED;
+        if (cfd >= 0) {
+            ch = mmap(NULL, CORUN_CHANNEL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
+            close(cfd);
+        }
+        if (ch == MAP_FAILED || ch->magic != CORUN_CHANNEL_MAGIC ||
+            ch->version != CORUN_CHANNEL_VERSION) {
+            if (ch != MAP_FAILED) {
+                munmap(ch, CORUN_CHANNEL_SIZE);
+            }
+            say(why, why_len, "corund at %s coordinates the GPU but passed no usable page",
+                r->path);
+            drop(r);
+            return CORUN_EIO;
+        }
+        atomic_store(&r->chan, ch);
+        r->coordinated = true;
+    } else {
+        int cfd = corun__proto_take_fd(&r->rx);
+        if (cfd >= 0) {
+            close(cfd);
+        }
     }
     r->welcome = m.u.welcome;
     r->gen++;
@@ -187,8 +230,88 @@ void corun__remote_close(corun__remote *r)
         (void)corun__proto_send(r->fd, &m);
     }
     drop(r);
+    if (atomic_load(&r->chan) != NULL) {
+        munmap(atomic_load(&r->chan), CORUN_CHANNEL_SIZE);
+    }
     pthread_mutex_destroy(&r->mu);
     free(r);
+}
+
+bool corun__remote_coordinated(const corun__remote *r)
+{
+    return r->coordinated;
+}
+
+/* Under r->mu: the daemon closed the connection (or it broke). */
+static bool gone(corun__remote *r)
+{
+    struct pollfd pf = {.fd = r->fd, .events = POLLIN};
+    char b;
+
+    if (r->fd < 0) {
+        return true;
+    }
+    if (poll(&pf, 1, 0) <= 0) {
+        return false;
+    }
+    return recv(r->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0 || (pf.revents & (POLLHUP | POLLERR));
+}
+
+bool corun__remote_window(corun__remote *r, uint32_t sm_count, uint32_t *lo, uint32_t *hi)
+{
+    corun__channel *ch;
+    uint64_t w;
+
+    *lo = 0;
+    *hi = sm_count - 1;
+    if (!r->coordinated) {
+        return false;
+    }
+    pthread_mutex_lock(&r->mu);
+    if (gone(r)) {
+        drop(r);
+        if (mono_ns() - r->last_try_ns >= CORUN__REMOTE_RETRY_MS * 1000000ull) {
+            (void)attach(r, NULL, 0);
+        }
+    }
+    ch = r->fd >= 0 ? atomic_load(&r->chan) : NULL;
+    pthread_mutex_unlock(&r->mu);
+    if (ch == NULL) {
+        return true; /* the daemon is away: the whole GPU */
+    }
+    w = atomic_load(&ch->window);
+    if ((uint32_t)w <= (uint32_t)(w >> 32) && (uint32_t)(w >> 32) < sm_count) {
+        *lo = (uint32_t)w;
+        *hi = (uint32_t)(w >> 32);
+    }
+    return true;
+}
+
+void corun__remote_count_launch(corun__remote *r, bool ls)
+{
+    corun__channel *ch = atomic_load(&r->chan);
+
+    if (ch == NULL) {
+        return;
+    }
+    atomic_fetch_add(&ch->launches, 1);
+    if (ls) {
+        atomic_store(&ch->last_ls_ns, mono_ns());
+    }
+}
+
+void corun__remote_count_end(corun__remote *r, uint64_t tasks, uint32_t ls_need)
+{
+    corun__channel *ch = atomic_load(&r->chan);
+
+    if (ch == NULL) {
+        return;
+    }
+    atomic_fetch_add(&ch->finished, 1);
+    atomic_fetch_add(&ch->tasks_done, tasks);
+    if (ls_need > atomic_load(&ch->ls_need)) {
+        atomic_store(&ch->ls_need, ls_need);
+    }
 }
 
 uint32_t corun__remote_gen(corun__remote *r)

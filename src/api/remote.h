@@ -15,12 +15,14 @@
 #ifndef CORUN_API_REMOTE_H
 #define CORUN_API_REMOTE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/settings.h"
 #include "corun/corun.h"
 #include "corun/corun_sim.h"
+#include "daemon/channel.h"
 #include "daemon/proto.h"
 
 #define CORUN__REMOTE_RETRY_MS 200
@@ -53,6 +55,20 @@ void corun__remote_close(corun__remote *r);
 /* The connection's number now, connecting again first if it is down and
  * the last try is CORUN__REMOTE_RETRY_MS old; 0 while there is none. */
 uint32_t corun__remote_gen(corun__remote *r);
+
+/* A coordinated GPU (the daemon's WELCOME said "coordinate"): this
+ * program keeps its context and launches its own kernels; the daemon only
+ * sets the SMs they may use, through a page both map (daemon/channel.h). */
+bool corun__remote_coordinated(const corun__remote *r);
+/* Coordinated: the SM window the daemon gives this program now; the whole
+ * GPU while the daemon is away (noticed here, and tried again every
+ * CORUN__REMOTE_RETRY_MS). Returns false on an owned GPU. */
+bool corun__remote_window(corun__remote *r, uint32_t sm_count, uint32_t *lo, uint32_t *hi);
+/* Coordinated: what the program did, for the daemon's policy and status:
+ * a launch (ls: LS class or priority > 0), a finished one (its tasks, and
+ * for an LS kernel the SMs one wave of it fills). No-ops otherwise. */
+void corun__remote_count_launch(corun__remote *r, bool ls);
+void corun__remote_count_end(corun__remote *r, uint64_t tasks, uint32_t ls_need);
 
 /* What the daemon said of itself when it welcomed this connection. */
 const corun__msg_welcome *corun__remote_welcome(const corun__remote *r);

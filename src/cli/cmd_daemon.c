@@ -24,7 +24,8 @@ void corun__usage_daemon(FILE *out)
 {
     fprintf(out,
             "usage: corun daemon [--foreground] [--socket PATH] [--group NAME] [--policy P]\n"
-            "                    [--backend B] [--sim-speed F] [--drain S]\n"
+            "                    [--backend B] [--sim-speed F] [--coordinate] [--ls-sms N]\n"
+            "                    [--drain S]\n"
             "                    [--log-level L] [--log-file PATH]\n"
             "\n"
             "Starts corund, the one scheduler of the host's GPU for every program that uses\n"
@@ -47,6 +48,12 @@ void corun__usage_daemon(FILE *out)
             "  --backend B        auto, cuda or sim (setting CORUN_BACKEND): what it serves;\n"
             "                     only simulated GPUs so far, so auto must find no GPU\n"
             "  --sim-speed F      simulated seconds per wall second (default 1)\n"
+            "  --coordinate       coordinate a simulated GPU as a real one is: programs keep\n"
+            "                     their own (simulated) GPU, corund only sets their SM\n"
+            "                     windows (tests of the mechanism)\n"
+            "  --ls-sms N         coordinated GPU: SMs kept for LS programs while batch ones\n"
+            "                     share the GPU (default: what the LS programs report their\n"
+            "                     kernels need, at least CORUN_RESERVE_CAPSM)\n"
             "  --drain S          on SIGTERM or SIGINT, how long running jobs may still take\n"
             "                     before the daemon cuts them (default 30)\n"
             "  --log-level L      error, warn, info (default) or debug\n"
@@ -145,10 +152,15 @@ int corun__cmd_daemon(corun__cli *cli, int argc, char **argv)
             fg = true;
             continue;
         }
+        if (strcmp(a, "--coordinate") == 0) {
+            o.coordinate = 1;
+            continue;
+        }
         if (strcmp(a, "--socket") != 0 && strcmp(a, "--group") != 0 &&
             strcmp(a, "--policy") != 0 && strcmp(a, "--backend") != 0 &&
             strcmp(a, "--sim-speed") != 0 && strcmp(a, "--drain") != 0 &&
-            strcmp(a, "--log-level") != 0 && strcmp(a, "--log-file") != 0) {
+            strcmp(a, "--log-level") != 0 && strcmp(a, "--log-file") != 0 &&
+            strcmp(a, "--ls-sms") != 0) {
             fprintf(stderr, WHO ": unknown option '%s' (" WHO " --help lists them)\n", a);
             return CORUN_EXIT_USAGE;
         }
@@ -182,6 +194,14 @@ int corun__cmd_daemon(corun__cli *cli, int argc, char **argv)
                 return CORUN_EXIT_USAGE;
             }
             *(speed ? &o.sim_speed : &o.drain_s) = x;
+        } else if (strcmp(a, "--ls-sms") == 0) {
+            unsigned long long n;
+            if (corun__parse_u64(v, 4096, &n) != 0 || n == 0) {
+                fprintf(stderr, WHO ": option --ls-sms: '%s' is not a whole number in [1, 4096]\n",
+                        v);
+                return CORUN_EXIT_USAGE;
+            }
+            o.ls_sms = (unsigned)n;
         } else if (strcmp(a, "--log-level") == 0) {
             if (corun__log_parse_level(v) < 0) {
                 fprintf(stderr, WHO ": option --log-level: '%s' is not error, warn, info or "

@@ -17,6 +17,7 @@ struct corun__sched {
     char *create_why;            /* corun__sched_opts.why, during create only */
     size_t create_why_len;
     bool parted;                 /* corun__sched_split_ls split the GPU */
+    uint32_t win_lo, win_hi;     /* corun__sched_window: the SMs every kernel is kept in */
     const corun__policy_ops *pol;
     void *pst;
     corun__settings set;
@@ -80,6 +81,25 @@ uint64_t corun__sched_direct_plain(const corun__sched *s)
     return s->direct_plain;
 }
 
+/* [lo, hi] within the window; a range that misses it becomes the window. */
+static void clamp(const corun__sched *s, uint32_t *lo, uint32_t *hi)
+{
+    uint32_t l = *lo > s->win_lo ? *lo : s->win_lo;
+    uint32_t h = *hi < s->win_hi ? *hi : s->win_hi;
+
+    if (l > h) {
+        l = s->win_lo;
+        h = s->win_hi;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+static bool windowed(const corun__sched *s)
+{
+    return s->win_lo != 0 || s->win_hi != s->be->desc.sm_count - 1;
+}
+
 void corun__sched_allot(corun__sched *s, corun_class cls, corun__allotment *out)
 {
     out->plain = false;
@@ -88,6 +108,12 @@ void corun__sched_allot(corun__sched *s, corun_class cls, corun__allotment *out)
     out->sm_hi = s->be->desc.sm_count - 1;
     if (s->pol->allot != NULL) {
         s->pol->allot(s, s->pst, cls, out);
+    }
+    if (windowed(s)) {
+        clamp(s, &out->sm_lo, &out->sm_hi);
+        if (out->capsm > out->sm_hi - out->sm_lo + 1) {
+            out->capsm = out->sm_hi - out->sm_lo + 1;
+        }
     }
 }
 
@@ -120,6 +146,7 @@ int corun__sched_create(const corun__sched_opts *o, corun__sched **out)
         return CORUN_ENOMEM;
     }
     s->be = o->backend;
+    s->win_hi = o->backend->desc.sm_count - 1;
     s->pol = o->policy;
     s->set = o->settings;
     s->timer = UINT64_MAX;
@@ -497,11 +524,15 @@ static void set_nworkers(corun__sched *s, corun__job *k)
                              (uint64_t)corun__job_capsm(k) * k->per_sm);
 }
 
-/* Moves k's SM range (within what corun__sched_bind allowed). */
+/* Moves k's SM range (within what corun__sched_bind allowed); the workers
+ * get it clamped to the window, k keeps what was asked. */
 static int set_range(corun__sched *s, corun__job *k, uint32_t lo, uint32_t hi)
 {
-    int rc = s->be->ops->signal(s->be, k->ex, CORUN_SIG_SM_RANGE,
-                                (uint64_t)lo | ((uint64_t)hi << 32));
+    uint32_t l = lo, h = hi;
+    int rc;
+
+    clamp(s, &l, &h);
+    rc = s->be->ops->signal(s->be, k->ex, CORUN_SIG_SM_RANGE, (uint64_t)l | ((uint64_t)h << 32));
     if (rc == CORUN_OK) {
         k->sm_lo = lo;
         k->sm_hi = hi;
@@ -522,13 +553,29 @@ static int set_range(corun__sched *s, corun__job *k, uint32_t lo, uint32_t hi)
 static int launch_workers(corun__sched *s, corun__job *k, uint32_t first, uint32_t n)
 {
     corun__launch_req req;
-    uint64_t nworkers = corun__workers_for(n, k->per_sm, k->sm_lo, k->sm_hi,
-                                           s->be->desc.sm_count);
-    uint64_t base = (uint64_t)first * k->per_sm;
+    uint32_t lo = k->sm_lo, hi = k->sm_hi;
+    uint64_t nworkers, base = (uint64_t)first * k->per_sm;
     int rc;
 
+    clamp(s, &lo, &hi);
+    nworkers = corun__workers_for(n, k->per_sm, lo, hi, s->be->desc.sm_count);
     if (nworkers == 0 || base + nworkers > UINT32_MAX) {
         return CORUN_ERANGE;
+    }
+    if (windowed(s) && (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) &&
+        nworkers > (uint64_t)n * k->per_sm) {
+        /* An LS kernel's window is SMs of its own, the rest busy with other
+         * programs' work: surplus workers would wait there for slots, and the
+         * kernel could not end before they had come and gone. */
+        nworkers = (uint64_t)n * k->per_sm;
+    }
+    if (windowed(s)) {
+        /* its workers stay in the window from their first claim */
+        rc = s->be->ops->signal(s->be, k->ex, CORUN_SIG_SM_RANGE,
+                                (uint64_t)lo | ((uint64_t)hi << 32));
+        if (rc != CORUN_OK) {
+            return rc;
+        }
     }
     memset(&req, 0, sizeof(req));
     req.nworkers = (uint32_t)nworkers;
@@ -829,6 +876,27 @@ int corun__sched_bind(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t s
     rc = set_range(s, k, sm_lo, sm_hi);
     if (rc == CORUN_OK) {
         k->sm_top = sm_hi;
+    }
+    return rc;
+}
+
+int corun__sched_window(corun__sched *s, uint32_t lo, uint32_t hi)
+{
+    corun__job *k;
+    int rc = CORUN_OK;
+
+    if (lo > hi || hi >= s->be->desc.sm_count) {
+        return CORUN_ERANGE;
+    }
+    if (lo == s->win_lo && hi == s->win_hi) {
+        return CORUN_OK;
+    }
+    s->win_lo = lo;
+    s->win_hi = hi;
+    for (k = s->head; k != NULL && rc == CORUN_OK; k = k->next) {
+        if (!k->plain && (k->state == CORUN_JS_RUNNING || k->state == CORUN_JS_STOPPING)) {
+            rc = set_range(s, k, k->sm_lo, k->sm_hi);
+        }
     }
     return rc;
 }

@@ -2,12 +2,15 @@
  * corund.h — the daemon: one scheduler per GPU for every process on the
  * host (docs/daemon.md). `corun daemon` runs it.
  *
- * What it serves today: simulated GPUs (the sim backend). A client's
- * simulated context (libcorun, api/remote.h) registers its kernels and
- * launches its jobs on the daemon's GPU, where the daemon's policy
- * schedules them beside every other client's; the daemon moves the
- * simulated clock in step with the wall clock (times the sim speed).
- * Contexts on a real GPU still schedule in-process.
+ * Two ways to serve a GPU. A simulated GPU is owned: a client's simulated
+ * context (libcorun, api/remote.h) registers its kernels and launches its
+ * jobs on the daemon's GPU, where the daemon's policy schedules them beside
+ * every other client's; the daemon moves the simulated clock in step with
+ * the wall clock (times the sim speed). A real GPU is coordinated: each
+ * client keeps its context and launches its own kernels, and the daemon
+ * keeps each client's kernels on a window of SMs that it writes into a
+ * page they share (channel.h): LS programs on SMs of their own, batch
+ * programs on the rest while LS work goes on, on all of them otherwise.
  *
  * Guarantees. The daemon never blocks on a client: sockets are
  * non-blocking, a client's requests are answered in order, a malformed
@@ -30,6 +33,9 @@ typedef struct corun__daemon_opts {
     double sim_speed;         /* simulated seconds per wall second, > 0 */
     double drain_s;           /* after SIGTERM, how long running jobs may take */
     int ready_fd;             /* >= 0: gets "ok\n" once listening, or "error: WHY\n" */
+    int coordinate;           /* a simulated GPU too is coordinated, not owned (tests) */
+    unsigned ls_sms;          /* coordinated: SMs kept for LS programs; 0 = what
+                                 they report they need, at least RESERVE_CAPSM */
 } corun__daemon_opts;
 
 /* Runs the daemon until SIGTERM or SIGINT. Returns 0 after a clean stop, 1

@@ -18,6 +18,7 @@
 #include "api/ctx_int.h"
 #include "corun/corun.h"
 #include "corun/corun_sim.h"
+#include "daemon/channel.h"
 #include "daemon/corund.h"
 #include "daemon/proto.h"
 
@@ -36,6 +37,9 @@ typedef struct corun__dgpu {
     corun_ctx *ctx;
     char name[CORUN_PROTO_NAME];
     char mode[CORUN_PROTO_WORD]; /* "sim", "mps", "time-sliced" */
+    bool coordinate;           /* clients keep their own contexts; the daemon sets
+                                  their SM windows (channel.h) */
+    uint32_t sms;
 } corun__dgpu;
 
 /* A client's job on a GPU. */
@@ -84,6 +88,9 @@ struct corun__dclient {
     uint32_t pend_seq, pend_job;
     uint64_t pend_until;       /* monotonic ns; UINT64_MAX: no limit */
     corun__dtrace *tr;         /* TRACE: what it records */
+    corun__channel *chan;      /* coordinated GPU: the page shared with it */
+    int chan_fd;               /* until WELCOME has passed it on */
+    uint64_t window;           /* what the daemon last wrote there */
     corun__dclient *next;
 };
 
@@ -105,6 +112,8 @@ typedef struct corun__daemon {
 uint64_t corun__dnow(void); /* CLOCK_MONOTONIC, ns */
 /* Sends m to c; a client that cannot take it is marked closing. */
 void corun__dsend(corun__dclient *c, corun__msg *m);
+/* corun__dsend with descriptor pass sent along. */
+void corun__dsend_fd(corun__dclient *c, corun__msg *m, int pass);
 void corun__dreply(corun__dclient *c, uint32_t seq, int status, const char *why,
                    const uint64_t v[6]);
 /* Sends text as DATA pieces, then REPLY OK. */
@@ -118,6 +127,8 @@ void corun__dsession_handle(corun__daemon *d, corun__dclient *c, const corun__ms
 void corun__dsession_tick(corun__daemon *d);
 /* c went away: its jobs are cut (corun__job_cancel) and orphaned. */
 void corun__dsession_drop(corun__daemon *d, corun__dclient *c);
+/* Coordinated GPUs: every client's SM window from the policy (session.c). */
+void corun__dsession_coordinate(corun__daemon *d);
 /* Jobs still running on any GPU. */
 unsigned corun__dsession_active(const corun__daemon *d);
 

@@ -568,7 +568,7 @@ static size_t put_head(const layout *L, const corun__msg *m, uint8_t *buf, size_
 
 size_t corun__proto_encode(const corun__msg *m, uint8_t *buf, size_t cap)
 {
-    const layout *L;
+    const layout *L = NULL;
     size_t n, size;
 
     if (check_msg(m, &L, NULL, 0) != CORUN_OK) {
@@ -635,7 +635,7 @@ int corun__proto_decode(const uint8_t *buf, size_t len, corun__msg *out, size_t 
                         size_t why_len)
 {
     corun__msg m;
-    const layout *L;
+    const layout *L = NULL;
     uint32_t plen;
     size_t want;
     int rc;
@@ -737,8 +737,13 @@ int corun__proto_connect(const char *path, int *fd, char *why, size_t why_len)
 }
 
 /* Writes every byte of iov[0, cnt) to fd; waits when a non-blocking fd is full. */
-static int write_all(int fd, struct iovec *iov, int cnt)
+static int write_all(int fd, struct iovec *iov, int cnt, int pass)
 {
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int))];
+    } ctl;
+
     while (cnt > 0) {
         struct msghdr mh;
         ssize_t w;
@@ -746,7 +751,22 @@ static int write_all(int fd, struct iovec *iov, int cnt)
         memset(&mh, 0, sizeof(mh));
         mh.msg_iov = iov;
         mh.msg_iovlen = (size_t)cnt;
+        if (pass >= 0) {
+            /* the descriptor rides on the message's first bytes, sent once */
+            struct cmsghdr *c;
+            memset(&ctl, 0, sizeof(ctl));
+            mh.msg_control = ctl.b;
+            mh.msg_controllen = sizeof(ctl.b);
+            c = CMSG_FIRSTHDR(&mh);
+            c->cmsg_level = SOL_SOCKET;
+            c->cmsg_type = SCM_RIGHTS;
+            c->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(c), &pass, sizeof(int));
+        }
         w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        if (w > 0) {
+            pass = -1;
+        }
         if (w < 0) {
             struct pollfd pf = {.fd = fd, .events = POLLOUT};
             if (errno == EINTR) {
@@ -771,11 +791,23 @@ static int write_all(int fd, struct iovec *iov, int cnt)
     return CORUN_OK;
 }
 
+static int send_msg(int fd, const corun__msg *m, int pass);
+
 int corun__proto_send(int fd, const corun__msg *m)
+{
+    return send_msg(fd, m, -1);
+}
+
+int corun__proto_send_fd(int fd, const corun__msg *m, int pass)
+{
+    return pass < 0 ? CORUN_EINVAL : send_msg(fd, m, pass);
+}
+
+static int send_msg(int fd, const corun__msg *m, int pass)
 {
     uint8_t head[HEAD_MAX];
     struct iovec iov[2];
-    const layout *L;
+    const layout *L = NULL;
     int cnt = 1;
 
     if (check_msg(m, &L, NULL, 0) != CORUN_OK) {
@@ -791,7 +823,7 @@ int corun__proto_send(int fd, const corun__msg *m)
         iov[1].iov_len = m->u.data.len;
         cnt = 2;
     }
-    return write_all(fd, iov, cnt);
+    return write_all(fd, iov, cnt, pass);
 }
 
 /* Forgets the message handed out last (proto.h: its bytes live until the next call). */
@@ -850,6 +882,44 @@ static int wait_readable(int fd, int64_t deadline)
     }
 }
 
+/* read() into rx's free space that also takes a descriptor passed along
+ * (SCM_RIGHTS): the last one is kept in rx, any earlier one closed. */
+static ssize_t read_keep_fd(int fd, corun__proto_rx *rx)
+{
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int) * 4)];
+    } ctl;
+    struct iovec iov = {rx->buf + rx->len, sizeof(rx->buf) - rx->len};
+    struct msghdr mh;
+    struct cmsghdr *c;
+    ssize_t n;
+
+    memset(&mh, 0, sizeof(mh));
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctl.b;
+    mh.msg_controllen = sizeof(ctl.b);
+    n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == ENOTSOCK) {
+        return read(fd, rx->buf + rx->len, sizeof(rx->buf) - rx->len);
+    }
+    for (c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c != NULL; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            size_t k, nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            for (k = 0; k < nfd; k++) {
+                int got;
+                memcpy(&got, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+                if (rx->fd_plus1 > 0) {
+                    close(rx->fd_plus1 - 1);
+                }
+                rx->fd_plus1 = got + 1;
+            }
+        }
+    }
+    return n;
+}
+
 int corun__proto_recv(int fd, corun__proto_rx *rx, corun__msg *out, int timeout_ms, char *why,
                       size_t why_len)
 {
@@ -870,13 +940,21 @@ int corun__proto_recv(int fd, corun__proto_rx *rx, corun__msg *out, int timeout_
         if (rc != CORUN_OK) {
             return rc;
         }
-        n = read(fd, rx->buf + rx->len, sizeof(rx->buf) - rx->len);
+        n = read_keep_fd(fd, rx);
         if (n > 0) {
             rx->len += (size_t)n;
         } else if (n == 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
             return CORUN_EIO;
         }
     }
+}
+
+int corun__proto_take_fd(corun__proto_rx *rx)
+{
+    int fd = rx->fd_plus1 - 1;
+
+    rx->fd_plus1 = 0;
+    return fd;
 }
 
 int corun__proto_fill(int fd, corun__proto_rx *rx)

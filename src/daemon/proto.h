@@ -180,6 +180,7 @@ typedef struct corun__proto_rx {
     uint8_t buf[CORUN_PROTO_MAX_MSG];
     size_t len;  /* bytes in buf */
     size_t hold; /* bytes of the message last handed out, dropped at the next call */
+    int fd_plus1; /* 1 + a descriptor corun__proto_recv received along (SCM_RIGHTS); 0: none */
 } corun__proto_rx;
 
 /* Connects to the daemon's socket at path (blocking, close-on-exec).
@@ -191,6 +192,14 @@ int corun__proto_connect(const char *path, int *fd, char *why, size_t why_len);
 /* Encodes m and writes all of it to fd (MSG_NOSIGNAL: a closed peer gives
  * CORUN_EIO, never SIGPIPE). CORUN_EINVAL if m breaks the bounds. */
 int corun__proto_send(int fd, const corun__msg *m);
+
+/* corun__proto_send with descriptor `pass` sent along (SCM_RIGHTS; the
+ * daemon's WELCOME carries the shared channel, channel.h). */
+int corun__proto_send_fd(int fd, const corun__msg *m, int pass);
+
+/* The descriptor the last corun__proto_recv calls received along, or -1;
+ * the caller owns it (the rx forgets it). */
+int corun__proto_take_fd(corun__proto_rx *rx);
 
 /* Reads from fd until one whole message is decoded into *out (its data,
  * for DATA, stays valid until the next call with rx). timeout_ms < 0 waits

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -47,6 +48,21 @@ void corun__dsend(corun__dclient *c, corun__msg *m)
         return;
     }
     rc = corun__proto_send(c->fd, m);
+    if (rc != CORUN_OK) {
+        CORUN_LOG(CORUN_LOG_INFO, SUB, "client %u (pid %d): cannot send %s: %s", c->id,
+                  (int)c->pid, corun__proto_type_name(m->type), corun_strerror(rc));
+        c->closing = true;
+    }
+}
+
+void corun__dsend_fd(corun__dclient *c, corun__msg *m, int pass)
+{
+    int rc;
+
+    if (c->closing) {
+        return;
+    }
+    rc = corun__proto_send_fd(c->fd, m, pass);
     if (rc != CORUN_OK) {
         CORUN_LOG(CORUN_LOG_INFO, SUB, "client %u (pid %d): cannot send %s: %s", c->id,
                   (int)c->pid, corun__proto_type_name(m->type), corun_strerror(rc));
@@ -316,6 +332,9 @@ static void free_client(corun__daemon *d, corun__dclient *c)
                   c->hello.command);
     }
     close(c->fd);
+    if (c->chan != NULL) {
+        munmap(c->chan, CORUN_CHANNEL_SIZE);
+    }
     corun__dtrace_free(c->tr);
     free(c->kernels);
     free(c->lat_ms);
@@ -366,16 +385,21 @@ static int gpus_init(corun__daemon *d, char *why, size_t why_len)
         snprintf(why, why_len, "GPU 0: %s", corun_last_error());
         return -1;
     }
-    if (corun_ctx_runs_cuda(g->ctx)) {
-        corun_ctx_destroy(g->ctx);
-        g->ctx = NULL;
-        snprintf(why, why_len, "corund serves simulated GPUs only so far (--backend sim); "
-                 "programs on a real GPU schedule in-process");
-        return -1;
-    }
     g->index = 0;
-    snprintf(g->name, sizeof(g->name), "simulated H100 (%u SMs)", corun__ctx_sm_count(g->ctx));
-    snprintf(g->mode, sizeof(g->mode), "sim");
+    g->sms = corun__ctx_sm_count(g->ctx);
+    g->coordinate = corun_ctx_runs_cuda(g->ctx) || d->o->coordinate;
+    if (corun_ctx_runs_cuda(g->ctx)) {
+        /* MPS is on where its control pipe answers; without it the
+         * processes' contexts take turns on the GPU */
+        const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
+        char ctl[300];
+        snprintf(ctl, sizeof(ctl), "%s/control", pipe != NULL ? pipe : "/tmp/nvidia-mps");
+        snprintf(g->name, sizeof(g->name), "GPU 0 (%u SMs)", g->sms);
+        snprintf(g->mode, sizeof(g->mode), "%s", access(ctl, F_OK) == 0 ? "mps" : "time-sliced");
+    } else {
+        snprintf(g->name, sizeof(g->name), "simulated H100 (%u SMs)", g->sms);
+        snprintf(g->mode, sizeof(g->mode), "sim");
+    }
     d->ngpus = 1;
     return 0;
 }
@@ -403,8 +427,8 @@ static bool busy(const corun__daemon *d)
         return true;
     }
     for (c = d->clients; c != NULL; c = c->next) {
-        if (c->pending) {
-            return true;
+        if (c->pending || c->chan != NULL) {
+            return true; /* an answer due, or a coordinated client's window to keep */
         }
     }
     return false;
@@ -484,6 +508,7 @@ static int loop(corun__daemon *d)
             }
         }
         corun__dsession_tick(d);
+        corun__dsession_coordinate(d);
         for (c = d->clients; c != NULL; c = c->next) {
             if (!c->pending) {
                 serve(d, c, false); /* requests left behind an answered one */
@@ -515,8 +540,10 @@ int corun__daemon_run(const corun__daemon_opts *o)
     if (signals_init(&d) != 0) {
         snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
     } else if (gpus_init(&d, why, sizeof(why)) == 0 && listen_on(&d, &lock_fd, why, sizeof(why)) == 0) {
-        CORUN_LOG(CORUN_LOG_INFO, SUB, "listening on %s (pid %d); %u GPU: %s, policy %s",
+        CORUN_LOG(CORUN_LOG_INFO, SUB, "listening on %s (pid %d); %u GPU: %s, %s, policy %s",
                   o->socket_path, (int)getpid(), d.ngpus, d.gpus[0].name,
+                  d.gpus[0].coordinate ? "coordinated (programs keep their contexts)"
+                                       : "owned (programs run on it through the daemon)",
                   corun__ctx_policy(d.gpus[0].ctx));
         if (o->ready_fd >= 0) {
             (void)!write(o->ready_fd, "ok\n", 3);

@@ -6,10 +6,14 @@
  * A job is named by the id its client gave it and looked up among that
  * client's jobs only: no message can reach another client's job.
  */
+#define _GNU_SOURCE /* memfd_create */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "daemon/daemon_int.h"
@@ -158,6 +162,31 @@ static void reply_rc(corun__dclient *c, uint32_t seq, int rc)
 
 /* ---- requests ------------------------------------------------------------------ */
 
+/* The page shared with c on a coordinated GPU (channel.h): its window is
+ * the whole GPU until the policy says otherwise. */
+static int open_channel(corun__dclient *c, const corun__dgpu *g)
+{
+    int fd = memfd_create("corund-channel", MFD_CLOEXEC);
+    void *p;
+
+    if (fd < 0) {
+        return -1;
+    }
+    if (ftruncate(fd, CORUN_CHANNEL_SIZE) != 0 ||
+        (p = mmap(NULL, CORUN_CHANNEL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+            MAP_FAILED) {
+        close(fd);
+        return -1;
+    }
+    c->chan = p;
+    c->chan_fd = fd;
+    c->chan->magic = CORUN_CHANNEL_MAGIC;
+    c->chan->version = CORUN_CHANNEL_VERSION;
+    c->window = corun__channel_window(0, g->sms - 1);
+    atomic_store(&c->chan->window, c->window);
+    return 0;
+}
+
 static void hello(corun__daemon *d, corun__dclient *c, const corun__msg *m)
 {
     const corun__msg_hello *h = &m->u.hello;
@@ -180,9 +209,14 @@ static void hello(corun__daemon *d, corun__dclient *c, const corun__msg *m)
         c->closing = true;
         return;
     }
+    g = &d->gpus[h->gpu];
+    if (g->coordinate && open_channel(c, g) != 0) {
+        reply_err(c, m->seq, CORUN_ENOMEM, "cannot make the shared page: %s", strerror(errno));
+        c->closing = true;
+        return;
+    }
     c->role = CORUN_DR_CLIENT;
     c->hello = *h;
-    g = &d->gpus[h->gpu];
     memset(&w, 0, sizeof(w));
     w.type = CORUN_MSG_WELCOME;
     w.seq = m->seq;
@@ -190,9 +224,16 @@ static void hello(corun__daemon *d, corun__dclient *c, const corun__msg *m)
     w.u.welcome.sm_count = corun__ctx_sm_count(g->ctx);
     corun__proto_str(w.u.welcome.backend, sizeof(w.u.welcome.backend), corun_ctx_backend(g->ctx));
     corun__proto_str(w.u.welcome.policy, sizeof(w.u.welcome.policy), corun__ctx_policy(g->ctx));
-    corun__proto_str(w.u.welcome.mode, sizeof(w.u.welcome.mode), g->mode);
+    corun__proto_str(w.u.welcome.mode, sizeof(w.u.welcome.mode),
+                     g->coordinate ? "coordinate" : g->mode);
     corun__proto_str(w.u.welcome.gpu_name, sizeof(w.u.welcome.gpu_name), g->name);
-    corun__dsend(c, &w);
+    if (c->chan != NULL) {
+        corun__dsend_fd(c, &w, c->chan_fd);
+        close(c->chan_fd); /* both keep it mapped */
+        c->chan_fd = -1;
+    } else {
+        corun__dsend(c, &w);
+    }
     if (tracing(d)) {
         char name[CORUN_PROTO_NAME + 32];
         snprintf(name, sizeof(name), "%s (pid %d)", h->command, (int)c->pid);
@@ -464,6 +505,12 @@ void corun__dsession_handle(corun__daemon *d, corun__dclient *c, const corun__ms
         c->closing = true;
         return;
     }
+    if (c->chan != NULL && m->type != CORUN_MSG_STATUS && m->type != CORUN_MSG_TRACE &&
+        m->type != CORUN_MSG_BYE && m->type != CORUN_MSG_HELLO) {
+        reply_err(c, m->seq, CORUN_ENOTSUP, "corund coordinates this GPU: a program launches "
+                  "its own kernels there (%s)", corun__proto_type_name(m->type));
+        return;
+    }
     switch (m->type) {
     case CORUN_MSG_HELLO:
         reply_err(c, m->seq, CORUN_EINVAL, "a second HELLO");
@@ -547,9 +594,11 @@ void corun__dsession_tick(corun__daemon *d)
         if (v.done && !j->ended) {
             end_job(j, &v);
         }
-        if (j->orphaned != 0 && (v.capsm == 0 || v.done)) {
+        if (j->orphaned != 0 && v.done) {
+            /* cancelled jobs end once their last worker has left the GPU */
             CORUN_LOG(CORUN_LOG_INFO, SUB, "job %u of pid %u, which went away: its CapSMs free "
-                      "%.1f ms after", j->id, j->pid, (double)(now - j->orphaned) / 1e6);
+                      "(its workers gone) %.1f ms after", j->id, j->pid,
+                      (double)(now - j->orphaned) / 1e6);
             j->orphaned = 0;
         }
         j->seen = v;
@@ -615,4 +664,73 @@ unsigned corun__dsession_active(const corun__daemon *d)
         n += !j->seen.done;
     }
     return n;
+}
+
+/* An LS program: its class or a priority above 0 (what HELLO said), or one
+ * that has made such a launch (channel.h). */
+static bool ls_client(const corun__dclient *c)
+{
+    return c->hello.cls == CORUN_CLASS_LS || c->hello.priority > 0 ||
+           (c->chan != NULL && atomic_load(&c->chan->last_ls_ns) != 0);
+}
+
+/* LS work goes on: a launch in the last second, or one not finished. */
+#define LS_ACTIVE_NS 1000000000ull
+
+void corun__dsession_coordinate(corun__daemon *d)
+{
+    const uint64_t now = corun__dnow();
+    unsigned g;
+
+    for (g = 0; g < d->ngpus; g++) {
+        const corun__dgpu *gpu = &d->gpus[g];
+        const uint32_t n = gpu->sms;
+        uint32_t need = 0, floor_sms;
+        bool active = false, batch = false;
+        corun__dclient *c;
+
+        if (!gpu->coordinate) {
+            continue;
+        }
+        for (c = d->clients; c != NULL; c = c->next) {
+            if (c->chan == NULL || c->hello.gpu != g) {
+                continue;
+            }
+            if (ls_client(c)) {
+                uint64_t t = atomic_load(&c->chan->last_ls_ns);
+                uint32_t k = atomic_load(&c->chan->ls_need);
+                active = active || atomic_load(&c->chan->launches) > atomic_load(&c->chan->finished) ||
+                         (t != 0 && now - t < LS_ACTIVE_NS);
+                need = k > need ? k : need;
+            } else {
+                batch = true;
+            }
+        }
+        floor_sms = d->o->ls_sms != 0 ? d->o->ls_sms
+                    : need > d->o->settings.reserve_capsm ? need
+                                                          : d->o->settings.reserve_capsm;
+        if (floor_sms == 0 || floor_sms >= n) {
+            floor_sms = n > 1 ? n / 2 : 1;
+        }
+        for (c = d->clients; c != NULL; c = c->next) {
+            uint64_t w;
+            if (c->chan == NULL || c->hello.gpu != g) {
+                continue;
+            }
+            /* the LS SMs at the top, where each program's own smguard keeps its
+             * LS floor: a batch program's range then loses nothing twice */
+            if (ls_client(c)) {
+                w = corun__channel_window(batch ? n - floor_sms : 0, n - 1);
+            } else {
+                w = corun__channel_window(0, active ? n - floor_sms - 1 : n - 1);
+            }
+            if (w != c->window) {
+                CORUN_LOG(CORUN_LOG_DEBUG, SUB, "client %u (pid %d, %s): SMs %u-%u", c->id,
+                          (int)c->pid, ls_client(c) ? "ls" : "batch", (unsigned)(w & 0xffffffffu),
+                          (unsigned)(w >> 32));
+                c->window = w;
+                atomic_store(&c->chan->window, w);
+            }
+        }
+    }
 }

@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "daemon/daemon_int.h"
@@ -54,16 +55,29 @@ static json_t *client_json(corun__daemon *d, const corun__dclient *c)
                                               (json_int_t)j->seen.done_tasks, "preemptions",
                                               (json_int_t)j->seen.preemptions));
     }
-    return json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, "
-                     "s:o}",
-                     "client", (json_int_t)c->id, "pid", (json_int_t)c->pid, "uid",
-                     (json_int_t)c->uid, "user", c->user, "command", c->hello.command, "class",
-                     c->hello.cls == CORUN_CLASS_LS ? "ls" : "batch", "priority",
-                     (json_int_t)c->hello.priority, "weight", (json_int_t)c->hello.weight,
-                     "capsm", (json_int_t)capsm, "launches", (json_int_t)c->launches,
-                     "finished", (json_int_t)c->finished, "tasks_done",
-                     (json_int_t)c->tasks_done, "preemptions", (json_int_t)c->preemptions,
-                     "latency_ms", latency(c), "jobs", jobs);
+    json_t *o;
+    uint64_t launches = c->launches, finished = c->finished, tasks = c->tasks_done;
+
+    if (c->chan != NULL) {
+        /* a coordinated GPU: what the client counts, and where it may run */
+        launches = atomic_load(&c->chan->launches);
+        finished = atomic_load(&c->chan->finished);
+        tasks = atomic_load(&c->chan->tasks_done);
+    }
+    o = json_pack("{s:I, s:I, s:I, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o}",
+                  "client", (json_int_t)c->id, "pid", (json_int_t)c->pid, "uid",
+                  (json_int_t)c->uid, "user", c->user, "command", c->hello.command, "class",
+                  c->hello.cls == CORUN_CLASS_LS ? "ls" : "batch", "priority",
+                  (json_int_t)c->hello.priority, "weight", (json_int_t)c->hello.weight, "capsm",
+                  (json_int_t)capsm, "launches", (json_int_t)launches, "finished",
+                  (json_int_t)finished, "tasks_done", (json_int_t)tasks, "preemptions",
+                  (json_int_t)c->preemptions, "latency_ms", latency(c), "jobs", jobs);
+    if (o != NULL && c->chan != NULL) {
+        json_object_set_new(o, "sm_window",
+                            json_pack("[I, I]", (json_int_t)(c->window & 0xffffffffu),
+                                      (json_int_t)(c->window >> 32)));
+    }
+    return o;
 }
 
 json_t *corun__dstatus(corun__daemon *d, uid_t uid)

@@ -10,6 +10,7 @@
 #include "common/rng.h"
 #include "core/metrics.h"
 #include "core/policy.h"
+#include "api/remote.h"
 #include "core/sched.h"
 #include "scenario/scenario.h"
 
@@ -39,7 +40,27 @@ typedef struct run_ctx {
     uint32_t sm_count;
     bool window_closed;       /* the arrival window's GPU shares are taken */
     int status;
+    corun__remote *remote;    /* a GPU corund coordinates: the SMs it gives this run */
+    uint64_t window;          /* the window applied, lo | hi << 32 */
 } run_ctx;
+
+/* How often a coordinated run looks at its window. */
+#define WINDOW_POLL_NS 5000000ull
+
+/* A coordinated run's kernels move to the SMs corund gives it now. */
+static void follow_window(run_ctx *rc)
+{
+    uint32_t lo, hi;
+    uint64_t w;
+
+    if (rc->remote == NULL || !corun__remote_window(rc->remote, rc->sm_count, &lo, &hi)) {
+        return;
+    }
+    w = (uint64_t)lo | ((uint64_t)hi << 32);
+    if (w != rc->window && corun__sched_window(rc->s, lo, hi) == CORUN_OK) {
+        rc->window = w;
+    }
+}
 
 static uint64_t draw_ns(corun__rng *r, const corun__dist *d)
 {
@@ -154,6 +175,12 @@ static void on_done(corun__sched *s, corun__job *k, void *user)
 
     a->inflight--;
     a->last_completion = now;
+    if (a->run->remote != NULL) {
+        const bool ls = k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0;
+        uint64_t need = ls && k->per_sm != 0 ? (k->tasks + k->per_sm - 1) / k->per_sm : 0;
+        corun__remote_count_end(a->run->remote, k->state == CORUN_JS_DONE ? k->tasks : 0,
+                                (uint32_t)(need < a->run->sm_count ? need : a->run->sm_count));
+    }
     a->res->preemptions += k->preemptions;
     if (k->state == CORUN_JS_DONE) {
         if (push_completed(a, k) != CORUN_OK &&
@@ -191,6 +218,10 @@ static int submit(run_ctx *rc, app_state *a, char *why, size_t why_len)
         a->at_idx++;
     }
     a->next_arrival = next_after(a, now);
+    if (rc->remote != NULL) {
+        corun__remote_count_launch(rc->remote, a->app->attr.cls == CORUN_CLASS_LS ||
+                                                   a->app->attr.priority > 0);
+    }
     st = corun__sched_submit(rc->s, &a->app->kernel, &a->app->attr, on_done, a, &k, why, why_len);
     if (st != CORUN_OK) {
         a->inflight--;
@@ -350,6 +381,12 @@ static void drive(run_ctx *rc, const corun__scenario *sc, const corun__run_env *
         if (deadline > drain_until) {
             deadline = drain_until;
         }
+        if (rc->remote != NULL) {
+            follow_window(rc);
+            if (deadline > now + WINDOW_POLL_NS) {
+                deadline = now + WINDOW_POLL_NS;
+            }
+        }
         st = corun__sched_step(rc->s, deadline);
         if (st != CORUN_OK) {
             snprintf(why, why_len, "backend '%s' failed: %s", out->backend, corun_strerror(st));
@@ -444,6 +481,25 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     out->sm_count = rc->sm_count;
     rc->stop_arrivals = rc->t0 + (uint64_t)sc->duration_ns;
     rc->max_launches = max_launches;
+    rc->window = (uint64_t)(rc->sm_count - 1) << 32;
+    if ((be->ops->caps & CORUN_BE_VIRTUAL_TIME) == 0) {
+        /* on a real GPU that corund coordinates, this run is one of its
+         * programs, of its only application's class */
+        corun__settings set = env->settings;
+        char w2[256];
+        if (only_app >= 0) {
+            snprintf(set.launch_class, sizeof(set.launch_class), "%s",
+                     sc->apps[only_app].attr.cls == CORUN_CLASS_LS ? "ls" : "batch");
+            set.launch_priority = sc->apps[only_app].attr.priority > 0
+                                      ? (uint64_t)sc->apps[only_app].attr.priority : 0;
+        }
+        if (corun__remote_open(&set, be->ops->name, &rc->remote, w2, sizeof(w2)) != CORUN_OK) {
+            rc->remote = NULL;
+        } else if (!corun__remote_coordinated(rc->remote)) {
+            corun__remote_close(rc->remote);
+            rc->remote = NULL;
+        }
+    }
     init_apps(rc, sc, only_app, seed, out);
     drive(rc, sc, env, out, why, why_len);
     finish(rc, out);
@@ -452,6 +508,7 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
         snprintf(why, why_len, "run failed: %s", corun_strerror(st));
     }
     corun__sched_destroy(rc->s);
+    corun__remote_close(rc->remote);
 out_destroy_backend:
     be->ops->destroy(be);
 out_free_rc:
