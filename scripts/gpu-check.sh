@@ -45,6 +45,9 @@
 #   demo         corun demo on the GPU, every system of its table, for the
 #                LS+batch scenarios with 2 ms, 200 us and 20 ms batch tasks
 #                (scenarios/ls-batch*.json), and ls-batch as JSON
+#   processes    LS and batch as two processes under MPS: high-priority LS
+#                stream, MPS client priority, and corund coordinating them
+#                (scripts/gpu-processes.sh; not in the default list)
 #   apps         gpu/apps built with nvcc and with corun-nvcc: outputs equal,
 #                overhead (scripts/gpu-apps.sh; without libclang on the GPU
 #                machine it compiles build-gpu/apps-src, made by
@@ -198,6 +201,8 @@ if has sanitize; then
     summary+=("sanitize     SKIPPED (no compute-sanitizer)")
   fi
 fi
+has processes && run_step processes 300 env OUT="$OUT/processes" GPU_BUILD="$BUILD" \
+    scripts/gpu-processes.sh
 has apps && run_step apps 300 env OUT="$OUT" GPU_BUILD="$BUILD" \
     GPU_APPS_TIMEOUT="${GPU_APPS_TIMEOUT:-60}" scripts/gpu-apps.sh
 if has appsahead; then

@@ -104,6 +104,10 @@ ls_batch() {
   wait $bw
   echo "$bp $lp"
 }
+# the LS kernel's need (17 SMs) kept free from the start: no LS kernel waits for an
+# eviction of 20 ms tasks, so what is measured is the daemon scheduling two processes
+stop_daemon
+CORUN_RESERVE_CAPSM=17 start_daemon --policy smguard || { expect_done; exit 1; }
 timeout "$T" "$corun" trace --socket "$sock" --seconds 1 -o "$tmp/trace.json" > "$tmp/trace.out" 2>&1 &
 tp=$!
 read -r bp lp < <(ls_batch smguard)
@@ -207,17 +211,18 @@ timeout "$T" "$corun" run --class ls -- "$client" --name ls --class ls --kernel-
 clw=$!
 for i in $(seq 1 100); do
   "$corun" status --socket "$sock" --json > "$tmp/cstatus" 2>&1
-  tr -d ' \n' < "$tmp/cstatus" | grep -q '"sm_window":\[112,131\]' && break
+  tr -d ' \n' < "$tmp/cstatus" | grep -q '"sm_window":\[0,19\]' &&
+    tr -d ' \n' < "$tmp/cstatus" | grep -q '"sm_window":\[20,131\]' && break
   sleep 0.02
 done
 wait "$clw"
 wait "$cbw"
-check "coordinated: the LS program on SMs 112-131" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[112,131\]'"
-check "coordinated: the batch program on SMs 0-111 meanwhile" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[0,111\]'"
-check "coordinated: batch launches on SMs 0-111 while LS ran" grep -q '"sms": "0-111"' "$tmp/cbatch"
+check "coordinated: the LS program on SMs 0-19" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[0,19\]'"
+check "coordinated: the batch program on SMs 20-131 meanwhile" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[20,131\]'"
+check "coordinated: batch launches on SMs 20-131 while LS ran" grep -q '"sms": "20-131"' "$tmp/cbatch"
 check "coordinated: batch launches on every SM before and after" \
   test "$(grep -c '"sms": "0-131"' "$tmp/cbatch")" -ge 2
-check "coordinated: the LS program's launches on its SMs" grep -q '"sms": "112-131"' "$tmp/cls"
+check "coordinated: the LS program's launches on its SMs" grep -q '"sms": "0-19"' "$tmp/cls"
 check "coordinated: every launch ran, in each program" \
   test "$(grep -c '"rc": "CORUN_OK"' "$tmp/cbatch")" -eq 150
 stop_daemon

@@ -116,6 +116,20 @@ static const corun__null_call *last(fixture *f, int what)
     return NULL;
 }
 
+/* The value of the last signal `sig` recorded, or UINT64_MAX. */
+static uint64_t last_signal(fixture *f, corun__signal sig)
+{
+    const corun__null_call *c;
+    size_t n = corun__null_calls(f->be, &c);
+
+    while (n-- > 0) {
+        if (c[n].what == CORUN_NULL_SIGNAL && c[n].sig == sig) {
+            return c[n].value;
+        }
+    }
+    return UINT64_MAX;
+}
+
 static int count_signals(fixture *f, corun__signal sig)
 {
     const corun__null_call *c;
@@ -238,11 +252,11 @@ static void bound_batch_fills_the_sms_outside_the_reserve(void **state)
 }
 
 /* corund's window (corun__sched_window): a running bound batch kernel is
- * moved into it at once (its SM range signalled, clamped), keeps its own
- * range to go back to, direct launches are allotted within it, and lifting
- * it gives the kernel its own range back; an LS kernel in a window is
- * launched with no surplus workers (they would wait for other programs'
- * slots). */
+ * moved onto it at once (its SM range signalled), keeps its own range to go
+ * back to, direct launches are allotted the window, and lifting it gives
+ * the kernel its own range back; an LS kernel runs on the whole window (not
+ * on its floor's part of it) with no surplus workers (they would wait for
+ * other programs' slots). */
 static void window_keeps_kernels_on_the_daemons_sms(void **state)
 {
     fixture *f = *state;
@@ -266,6 +280,7 @@ static void window_keeps_kernels_on_the_daemons_sms(void **state)
     assert_int_equal(corun__sched_window(f->s, 112, 131), CORUN_OK);
     (void)submit(f, "ls", CORUN_CLASS_LS, 0);
     assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 8 * 8);
+    assert_int_equal(last_signal(f, CORUN_SIG_SM_RANGE), (uint64_t)112 | ((uint64_t)131 << 32));
 }
 
 /* A bound batch kernel gives an LS kernel whole SMs: its range loses its top

@@ -81,18 +81,17 @@ uint64_t corun__sched_direct_plain(const corun__sched *s)
     return s->direct_plain;
 }
 
-/* [lo, hi] within the window; a range that misses it becomes the window. */
+/* The SMs a kernel asking for [lo, hi] runs on: the window while there is
+ * one. The window is the whole GPU this process may use now: a policy's own
+ * placement (smguard's LS floor, its bound batch range) was made for a GPU
+ * the process had to itself, and intersected with the window it could leave
+ * a kernel a sliver of SMs. */
 static void clamp(const corun__sched *s, uint32_t *lo, uint32_t *hi)
 {
-    uint32_t l = *lo > s->win_lo ? *lo : s->win_lo;
-    uint32_t h = *hi < s->win_hi ? *hi : s->win_hi;
-
-    if (l > h) {
-        l = s->win_lo;
-        h = s->win_hi;
+    if (s->win_lo != 0 || s->win_hi != s->be->desc.sm_count - 1) {
+        *lo = s->win_lo;
+        *hi = s->win_hi;
     }
-    *lo = l;
-    *hi = h;
 }
 
 static bool windowed(const corun__sched *s)

@@ -201,10 +201,11 @@ int corun__sched_place(corun__sched *s, corun__job *k, unsigned part);
 int corun__sched_limit(corun__sched *s, corun__job *k, uint64_t limit);
 /* Ask the policy to be called back at time t (the earliest request wins). */
 /* Keeps every kernel's workers on SMs [lo, hi] (corund's allotment for
- * this process): each kernel's own range is clamped into it (a range that
- * misses it becomes the window), running kernels are moved at once, direct
- * launches get it through corun__sched_allot. [0, sm_count - 1] lifts it.
- * CORUN_ERANGE for an empty or out-of-GPU window. */
+ * this process): while it is narrower than the GPU every kernel runs on the
+ * whole window, whatever range the policy gave it (kept, for when the window
+ * is lifted); running kernels are moved at once, direct launches get it
+ * through corun__sched_allot. [0, sm_count - 1] lifts it. CORUN_ERANGE for
+ * an empty or out-of-GPU window. */
 int corun__sched_window(corun__sched *s, uint32_t lo, uint32_t hi);
 /* Ends k without running the tasks it has not run (its owner went away):
  * halted if it runs, then FAILED with CORUN_ECANCELED once none of its

@@ -717,12 +717,11 @@ void corun__dsession_coordinate(corun__daemon *d)
             if (c->chan == NULL || c->hello.gpu != g) {
                 continue;
             }
-            /* the LS SMs at the top, where each program's own smguard keeps its
-             * LS floor: a batch program's range then loses nothing twice */
+            /* the LS SMs first, the batch ones after them */
             if (ls_client(c)) {
-                w = corun__channel_window(batch ? n - floor_sms : 0, n - 1);
+                w = corun__channel_window(0, batch ? floor_sms - 1 : n - 1);
             } else {
-                w = corun__channel_window(0, active ? n - floor_sms - 1 : n - 1);
+                w = corun__channel_window(active ? floor_sms : 0, n - 1);
             }
             if (w != c->window) {
                 CORUN_LOG(CORUN_LOG_DEBUG, SUB, "client %u (pid %d, %s): SMs %u-%u", c->id,
