@@ -4,7 +4,10 @@
 # or, for refused files, its messages with tests/cc/NAME.err (exit 1, no
 # output written); warnings of a transformed file are compared with
 # tests/cc/NAME.warn (none allowed without it). NAME.expected missing and
-# NAME.err missing means the file must come back unchanged, byte for byte. Then every transformed output is
+# NAME.err missing means the file must come back unchanged, byte for byte.
+# Each file is transformed with --header-dir: the copies of the project
+# headers it writes are compared with tests/cc/NAME.headers/ (none allowed
+# without it, none written for a refused file). Then every transformed output is
 # compiled with nvcc -arch=sm_90 (skipped, exit 77, without nvcc; skipped in
 # sanitizer builds, whose plain build already does it).
 #
@@ -34,10 +37,14 @@ for in in *.cu; do
   name=${in%.cu}
   cases=$((cases + 1))
   out=$tmp/$name.cu
-  "$cc" "$in" -o "$out" > "$tmp/$name.log" 2>&1
+  "$cc" "$in" -o "$out" --header-dir "$tmp/$name.h" > "$tmp/$name.log" 2>&1
   rc=$?
   if [ "${CORUN_CC_GOLDEN_UPDATE:-0}" = 1 ]; then
     rm -f "$name.expected" "$name.err" "$name.warn"
+    rm -rf "$name.headers"
+    if [ $rc -eq 0 ] && [ -d "$tmp/$name.h" ]; then
+      cp -r "$tmp/$name.h" "$name.headers"
+    fi
     if [ $rc -eq 1 ]; then
       cp "$tmp/$name.log" "$name.err"
     elif [ $rc -eq 0 ] && ! cmp -s "$in" "$out"; then
@@ -51,7 +58,7 @@ for in in *.cu; do
     if [ $rc -ne 1 ]; then
       echo "FAIL $name: expected a refusal (exit 1), got exit $rc"
       fail=1
-    elif [ -e "$out" ]; then
+    elif [ -e "$out" ] || [ -e "$tmp/$name.h" ]; then
       echo "FAIL $name: refused but wrote an output"
       fail=1
     elif ! diff -u "$name.err" "$tmp/$name.log"; then
@@ -79,6 +86,13 @@ for in in *.cu; do
     cat "$tmp/$name.log"
     fail=1
     continue
+  fi
+  if [ -d "$name.headers" ] || [ -d "$tmp/$name.h" ]; then
+    if ! diff -ru "$name.headers" "$tmp/$name.h"; then
+      echo "FAIL $name: header copies differ from $name.headers/"
+      fail=1
+      continue
+    fi
   fi
   if [ -f "$name.expected" ]; then
     if ! diff -u "$name.expected" "$out"; then
@@ -114,6 +128,19 @@ CORUN_CC_STRICT=1 "$cc" header_kernel_launch.cu -o "$tmp/strict.cu" > "$tmp/stri
 [ $? -eq 1 ] && [ ! -e "$tmp/strict.cu" ] &&
   grep -q "header_kernel_launch.cu:5:5: error: .*CORUN_CC_STRICT=1" "$tmp/strict.log" ||
   { echo "FAIL: CORUN_CC_STRICT=1"; cat "$tmp/strict.log"; fail=1; }
+# ... and a launch through a pointer that no kernel of the file can be
+CORUN_CC_STRICT=1 "$cc" fnptr_no_match.cu -o "$tmp/strict.cu" > "$tmp/strict.log" 2>&1
+[ $? -eq 1 ] && [ ! -e "$tmp/strict.cu" ] &&
+  [ "$(grep -c "fnptr_no_match.cu:.*: error: .*function pointer: .*CORUN_CC_STRICT=1" "$tmp/strict.log")" -eq 3 ] ||
+  { echo "FAIL: CORUN_CC_STRICT=1 on a launch through a pointer"; cat "$tmp/strict.log"; fail=1; }
+# ... and, with a header folder, a kernel of a header it cannot take and
+# that kernel's launch, writing no copy
+CORUN_CC_STRICT=1 "$cc" header_refused.cu -o "$tmp/strict.cu" --header-dir "$tmp/strict.h" \
+  > "$tmp/strict.log" 2>&1
+[ $? -eq 1 ] && [ ! -e "$tmp/strict.cu" ] && [ ! -e "$tmp/strict.h" ] &&
+  grep -q "header_refused_k.cuh:4:.*: error: corun-cc: ::blockIdx" "$tmp/strict.log" &&
+  grep -q "header_refused.cu:7:5: error: .*CORUN_CC_STRICT=1" "$tmp/strict.log" ||
+  { echo "FAIL: CORUN_CC_STRICT=1 with a header folder"; cat "$tmp/strict.log"; fail=1; }
 CORUN_CC_STRICT=2 "$cc" header_kernel_launch.cu -o "$tmp/strict.cu" > "$tmp/strict.log" 2>&1
 [ $? -eq 2 ] && grep -q "CORUN_CC_STRICT: 2 is outside \[0, 1\]" "$tmp/strict.log" ||
   { echo "FAIL: CORUN_CC_STRICT=2 must exit 2"; cat "$tmp/strict.log"; fail=1; }
@@ -133,7 +160,7 @@ fi
 mkdir -p "$tmp/obj"
 printf '%s\n' "${outputs[@]}" |
   (cd "$tmp/obj" && xargs -P 2 -I{} sh -c \
-    '"$0" -arch=sm_90 -std=c++17 -I"$1/include" -c "{}" -o "$(basename "{}" .cu).o" > "$(basename "{}" .cu).nvcc.log" 2>&1 || { echo "FAIL nvcc {}"; cat "$(basename "{}" .cu).nvcc.log"; exit 255; }' \
+    '"$0" -arch=sm_90 -std=c++17 -I"$1/include" -I"$(dirname "{}")/$(basename "{}" .cu).h" -c "{}" -o "$(basename "{}" .cu).o" > "$(basename "{}" .cu).nvcc.log" 2>&1 || { echo "FAIL nvcc {}"; cat "$(basename "{}" .cu).nvcc.log"; exit 255; }' \
     "$nvcc" "$src") || fail=1
 compiled=$(ls "$tmp/obj"/*.o 2> /dev/null | wc -l)
 echo "$compiled of ${#outputs[@]} transformed outputs compile with nvcc -arch=sm_90"

@@ -112,20 +112,41 @@ check grep -q "k__corun_launch" "$tmp/keep/k.cu"
 check test "$(env -u CORUN_CACHE XDG_CACHE_HOME="$tmp/xdg" "$cc" --setting cache)" = "$tmp/xdg/corun"
 check env -u CORUN_CACHE XDG_CACHE_HOME="$tmp/xdg" CORUN_NVCC_PIN=0 "$wrap" -arch=sm_90 -c k.cu -o k7.o
 check test "$(ls "$tmp/xdg/corun"/*.cu 2> /dev/null | wc -l)" -eq 1
-# a file that launches a kernel of a header: said on every build, the cached
-# one too; CORUN_CC_STRICT=1 fails the build (the cache keeps the two apart)
-printf '__global__ void hk(int *p) { p[0] = 1; }\n' > hk.cuh
+# a kernel of a project header goes through corun: the header is
+# transformed into a copy that the cached file includes; two files that
+# include it compile and link in one call (each finds its own copies), and
+# a change to the header makes a new entry
+printf 'static __global__ void hk(int *p) { p[0] = 1; }\n' > hk.cuh
 printf '#include "hk.cuh"\nvoid go(int *p) { hk<<<1, 1>>>(p); }\n' > uses_hk.cu
+printf '#include "hk.cuh"\nvoid go(int *p);\nint main() { go(nullptr); hk<<<1, 1>>>(nullptr); }\n' \
+  > main_hk.cu
+check "$wrap" -arch=sm_90 -c uses_hk.cu -o uses_hk.o 2> uses_hk.log
+check test ! -s uses_hk.log
+check grep -q "hk__corun_launch(::corun::config(1, 1), p)" "$CORUN_CACHE"/*.cu
+check grep -q "hk__corun(const corun_worker_arg corun_wa, int \*p)" "$CORUN_CACHE"/*.h/hk.corun-*.cuh
+check "$wrap" -arch=sm_90 -o two_hk uses_hk.cu main_hk.cu 2> two_hk.log
+check test ! -s two_hk.log
+check test -x two_hk
+check test "$(nm -C two_hk | grep -c " t hk__corun(corun_worker_arg, int\*)")" -eq 2
+printf 'static __global__ void hk(int *p) { p[0] = 2; }\n' > hk.cuh
+check "$wrap" -arch=sm_90 -c uses_hk.cu -o uses_hk.o
+check grep -q "p\[0\] = 2" $(ls -t "$CORUN_CACHE"/*.h/hk.corun-*.cuh | head -1)
+# a header kernel corun cannot take, and its launch: said on every build,
+# the cached one too; CORUN_CC_STRICT=1 fails the build (the cache keeps
+# the two apart)
+printf '__global__ void hq(int *p) { p[0] = ::blockIdx.x; }\n' > hq.cuh
+printf '#include "hq.cuh"\nvoid go(int *p) { hq<<<1, 1>>>(p); }\n' > uses_hq.cu
 for n in 1 2; do
-  check "$wrap" -arch=sm_90 -c uses_hk.cu -o uses_hk$n.o 2> uses_hk$n.log
-  check grep -q "uses_hk.cu:2:.*launch of a kernel defined elsewhere: kernel 'hk'" uses_hk$n.log
+  check "$wrap" -arch=sm_90 -c uses_hq.cu -o uses_hq$n.o 2> uses_hq$n.log
+  check grep -q "hq.cuh:1:.*warning: corun-cc: ::blockIdx.*left as it is" uses_hq$n.log
+  check grep -q "uses_hq.cu:2:.*launch of a kernel defined elsewhere: kernel 'hq'" uses_hq$n.log
 done
-if CORUN_CC_STRICT=1 "$wrap" -arch=sm_90 -c uses_hk.cu -o uses_hk3.o 2> uses_hk3.log; then
+if CORUN_CC_STRICT=1 "$wrap" -arch=sm_90 -c uses_hq.cu -o uses_hq3.o 2> uses_hq3.log; then
   echo "FAIL: CORUN_CC_STRICT=1 built a launch left unchanged"
   fail=1
 fi
-check grep -q "error: corun-cc: launch of a kernel defined elsewhere" uses_hk3.log
-check test ! -e uses_hk3.o
+check grep -q "error: corun-cc: launch of a kernel defined elsewhere" uses_hq3.log
+check test ! -e uses_hq3.o
 # nvcc's own options still work
 check "$wrap" --version
 exit $fail

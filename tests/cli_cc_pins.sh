@@ -92,6 +92,15 @@ check test "$(grep -c "warning" pin.log)" -eq 0
 # a pinned kernel keeps the default registration
 check grep -q "static ::corun::kernel_slot corun_slot;" keep/pin.cu
 
+# the same kernel in a project header: pinned in the header's copy
+sed -n '1,6p' pin.cu > pin_k.cuh
+{ echo '#include "pin_k.cuh"'; sed -n '7p' pin.cu; } > pin_h.cu
+check "$wrap" "${flags[@]}" pin_h.cu -o pin_h.o 2> pin_h.log
+cat pin_h.log
+check grep -q "__maxnreg__(32) k__corun(" keep/pin_k.corun-*.cuh
+check grep -q "pin_k.cuh:1:.*note: corun-cc: occupancy: kernel 'k': worker limited to 32" pin_h.log
+check grep -q "k__corun_launch(" keep/pin_h.cu
+
 check "$wrap" "${flags[@]}" bounds.cu -o bounds.o 2> bounds.log
 cat bounds.log
 check test "$(grep -c "__maxnreg__" keep/bounds.cu)" -eq 0

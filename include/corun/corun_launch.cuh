@@ -37,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <type_traits>
 
 #include "corun/corun.h"
@@ -287,6 +288,99 @@ inline cudaError_t launch_kernel(const char *name, const void *worker, F *plain,
                                  cudaStream_t stream = 0)
 {
     return launch_kernel(name, 0u, worker, (const void *)plain, grid, block, args, smem, stream);
+}
+
+/* A launch through a function pointer whose type some kernels of the file
+ * have: corun-cc passes those kernels, each with its launcher (or its name,
+ * flags and worker, for cudaLaunchKernel); the pointer's value picks one at
+ * run time, and any other value (a kernel of another file) is launched
+ * plainly, as written:
+ *
+ *   fp<<<g, b, smem, s>>>(x, y)
+ *     -> ::corun::launch_through(::corun::config(g, b, smem, s))
+ *            (fp, {{::ka, ::ka__corun_launch}, {::kb, ::kb__corun_launch}})(x, y)
+ *
+ * The chain of calls evaluates the configuration, then fp, then the
+ * arguments, each once: the order nvcc gives <<<...>>> (its
+ * cudaConfigureCall comes first). P are the pointer's parameter types, so
+ * the arguments convert as they would in the launch, and an overloaded
+ * kernel name in the list resolves to the overload of the pointer's type. */
+template <typename... P> struct launch_target {
+    void (*plain)(P...);
+    void (*launch)(const config &, P...);
+};
+
+template <typename... P> class launch_through_call {
+  public:
+    launch_through_call(const config &cfg, void (*fp)(P...),
+                        std::initializer_list<launch_target<P...>> targets)
+        : cfg_(cfg), fp_(fp), targets_(targets)
+    {
+    }
+    /* targets_ refers to the braced list, which lives until the end of
+     * the launch's full-expression: this runs within it. */
+    void operator()(P... args) const
+    {
+        for (const launch_target<P...> &t : targets_) {
+            if (t.plain == fp_) {
+                t.launch(cfg_, args...);
+                return;
+            }
+        }
+        detail::count(false, "a kernel of another file, launched through a function pointer");
+        fp_<<<cfg_.grid, cfg_.block, cfg_.smem, cfg_.stream>>>(args...);
+    }
+
+  private:
+    config cfg_;
+    void (*fp_)(P...);
+    std::initializer_list<launch_target<P...>> targets_;
+};
+
+class launch_through_config {
+  public:
+    explicit launch_through_config(const config &cfg) : cfg_(cfg) {}
+    template <typename... P>
+    launch_through_call<P...>
+    operator()(void (*fp)(P...),
+               typename detail::same<std::initializer_list<launch_target<P...>>>::type t) const
+    {
+        return launch_through_call<P...>(cfg_, fp, t);
+    }
+
+  private:
+    config cfg_;
+};
+
+inline launch_through_config launch_through(const config &cfg)
+{
+    return launch_through_config(cfg);
+}
+
+/* The same for cudaLaunchKernel(fp, grid, block, args, smem, stream):
+ * each kernel with the name and flags its launcher registers it with. */
+template <typename... P> struct kernel_target {
+    const char *name;
+    uint32_t flags;
+    void (*plain)(P...);
+    void (*worker)(corun_worker_arg, P...);
+};
+
+template <typename... P>
+inline cudaError_t
+launch_kernel_through(void (*fp)(P...),
+                      typename detail::same<std::initializer_list<kernel_target<P...>>>::type t,
+                      dim3 grid, dim3 block, void **args, size_t smem = 0,
+                      cudaStream_t stream = 0)
+{
+    for (const kernel_target<P...> &k : t) {
+        if (k.plain == fp) {
+            return launch_kernel(k.name, k.flags, (const void *)k.worker, (const void *)k.plain,
+                                 grid, block, args, smem, stream);
+        }
+    }
+    detail::count(false, "a kernel of another file, launched through a function pointer");
+    return cudaLaunchKernel((const void *)fp, grid, block, args, smem, stream);
 }
 
 /* cudaFuncSetAttribute / cudaFuncSetCacheConfig on a transformed kernel

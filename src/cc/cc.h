@@ -12,7 +12,9 @@
  *   checks.c    what each kernel's code does: refusals, barrier kind
  *   pins.c      occupancy pins from a ptxas resource report
  *   launches.c  every host launch, as edits to the original text
+ *   fnptr.c     launches through a function pointer: a run-time table
  *   emit.c      the text that replaces or follows each kernel
+ *   headers.c   the same for the project's headers, written as copies
  *   edits.c     the edit list, applied to the original text
  *   main.c      the command line
  * Nothing here prints: problems are collected as diagnostics (diag.c) and
@@ -77,6 +79,8 @@ typedef struct corun__cc_diags {
     size_t errors;
     int oom;
     int strict;      /* CORUN_CC_STRICT: a launch corun cannot take is an error */
+    int demote;      /* recording for an included header: an error is a warning
+                        (not under strict), since what it concerns stays as it is */
 } corun__cc_diags;
 
 /* Records "file:line:col: error|warning: corun-cc: <construct>: <reason>".
@@ -233,6 +237,9 @@ void corun__cc_reads_free(corun__cc_reads *r);
 /* Parsing (parse.c)                                                        */
 /* ------------------------------------------------------------------------ */
 
+/* Where parse.c's in-memory files seem to lie. */
+#define CORUN_CC_VIRTUAL_DIR "/corun-cc-virtual"
+
 typedef struct corun__cc_opts {
     const char *in;
     const char *out;
@@ -240,6 +247,10 @@ typedef struct corun__cc_opts {
     const char *line_name;     /* file name for #line; default: in */
     const char *resource_usage;/* ptxas --resource-usage report for pins */
     const char *pinned_usage;  /* the same of the pinned build: spilling pins go */
+    const char *header_dir;    /* where copies of the project's headers go; NULL: none */
+    const char *header_tag;    /* in the copies' names, so that the copies of several
+                                  inputs can share one include path; NULL: none */
+    const char *deps;          /* where the list of project files read goes; NULL: none */
     const char **cflags;       /* -I -D -U -include -isystem -std flags for libclang */
     size_t ncflags;
     int check_only;            /* analyse and report, write nothing */
@@ -350,6 +361,12 @@ typedef struct corun__cc_decl {
     int occupancy_loss;  /* its worker lost its pin (it spilled): registered with
                             CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS; set on the
                             definition and on the first declaration */
+    /* filled by headers.c */
+    int refused_elsewhere; /* refused because its definition, in another file of
+                              the unit, was */
+    int elsewhere;       /* a record of another file of the unit, lent to the
+                            launches of this one: that file's copy holds its
+                            launcher */
 } corun__cc_decl;
 
 typedef struct corun__cc_decls {
@@ -440,6 +457,35 @@ int corun__cc_rewrite_launches(const corun__cc_tu *host, const corun__cc_tu *dev
                                const corun__cc_src *s, corun__cc_decls *ks,
                                corun__cc_edits *e, corun__cc_diags *d, size_t *nlaunches);
 
+/* Launches through a function pointer (fnptr.c), for launches.c. The
+ * kernels a pointer may hold are the file's non-template kernels of its
+ * function type declared before the launch; the host side's kernels are
+ * gathered on first use. */
+typedef struct corun__cc_fnptr {
+    const corun__cc_tu *t; /* the host side */
+    const corun__cc_src *s;
+    corun__cc_decls *ks;
+    corun__cc_edits *e;
+    corun__cc_diags *d;
+    struct corun__cc_fnptr_kernel *v;
+    size_t n, cap;
+    int collected;
+} corun__cc_fnptr;
+
+/* call is a host <<<...>>> (cfg its configuration call) whose callee is
+ * not a kernel's name. With kernels the pointer may hold: edits that send
+ * it to ::corun::launch_through, which compares the pointer with each at
+ * run time (*rewritten = 1), and a warning saying so; with none: a
+ * warning, or an error under CORUN_CC_STRICT, and no edit. CORUN_OK or
+ * CORUN_ENOMEM. */
+int corun__cc_fnptr_launch(corun__cc_fnptr *f, CXCursor call, CXCursor cfg, int *rewritten);
+/* The same for cudaLaunchKernel(arg0, ...), through
+ * ::corun::launch_kernel_through; *taken = 0, and nothing said, when arg0
+ * has no function pointer type under its casts (a const void * variable). */
+int corun__cc_fnptr_launch_kernel(corun__cc_fnptr *f, CXCursor call, CXCursor arg0, int *taken,
+                                  int *rewritten);
+void corun__cc_fnptr_free(corun__cc_fnptr *f);
+
 /* Adds the edits that turn each kernel into body, plain kernel, worker and
  * launcher, that follow explicit instantiations with the worker's, and that
  * add each clone (f__corun, taking blockIdx and gridDim first) after its
@@ -466,5 +512,89 @@ void corun__cc_quote(corun__cc_buf *b, const char *s);
  * passes the flag on). */
 int corun__cc_pins_from_report(const char *path, const char *pinned_path, const corun__cc_src *s,
                                corun__cc_decls *ks, corun__cc_diags *d);
+
+/* ------------------------------------------------------------------------ */
+/* The project's headers (headers.c)                                        */
+/* ------------------------------------------------------------------------ */
+
+/* An #include, in the input or in a project header, of a project header. */
+typedef struct corun__cc_include {
+    long from;           /* the including header's index; -1: the input */
+    long to;             /* the included header's index */
+    unsigned name_start, name_end; /* its "name" or <name> in the including text */
+} corun__cc_include;
+
+/* A file the unit includes that is not a system header nor CUDA's. */
+typedef struct corun__cc_header {
+    char *name;          /* as clang names it: messages and #line */
+    char *real;          /* its real path: one identity on both sides; the deps list */
+    corun__cc_tu host, dev; /* the units seen from this file (views: never freed);
+                               file NULL where that side does not include it */
+    unsigned *at;        /* where it enters the unit: the offset of each #include, */
+    size_t nat;          /* from the input's down to the one that names it */
+    int kernels;         /* declares a kernel */
+    const char *unreachable; /* why the build cannot be pointed at a copy, or NULL */
+    CXSourceLocation why_at;
+    int read;            /* src read and indexed */
+    corun__cc_src src;
+    corun__cc_decls ks, clones;
+    corun__cc_callsites sites;
+    corun__cc_edits e;
+    size_t nlaunches;    /* launches rewritten in it */
+    int copied;          /* written as a copy */
+    char *copy;          /* the copy's file name in the header folder */
+    corun__cc_buf out;   /* the copy's text */
+} corun__cc_header;
+
+typedef struct corun__cc_headers {
+    corun__cc_header *v; /* in the unit's order */
+    size_t n, cap;
+    corun__cc_include *inc;
+    size_t ninc, capinc;
+} corun__cc_headers;
+
+/* Lists the project headers of the two units and the #include directives
+ * that name them, and which of them the build cannot be pointed at a copy
+ * of (an #include through a macro, from a system header, by -include).
+ * CORUN_ENOMEM. */
+int corun__cc_headers_find(const corun__cc_opts *o, const corun__cc_tu *host,
+                           const corun__cc_tu *dev, corun__cc_headers *hs);
+/* The index of the header that f (of either unit) is, or -1. */
+long corun__cc_headers_index(const corun__cc_headers *hs, CXFile f);
+/* Appends the real path of every project header, one a line: the files
+ * the output depends on besides the input. */
+int corun__cc_headers_deps(const corun__cc_headers *hs, corun__cc_buf *out);
+/* Finds and checks the kernels of each header (as kernels.c, checks.c and,
+ * with o->resource_usage, pins.c do for the input), problems demoted to
+ * warnings; a header the build cannot reach gets a warning instead. */
+int corun__cc_headers_kernels(const corun__cc_opts *o, const corun__cc_tu *dev,
+                              corun__cc_headers *hs, corun__cc_diags *d);
+/* Ties the records of one kernel in several files (ks: the input's): a
+ * definition gives every declaration its kind and its refusal (marked
+ * refused_elsewhere), and the launcher (first) is only at the first
+ * declaration in the unit. */
+int corun__cc_headers_link(corun__cc_headers *hs, corun__cc_decls *ks);
+/* The records the launches of one file may use (self: the header's index,
+ * -1 for the input, whose records are ks): copies, in out->v (caller
+ * frees out->v only), of its own and of the other files' records (marked
+ * elsewhere), refused ones left out, so that a launch of a kernel left
+ * plain is said. The input keeps its own refusals: they are errors. */
+int corun__cc_headers_visible(const corun__cc_headers *hs, const corun__cc_decls *ks, long self,
+                              corun__cc_decls *out);
+/* Rewrites the launches in each header, problems demoted to warnings. */
+int corun__cc_headers_launches(const corun__cc_opts *o, corun__cc_headers *hs,
+                               const corun__cc_decls *ks, corun__cc_diags *d);
+/* Emits the headers' kernels, chooses the headers to copy (those changed
+ * and those including a copy), points the #include directives of the
+ * input (edits added to main_e) and of the copies at the copies, and
+ * writes each copy's text. */
+int corun__cc_headers_emit(const corun__cc_opts *o, corun__cc_headers *hs,
+                           corun__cc_edits *main_e, corun__cc_diags *d);
+/* Writes the copies into dir (created when missing), each replaced whole
+ * (common/output.h). CORUN_EIO, with why, when one cannot be. */
+int corun__cc_headers_write(const corun__cc_headers *hs, const char *dir, char *why, size_t cap);
+/* How many headers are copied. */
+size_t corun__cc_headers_copied(const corun__cc_headers *hs);
+void corun__cc_headers_free(corun__cc_headers *hs);
 
 #endif /* CORUN_CC_CC_H */

@@ -66,6 +66,11 @@ static void vadd(corun__cc_diags *d, corun__cc_severity sev, const char *file, u
     char small[1024];
     vsnprintf(small, sizeof(small), fmt, ap);
     corun__cc_buf_adds(&b, small);
+    if (d->demote && sev == CORUN_CC_ERROR && !d->strict) {
+        /* a header's refusal leaves what it concerns plain, the rest goes on */
+        sev = CORUN_CC_WARNING;
+        corun__cc_buf_adds(&b, "; in an included file, so left as it is, not through corun");
+    }
     if (b.oom) {
         d->oom = 1;
         d->errors++;

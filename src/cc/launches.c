@@ -15,9 +15,10 @@
  * every expansion are refused.
  *
  * cudaLaunchKernel and cudaFuncSetAttribute/CacheConfig naming a kernel of
- * this file are sent to the shim with the worker added; cooperative and
- * attribute launches, launches through pointers and launches from device
- * code are refused.
+ * this file are sent to the shim with the worker added; launches through a
+ * function pointer go to fnptr.c; cooperative and attribute launches,
+ * cudaLaunchKernel given a void * and launches from device code are
+ * refused.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ typedef struct launch_ctx {
     int rc;
     ctx_kind where;
     size_t rewritten;
+    corun__cc_fnptr fp;
 } launch_ctx;
 
 static void refuse(launch_ctx *x, CXCursor at, const char *construct, const char *why)
@@ -265,30 +267,31 @@ static long name_edit_at(launch_ctx *x, CXCursor at, long name_off, const corun_
     return -1;
 }
 
+/* Whether the callee or kernel argument whose name callee_ref found (ref,
+ * null when none) is a value rather than a function's name: a variable, a
+ * parameter, a member, a table entry, a call's result (fnptr.c). */
+static int by_value(CXCursor ref)
+{
+    if (clang_Cursor_isNull(ref)) {
+        return 1;
+    }
+    if (clang_getCursorKind(ref) == CXCursor_OverloadedDeclRef) {
+        return 0;
+    }
+    enum CXCursorKind dk = clang_getCursorKind(clang_getCursorReferenced(ref));
+    return dk != CXCursor_FunctionDecl && dk != CXCursor_FunctionTemplate &&
+           dk != CXCursor_OverloadedDeclRef;
+}
+
 /* The first declaration of the kernel that launch call runs (ref: the
  * name it launches), or NULL, refused or warned of, when the launch cannot
- * go through corun: not named directly, through a pointer, not declared in
- * this file, a refused kernel, before the kernel's first declaration here. */
+ * go through corun: not declared in this file, a refused kernel, before
+ * the kernel's first declaration here. */
 static corun__cc_decl *launched_decl(launch_ctx *x, CXCursor call, CXCursor ref)
 {
     const corun__cc_src *s = x->s;
     int why = 0;
 
-    if (clang_Cursor_isNull(ref)) {
-        refuse(x, call, "launch through an expression",
-               "the launched kernel is not named directly (a function pointer?), so corun-cc "
-               "cannot tell which kernel runs");
-        return NULL;
-    }
-    CXCursor decl = clang_getCursorReferenced(ref);
-    enum CXCursorKind dk = clang_getCursorKind(decl);
-    if (clang_getCursorKind(ref) == CXCursor_DeclRefExpr &&
-        (dk == CXCursor_VarDecl || dk == CXCursor_ParmDecl || dk == CXCursor_FieldDecl)) {
-        refuse(x, call, "launch through a function pointer",
-               "corun-cc cannot tell which kernel the pointer holds; launch the kernel by "
-               "name");
-        return NULL;
-    }
     CXString nsp = clang_getCursorSpelling(ref);
     char kname[256];
     snprintf(kname, sizeof(kname), "%s", clang_getCString(nsp));
@@ -318,7 +321,9 @@ static corun__cc_decl *launched_decl(launch_ctx *x, CXCursor call, CXCursor ref)
     }
     long launch_at, launch_end;
     corun__cc_extent(x->t, s, call, &launch_at, &launch_end);
-    if (launch_at >= 0 && (unsigned)launch_at < kn->start) {
+    /* a record of another file (headers.c) precedes the launch: C++ wants
+     * the kernel declared first */
+    if (!kn->elsewhere && launch_at >= 0 && (unsigned)launch_at < kn->start) {
         warn(x, call, "launch before the kernel's declaration in this file",
              "first declared outside this file (a header?), so its launcher does not exist "
              "here yet; launched unchanged, not through corun",
@@ -348,6 +353,14 @@ static void do_launch(launch_ctx *x, CXCursor call, CXCursor cfg)
 {
     const corun__cc_src *s = x->s;
     CXCursor ref = callee_ref(corun__cc_child(call, 0));
+    if (by_value(ref)) {
+        int rewritten = 0;
+        if (x->rc == CORUN_OK) {
+            x->rc = corun__cc_fnptr_launch(&x->fp, call, cfg, &rewritten);
+        }
+        x->rewritten += (size_t)rewritten;
+        return;
+    }
     corun__cc_decl *kn = launched_decl(x, call, ref);
     if (kn == NULL) {
         return;
@@ -425,6 +438,18 @@ static void do_api(launch_ctx *x, CXCursor call, const char *api, const char *sh
                      api);
             warn(x, call, api, msg, clang_getCString(sp));
             clang_disposeString(sp);
+        } else if (strcmp(api, "cudaLaunchKernel") == 0 && by_value(ref)) {
+            int taken = 0, rewritten = 0;
+            if (x->rc == CORUN_OK) {
+                x->rc = corun__cc_fnptr_launch_kernel(&x->fp, call, arg0, &taken, &rewritten);
+            }
+            x->rewritten += (size_t)rewritten;
+            if (!taken) {
+                refuse(x, call, "kernel launched by pointer",
+                       "cudaLaunchKernel is given a pointer without a function type (a void "
+                       "*), so corun-cc cannot tell which kernels of this file it may hold; "
+                       "pass the kernel's name, or a pointer of the kernel's function type");
+            }
         } else if (strcmp(api, "cudaLaunchKernel") == 0) {
             refuse(x, call, "kernel launched by pointer",
                    "cudaLaunchKernel is given a pointer that is not a kernel of this file by "
@@ -560,13 +585,16 @@ int corun__cc_rewrite_launches(const corun__cc_tu *host, const corun__cc_tu *dev
                                const corun__cc_src *s, corun__cc_decls *ks,
                                corun__cc_edits *e, corun__cc_diags *d, size_t *nlaunches)
 {
-    launch_ctx x = {host, s, ks, e, d, CORUN_OK, CTX_HOST, 0};
+    launch_ctx x = {host, s, ks, e, d, CORUN_OK, CTX_HOST, 0, {host, s, ks, e, d, NULL, 0, 0, 0}};
     clang_visitChildren(clang_getTranslationUnitCursor(host->tu), launch_visit, &x);
+    corun__cc_fnptr_free(&x.fp);
     *nlaunches = x.rewritten;
     if (x.rc != CORUN_OK) {
         return x.rc;
     }
-    launch_ctx y = {dev, s, ks, e, d, CORUN_OK, CTX_HOST, 0};
+    /* device-side launches are refused before they reach fnptr.c */
+    launch_ctx y = {dev, s, ks, e, d, CORUN_OK, CTX_HOST, 0, {dev, s, ks, e, d, NULL, 0, 0, 0}};
     clang_visitChildren(clang_getTranslationUnitCursor(dev->tu), launch_visit, &y);
+    corun__cc_fnptr_free(&y.fp);
     return y.rc;
 }

@@ -4,6 +4,7 @@
  *   corun-cc in.cu -o out.cu [--check] [-I DIR] [-D NAME[=V]] [-U NAME]
  *            [-include FILE] [-isystem DIR] [-std=c++17] [--cuda-path DIR]
  *            [--line-name NAME] [--resource-usage FILE [--pinned-usage FILE]]
+ *            [--header-dir DIR [--header-tag TAG]] [--deps FILE]
  *            [--pch-dir DIR | --no-pch] [--read-limit SIZE] [--parse-stack SIZE] [-v]
  *   corun-cc --setting NAME [--setting NAME...]
  *
@@ -52,6 +53,15 @@ static void usage(FILE *out)
             "                       build: pins workers that would lose occupancy\n"
             "  --pinned-usage F     the same of the build so pinned: a worker that spills\n"
             "                       there is left unpinned (with --resource-usage)\n"
+            "  --header-dir DIR     also transform the project's headers (included files\n"
+            "                       that are not system or CUDA headers): each one changed\n"
+            "                       is written into DIR as NAME.corun.EXT, and the output's\n"
+            "                       #include names it; compile with -I DIR and -I for\n"
+            "                       IN.cu's folder\n"
+            "  --header-tag TAG     name the copies NAME.corun-TAG.EXT (letters, digits,\n"
+            "                       '-', '_'): copies of several inputs on one include path\n"
+            "  --deps FILE          write the project's headers the file includes, one real\n"
+            "                       path a line: what the output depends on besides IN.cu\n"
             "  --pch-dir DIR        where clang's CUDA headers are kept precompiled, one\n"
             "                       file (~7 MB) per side and flag set, 32 at most (default\n"
             "                       $CORUN_CACHE/cc-pch, $CORUN_CACHE defaulting to\n"
@@ -288,9 +298,35 @@ typedef struct run {
     int status; /* the exit status */
 } run;
 
-/* Reads, parses, analyses and rewrites r->o.in, prints the diagnostics and
- * writes the output; sets r->status. On a thread of corun__cc_thread_start,
- * whose stack the host-side parse uses. */
+/* Writes the copies of the headers, the deps list and the output (in that
+ * order: a build that finds the output finds what it includes); CORUN_OK
+ * or CORUN_EIO, said. */
+static int write_all(const corun__cc_opts *o, const corun__cc_headers *hs, const char *data,
+                     size_t n)
+{
+    char why[PATH_MAX + 256];
+
+    if (o->header_dir != NULL && corun__cc_headers_write(hs, o->header_dir, why, sizeof(why)) !=
+                                     CORUN_OK) {
+        fprintf(stderr, "corun-cc: %s\n", why);
+        return CORUN_EIO;
+    }
+    if (o->deps != NULL) {
+        corun__cc_buf deps = {0};
+        int rc = corun__cc_headers_deps(hs, &deps);
+        rc = rc == CORUN_OK ? write_out(o->deps, deps.p, deps.len) : rc;
+        corun__cc_buf_free(&deps);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+    }
+    return write_out(o->out, data, n);
+}
+
+/* Reads, parses, analyses and rewrites r->o.in (and, with a header folder,
+ * the project's headers it includes), prints the diagnostics and writes
+ * the output; sets r->status. On a thread of corun__cc_thread_start, whose
+ * stack the host-side parse uses. */
 static void *transform(void *arg)
 {
     run *r = arg;
@@ -300,8 +336,9 @@ static void *transform(void *arg)
     corun__cc_src src;
     d.strict = o->strict;
     corun__cc_tu host = {0}, dev = {0};
-    corun__cc_decls ks = {0}, clones = {0};
+    corun__cc_decls ks = {0}, clones = {0}, seen = {0};
     corun__cc_callsites sites = {0};
+    corun__cc_headers hs = {0};
     corun__cc_edits e = {0};
     corun__cc_buf out = {0};
     size_t nlaunches = 0;
@@ -321,22 +358,40 @@ static void *transform(void *arg)
     if (rc == CORUN_OK) {
         rc = corun__cc_check_host_pass(&host, &dev, &ks, &d);
     }
-    int nothing = rc == CORUN_OK && ks.n == 0 && d.errors == 0;
-    if (rc == CORUN_OK && !nothing) {
+    if (rc == CORUN_OK && (o->header_dir != NULL || o->deps != NULL)) {
+        rc = corun__cc_headers_find(o, &host, &dev, &hs);
+    }
+    if (rc == CORUN_OK && o->header_dir != NULL) {
+        rc = corun__cc_headers_kernels(o, &dev, &hs, &d);
+    }
+    if (rc == CORUN_OK && ks.n > 0) {
         rc = corun__cc_check_kernels(&dev, &src, &ks, &clones, &sites, &d);
     }
-    if (rc == CORUN_OK && !nothing && o->resource_usage != NULL) {
+    if (rc == CORUN_OK && ks.n > 0 && o->resource_usage != NULL) {
         rc = corun__cc_pins_from_report(o->resource_usage, o->pinned_usage, &src, &ks, &d);
+    }
+    if (rc == CORUN_OK) {
+        rc = corun__cc_headers_link(&hs, &ks);
+    }
+    if (rc == CORUN_OK) {
+        rc = corun__cc_headers_visible(&hs, &ks, -1, &seen);
     }
     if (rc == CORUN_OK) {
         /* also in a file with no kernel of its own: its launches of kernels
          * defined elsewhere are said, and what corun cannot take refused */
-        rc = corun__cc_rewrite_launches(&host, &dev, &src, &ks, &e, &d, &nlaunches);
-        nothing = nothing && d.errors == 0;
+        rc = corun__cc_rewrite_launches(&host, &dev, &src, &seen, &e, &d, &nlaunches);
     }
-    if (rc == CORUN_OK && !nothing) {
+    if (rc == CORUN_OK && o->header_dir != NULL) {
+        rc = corun__cc_headers_launches(o, &hs, &ks, &d);
+    }
+    if (rc == CORUN_OK && ks.n > 0) {
         rc = corun__cc_emit_kernels(&src, &ks, &clones, &sites, o->line_name, &e, &d);
     }
+    if (rc == CORUN_OK && o->header_dir != NULL) {
+        rc = corun__cc_headers_emit(o, &hs, &e, &d);
+    }
+    /* nothing to change: the output is the input, byte for byte */
+    int nothing = rc == CORUN_OK && e.n == 0;
     if (rc == CORUN_OK && !nothing && d.errors == 0) {
         corun__cc_buf pro = {0};
         corun__cc_buf_adds(&pro, "#include \"corun/corun_launch.cuh\"\n#line 1 ");
@@ -355,24 +410,32 @@ static void *transform(void *arg)
     }
     print_diags(&d);
     if (status == 0 && !o->check_only) {
-        int w = nothing ? write_out(o->out, src.text, src.len) : write_out(o->out, out.p, out.len);
+        int w = nothing ? write_all(o, &hs, src.text, src.len) : write_all(o, &hs, out.p, out.len);
         status = w == CORUN_OK ? 0 : 3;
     }
     if (r->verbose) {
-        size_t defs = 0;
+        size_t defs = 0, copies = corun__cc_headers_copied(&hs);
         for (size_t i = 0; i < ks.n; i++) {
             defs += ks.v[i].is_def;
         }
+        for (size_t i = 0; i < hs.n; i++) {
+            for (size_t j = 0; hs.v[i].copied && j < hs.v[i].ks.n; j++) {
+                defs += hs.v[i].ks.v[j].is_def && !hs.v[i].ks.v[j].refused;
+            }
+            nlaunches += hs.v[i].copied ? hs.v[i].nlaunches : 0;
+        }
         fprintf(stderr,
-                "corun-cc: %s: %zu kernel%s, %zu launch%s rewritten, %.0f ms (parse %.0f; "
-                "CUDA headers: host %s, device %s)%s\n",
-                o->in, defs, defs == 1 ? "" : "s", nlaunches, nlaunches == 1 ? "" : "es",
-                now_ms() - t0, t_parse, pch_said(&host), pch_said(&dev),
+                "corun-cc: %s: %zu kernel%s, %zu launch%s rewritten, %zu header%s copied, "
+                "%.0f ms (parse %.0f; CUDA headers: host %s, device %s)%s\n",
+                o->in, defs, defs == 1 ? "" : "s", nlaunches, nlaunches == 1 ? "" : "es", copies,
+                copies == 1 ? "" : "s", now_ms() - t0, t_parse, pch_said(&host), pch_said(&dev),
                 status == 1 ? " (refused)" : "");
     }
 
     corun__cc_buf_free(&out);
     corun__cc_edits_free(&e);
+    free(seen.v);
+    corun__cc_headers_free(&hs);
     corun__cc_decls_free(&ks);
     corun__cc_decls_free(&clones);
     free(sites.v);
@@ -400,13 +463,15 @@ static int takes_value(const char *a)
 {
     return strcmp(a, "-o") == 0 || strcmp(a, "--cuda-path") == 0 ||
            strcmp(a, "--line-name") == 0 || strcmp(a, "--resource-usage") == 0 ||
-           strcmp(a, "--pinned-usage") == 0 ||
+           strcmp(a, "--pinned-usage") == 0 || strcmp(a, "--header-dir") == 0 ||
+           strcmp(a, "--header-tag") == 0 ||
+           strcmp(a, "--deps") == 0 ||
            strcmp(a, "--pch-dir") == 0 || strcmp(a, "--read-limit") == 0 ||
            strcmp(a, "--parse-stack") == 0;
 }
 
 /* Sets option a (one that takes_value) to v; 0 when v is not a size it
- * takes. */
+ * takes (or, for --header-tag, not a tag). */
 static int set_value(run *r, args *x, const char *a, const char *v)
 {
     corun__cc_opts *o = &r->o;
@@ -423,6 +488,14 @@ static int set_value(run *r, args *x, const char *a, const char *v)
         o->resource_usage = v;
     } else if (strcmp(a, "--pinned-usage") == 0) {
         o->pinned_usage = v;
+    } else if (strcmp(a, "--header-dir") == 0) {
+        o->header_dir = v;
+    } else if (strcmp(a, "--header-tag") == 0) {
+        o->header_tag = v;
+        return v[0] != '\0' && strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                          "0123456789-_") == strlen(v);
+    } else if (strcmp(a, "--deps") == 0) {
+        o->deps = v;
     } else if (strcmp(a, "--read-limit") == 0) {
         return parse_size(v, &o->read_limit);
     } else {
@@ -458,8 +531,10 @@ static int parse_args(int argc, char **argv, run *r, args *x)
             }
             const char *v = argv[++i];
             if (!set_value(r, x, a, v)) {
-                fprintf(stderr, "corun-cc: %s %s: not a size%s\n", a, v,
-                        a[2] == 'p' ? " from 1M to 64G" : "");
+                fprintf(stderr, "corun-cc: %s %s: %s\n", a, v,
+                        strcmp(a, "--header-tag") == 0 ? "letters, digits, '-' and '_' only"
+                        : a[2] == 'p'                  ? "not a size from 1M to 64G"
+                                                       : "not a size");
                 return 2;
             }
         } else if (strcmp(a, "--setting") == 0) {

@@ -24,7 +24,7 @@
 #include "cc/cc.h"
 #include "corun/corun.h"
 
-#define VDIR "/corun-cc-virtual"
+#define VDIR CORUN_CC_VIRTUAL_DIR
 
 /* Host code nvcc accepts and clang's CUDA headers do not declare: nvcc's
  * math_functions.hpp gives host code max and min of the integer and
