@@ -182,15 +182,7 @@ static bool owned(const corun_ctx *c)
  * gives it now (the whole GPU while the daemon is away). */
 static void follow_window(corun_ctx *c)
 {
-    uint32_t lo, hi;
-    uint64_t w;
-
-    if (c->remote == NULL || !corun__remote_window(c->remote, c->be->desc.sm_count, &lo, &hi)) {
-        return;
-    }
-    w = (uint64_t)lo | ((uint64_t)hi << 32);
-    if (w != c->window && corun__sched_window(c->s, lo, hi) == CORUN_OK) {
-        c->window = w;
+    if (corun__remote_follow(c->remote, c->s, &c->window)) {
         publish_allot(c);
     }
 }

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "api/remote.h"
+#include "core/sched.h"
 
 struct corun__remote {
     pthread_mutex_t mu;
@@ -284,6 +285,22 @@ bool corun__remote_window(corun__remote *r, uint32_t sm_count, uint32_t *lo, uin
         *lo = (uint32_t)w;
         *hi = (uint32_t)(w >> 32);
     }
+    return true;
+}
+
+bool corun__remote_follow(corun__remote *r, corun__sched *s, uint64_t *applied)
+{
+    uint32_t lo, hi;
+    uint64_t w;
+
+    if (r == NULL || !corun__remote_window(r, corun__sched_gpu(s)->sm_count, &lo, &hi)) {
+        return false;
+    }
+    w = (uint64_t)lo | ((uint64_t)hi << 32);
+    if (w == *applied || corun__sched_window(s, lo, hi) != CORUN_OK) {
+        return false;
+    }
+    *applied = w;
     return true;
 }
 

@@ -64,6 +64,12 @@ bool corun__remote_coordinated(const corun__remote *r);
  * GPU while the daemon is away (noticed here, and tried again every
  * CORUN__REMOTE_RETRY_MS). Returns false on an owned GPU. */
 bool corun__remote_window(corun__remote *r, uint32_t sm_count, uint32_t *lo, uint32_t *hi);
+/* Coordinated: moves scheduler s's kernels to the window the daemon gives
+ * now (corun__sched_window), if it differs from *applied (lo | hi << 32,
+ * updated). Returns true when it moved them; false on an owned GPU, with
+ * no daemon (r NULL), or when nothing changed. */
+struct corun__sched;
+bool corun__remote_follow(corun__remote *r, struct corun__sched *s, uint64_t *applied);
 /* Coordinated: what the program did, for the daemon's policy and status:
  * a launch (ls: LS class or priority > 0), a finished one (its tasks, and
  * for an LS kernel the SMs one wave of it fills). No-ops otherwise. */

@@ -50,16 +50,7 @@ typedef struct run_ctx {
 /* A coordinated run's kernels move to the SMs corund gives it now. */
 static void follow_window(run_ctx *rc)
 {
-    uint32_t lo, hi;
-    uint64_t w;
-
-    if (rc->remote == NULL || !corun__remote_window(rc->remote, rc->sm_count, &lo, &hi)) {
-        return;
-    }
-    w = (uint64_t)lo | ((uint64_t)hi << 32);
-    if (w != rc->window && corun__sched_window(rc->s, lo, hi) == CORUN_OK) {
-        rc->window = w;
-    }
+    (void)corun__remote_follow(rc->remote, rc->s, &rc->window);
 }
 
 static uint64_t draw_ns(corun__rng *r, const corun__dist *d)
