@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "corun/corun.h"
-#include "daemon/proto.h"
+#include "wire/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -25,7 +25,7 @@
 
 #include "corun/corun.h"
 #include "corun/corun_sim.h"
-#include "daemon/proto.h"
+#include "wire/proto.h"
 
 static double now_ms(void)
 {

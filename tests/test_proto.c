@@ -1,4 +1,4 @@
-/* test_proto.c — the daemon's wire protocol (src/daemon/proto.h): every
+/* test_proto.c — the daemon's wire protocol (src/wire/proto.h): every
  * type round trip, every bound refused by decode and by encode, strings in
  * their one canonical form, partial and back-to-back messages, bad headers;
  * then the transport over socketpairs (whole and split messages, DATA,
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "corun/corun.h"
-#include "daemon/proto.h"
+#include "wire/proto.h"
 
 #define H CORUN_PROTO_HEADER
 

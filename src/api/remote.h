@@ -22,8 +22,8 @@
 #include "core/settings.h"
 #include "corun/corun.h"
 #include "corun/corun_sim.h"
-#include "daemon/channel.h"
-#include "daemon/proto.h"
+#include "wire/channel.h"
+#include "wire/proto.h"
 
 #define CORUN__REMOTE_RETRY_MS 200
 
@@ -58,7 +58,7 @@ uint32_t corun__remote_gen(corun__remote *r);
 
 /* A coordinated GPU (the daemon's WELCOME said "coordinate"): this
  * program keeps its context and launches its own kernels; the daemon only
- * sets the SMs they may use, through a page both map (daemon/channel.h). */
+ * sets the SMs they may use, through a page both map (wire/channel.h). */
 bool corun__remote_coordinated(const corun__remote *r);
 /* Coordinated: the SM window the daemon gives this program now; the whole
  * GPU while the daemon is away (noticed here, and tried again every

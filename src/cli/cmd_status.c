@@ -20,7 +20,7 @@
 
 #include "cli/cli.h"
 #include "corun/corun.h"
-#include "daemon/proto.h"
+#include "wire/proto.h"
 
 #define WHO "corun status"
 

@@ -22,7 +22,7 @@
 
 #include "cli/cli.h"
 #include "common/output.h"
-#include "daemon/proto.h"
+#include "wire/proto.h"
 
 #define WHO "corun trace"
 

@@ -1,6 +1,7 @@
 /*
  * daemon_int.h — corund's pieces, one file each:
  *   server.c   the socket, the event loop, connections, signals, the clock
+ *   conn.c     sending to one connection
  *   session.c  one client's requests: its kernels and jobs on a GPU
  *   status.c   the daemon's state as JSON (STATUS)
  *   trace.c    Chrome trace recording (TRACE)
@@ -18,9 +19,9 @@
 #include "api/ctx_int.h"
 #include "corun/corun.h"
 #include "corun/corun_sim.h"
-#include "daemon/channel.h"
+#include "wire/channel.h"
 #include "daemon/corund.h"
-#include "daemon/proto.h"
+#include "wire/proto.h"
 
 #define CORUN__DAEMON_MAX_GPUS 8
 #define CORUN__DAEMON_MAX_CLIENTS 1024
@@ -108,7 +109,7 @@ typedef struct corun__daemon {
     uint64_t stop_by;          /* monotonic ns: the drain's end */
 } corun__daemon;
 
-/* server.c */
+/* conn.c */
 uint64_t corun__dnow(void); /* CLOCK_MONOTONIC, ns */
 /* Sends m to c; a client that cannot take it is marked closing. */
 void corun__dsend(corun__dclient *c, corun__msg *m);

@@ -30,8 +30,8 @@
  *
  * Nothing here prints or allocates.
  */
-#ifndef CORUN_DAEMON_PROTO_H
-#define CORUN_DAEMON_PROTO_H
+#ifndef CORUN_WIRE_PROTO_H
+#define CORUN_WIRE_PROTO_H
 
 #include <stddef.h>
 #include <stdint.h>

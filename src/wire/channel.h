@@ -10,8 +10,8 @@
  * scheduler keeps every kernel there: corun__sched_window). The rest are
  * the client's counters, for the daemon's policy and `corun status`.
  */
-#ifndef CORUN_DAEMON_CHANNEL_H
-#define CORUN_DAEMON_CHANNEL_H
+#ifndef CORUN_WIRE_CHANNEL_H
+#define CORUN_WIRE_CHANNEL_H
 
 #include <stdatomic.h>
 #include <stdint.h>

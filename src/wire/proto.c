@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "corun/corun.h"
-#include "daemon/proto.h"
+#include "wire/proto.h"
 
 /* ---- the layout table ------------------------------------------------------ */
 
