@@ -35,11 +35,10 @@ export CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/nvidia-mps}
 export CUDA_MPS_LOG_DIRECTORY=${CUDA_MPS_LOG_DIRECTORY:-/tmp/nvidia-mps-log}
 export CORUN_PROFILE_PATH=off
 started_mps=0
-if [ ! -e "$CUDA_MPS_PIPE_DIRECTORY/control" ]; then
-  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-  if nvidia-cuda-mps-control -d; then
+if ! "$B/corun" mps status > /dev/null; then
+  mkdir -p "$CUDA_MPS_LOG_DIRECTORY"
+  if "$B/corun" mps start; then
     started_mps=1
-    echo "MPS started (pipes in $CUDA_MPS_PIPE_DIRECTORY)"
   else
     echo "MPS did not start: the processes will take turns on the GPU"
   fi
@@ -74,7 +73,7 @@ for sc in $SCS; do
   kill -TERM "$(cat "$sock.lock")" 2> /dev/null
   sleep 1
 done
-[ "$started_mps" = 1 ] && echo quit | nvidia-cuda-mps-control
+[ "$started_mps" = 1 ] && "$B/corun" mps stop
 command -v python3 > /dev/null || { echo "no python3: the runs' JSON is in $OUT"; exit 0; }
 python3 - "$OUT" $SCS <<'PY' | tee "$OUT/processes.txt"
 import json, sys

@@ -55,6 +55,8 @@ int corun__cmd_experiment(corun__cli *cli, int argc, char **argv);
 void corun__usage_experiment(FILE *out);
 int corun__cmd_daemon(corun__cli *cli, int argc, char **argv);
 void corun__usage_daemon(FILE *out);
+int corun__cmd_mps(corun__cli *cli, int argc, char **argv);
+void corun__usage_mps(FILE *out);
 int corun__cmd_run(corun__cli *cli, int argc, char **argv);
 void corun__usage_run(FILE *out);
 int corun__cmd_status(corun__cli *cli, int argc, char **argv);

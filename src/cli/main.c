@@ -27,6 +27,8 @@ static const corun__command commands[] = {
      corun__cmd_experiment, corun__usage_experiment},
     {"daemon", "start corund, the one scheduler of the host's GPU for every program",
      corun__cmd_daemon, corun__usage_daemon},
+    {"mps", "start, stop or query the NVIDIA MPS server (processes side by side on a GPU)",
+     corun__cmd_mps, corun__usage_mps},
     {"run", "start a program with its class, CapSMs, priority and weight", corun__cmd_run,
      corun__usage_run},
     {"status", "what corund is doing: GPUs, clients and their jobs", corun__cmd_status,
