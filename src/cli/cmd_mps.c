@@ -10,12 +10,16 @@
  * runs where its control pipe answers.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -50,16 +54,25 @@ static const char *pipe_dir(void)
     return d != NULL && d[0] != '\0' ? d : "/tmp/nvidia-mps";
 }
 
+/* How long one call of nvidia-cuda-mps-control may take. */
+#define CONTROL_TIMEOUT_MS 10000
+
 /* Runs nvidia-cuda-mps-control with args, input on its stdin (NULL: none),
- * its stdout into out (len bytes, NUL-terminated). Returns its exit status,
- * 127 when it cannot be run. */
+ * its stdout into out (len bytes, NUL-terminated; out NULL: its stdin and
+ * stdout are /dev/null, as `-d` needs: the control daemon it leaves behind
+ * must hold no pipe of ours, or reading to the end would wait for it).
+ * Returns its exit status; 127 when it cannot be run, 124 when it took
+ * longer than CONTROL_TIMEOUT_MS (it is killed). */
 static int control(char *const args[], const char *input, char *out, size_t len)
 {
-    int in[2], res[2], status;
+    int in[2] = {-1, -1}, res[2] = {-1, -1}, status = 0, null;
+    const bool talk = out != NULL || input != NULL;
+    struct pollfd pf;
+    int waited = 0;
     pid_t pid;
     size_t got = 0;
 
-    if (pipe(in) != 0 || pipe(res) != 0) {
+    if (talk && (pipe(in) != 0 || pipe(res) != 0)) {
         return 127;
     }
     fflush(NULL);
@@ -68,34 +81,69 @@ static int control(char *const args[], const char *input, char *out, size_t len)
         return 127;
     }
     if (pid == 0) {
-        dup2(in[0], STDIN_FILENO);
-        dup2(res[1], STDOUT_FILENO);
-        close(in[1]);
-        close(res[0]);
+        if (talk) {
+            /* a query: its answer is ours to word ("Cannot find MPS control
+             * daemon process" when the pipe outlived the server) */
+            dup2(in[0], STDIN_FILENO);
+            dup2(res[1], STDOUT_FILENO);
+            if ((null = open("/dev/null", O_WRONLY)) >= 0) {
+                dup2(null, STDERR_FILENO);
+            }
+            close(in[1]);
+            close(res[0]);
+        } else if ((null = open("/dev/null", O_RDWR)) >= 0) {
+            dup2(null, STDIN_FILENO);
+            dup2(null, STDOUT_FILENO);
+        }
         execvp(CONTROL, args);
         _exit(127);
     }
-    close(in[0]);
-    close(res[1]);
-    if (input != NULL) {
-        (void)!write(in[1], input, strlen(input));
-    }
-    close(in[1]);
-    for (;;) {
-        ssize_t n = out != NULL && got + 1 < len ? read(res[0], out + got, len - 1 - got)
-                                                 : read(res[0], (char[64]){0}, 64);
-        if (n <= 0) {
-            break;
+    if (talk) {
+        close(in[0]);
+        close(res[1]);
+        if (input != NULL) {
+            (void)!write(in[1], input, strlen(input));
         }
-        if (out != NULL && got + 1 < len) {
-            got += (size_t)n;
+        close(in[1]);
+        pf.fd = res[0];
+        pf.events = POLLIN;
+        while (waited < CONTROL_TIMEOUT_MS && poll(&pf, 1, 100) >= 0) {
+            char sink[256];
+            ssize_t n;
+            if (pf.revents == 0) {
+                waited += 100;
+                continue;
+            }
+            n = out != NULL && got + 1 < len ? read(res[0], out + got, len - 1 - got)
+                                             : read(res[0], sink, sizeof(sink));
+            if (n <= 0) {
+                break;
+            }
+            if (out != NULL && got + 1 < len) {
+                got += (size_t)n;
+            }
         }
+        close(res[0]);
     }
     if (out != NULL && len > 0) {
         out[got] = '\0';
     }
-    close(res[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) {
+            break;
+        }
+        if (w < 0 && errno != EINTR) {
+            return 1;
+        }
+        if (waited >= CONTROL_TIMEOUT_MS) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            return 124;
+        }
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+        waited += 10;
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
@@ -166,6 +214,11 @@ int corun__cmd_mps(corun__cli *cli, int argc, char **argv)
         if (rc == 127) {
             fprintf(stderr, WHO " start: cannot run " CONTROL " (not on PATH: it comes with the "
                             "NVIDIA driver)\n");
+            return CORUN_EXIT_FAIL;
+        }
+        if (rc == 124) {
+            fprintf(stderr, WHO " start: " CONTROL " -d did not return within %d s\n",
+                    CONTROL_TIMEOUT_MS / 1000);
             return CORUN_EXIT_FAIL;
         }
         if (rc != 0) {
