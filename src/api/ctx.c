@@ -205,13 +205,7 @@ static void job_done(corun__sched *s, corun__job *k, void *user)
         }
         pthread_mutex_unlock(&kern->mu);
     }
-    if (j->ctx->remote != NULL) {
-        const bool ls = k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0;
-        uint64_t need = ls && k->per_sm != 0 ? (k->tasks + k->per_sm - 1) / k->per_sm : 0;
-        uint32_t sms = s != NULL ? corun__sched_gpu(s)->sm_count : 0;
-        corun__remote_count_end(j->ctx->remote, k->state == CORUN_JS_DONE ? k->tasks : 0,
-                                (uint32_t)(need < sms ? need : sms));
-    }
+    corun__remote_count_job(j->ctx->remote, k);
     j->done = 1;
     j->status = k->status;
     pthread_cond_broadcast(&j->ctx->cv);
@@ -742,7 +736,7 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     req.capsm = a->capsm != 0 && a->capsm < al.capsm ? a->capsm : al.capsm;
     req.sm_lo = al.sm_lo;
     req.sm_hi = al.sm_hi;
-    req.priority = (a->cls == CORUN_CLASS_LS || a->priority > 0) ? 1 : 0;
+    req.priority = corun__attr_ls(a) ? 1 : 0;
     if (al.plain || (out == NULL && plain_predicted(c, kern, tasks))) {
         req.capsm = 0;
     }
@@ -910,13 +904,13 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
     if (rc != CORUN_OK) {
         return rc;
     }
-    if (a.cls == CORUN_CLASS_LS || a.priority > 0) {
+    if (corun__attr_ls(&a)) {
         atomic_store_explicit(&c->urgent_ns, launch_now(c) + 1, memory_order_relaxed);
     }
     if (c->remote != NULL) {
         /* a coordinated GPU: the daemon hears of it; a virtual clock's
          * context looks at its window here (no thread does) */
-        corun__remote_count_launch(c->remote, a.cls == CORUN_CLASS_LS || a.priority > 0);
+        corun__remote_count_launch(c->remote, corun__attr_ls(&a));
         if (!c->threaded) {
             pthread_mutex_lock(&c->mu);
             follow_window(c);

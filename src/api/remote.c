@@ -317,17 +317,25 @@ void corun__remote_count_launch(corun__remote *r, bool ls)
     }
 }
 
-void corun__remote_count_end(corun__remote *r, uint64_t tasks, uint32_t ls_need)
+void corun__remote_count_job(corun__remote *r, const corun__job *k)
 {
-    corun__channel *ch = atomic_load(&r->chan);
+    corun__channel *ch = r != NULL ? atomic_load(&r->chan) : NULL;
+    uint64_t need;
 
     if (ch == NULL) {
         return;
     }
     atomic_fetch_add(&ch->finished, 1);
-    atomic_fetch_add(&ch->tasks_done, tasks);
-    if (ls_need > atomic_load(&ch->ls_need)) {
-        atomic_store(&ch->ls_need, ls_need);
+    if (k->state == CORUN_JS_DONE) {
+        atomic_fetch_add(&ch->tasks_done, k->tasks);
+    }
+    /* the SMs one wave of an LS kernel fills */
+    need = corun__attr_ls(&k->attr) && k->per_sm != 0 ? (k->tasks + k->per_sm - 1) / k->per_sm : 0;
+    if (need > r->welcome.sm_count) {
+        need = r->welcome.sm_count;
+    }
+    if (need > atomic_load(&ch->ls_need)) {
+        atomic_store(&ch->ls_need, (uint32_t)need);
     }
 }
 

@@ -69,12 +69,14 @@ bool corun__remote_window(corun__remote *r, uint32_t sm_count, uint32_t *lo, uin
  * updated). Returns true when it moved them; false on an owned GPU, with
  * no daemon (r NULL), or when nothing changed. */
 struct corun__sched;
+struct corun__job;
 bool corun__remote_follow(corun__remote *r, struct corun__sched *s, uint64_t *applied);
 /* Coordinated: what the program did, for the daemon's policy and status:
- * a launch (ls: LS class or priority > 0), a finished one (its tasks, and
- * for an LS kernel the SMs one wave of it fills). No-ops otherwise. */
+ * a launch (ls: corun__attr_ls), a finished job k (its tasks, and for an LS
+ * kernel the SMs one wave of it fills). No-ops otherwise (r may be NULL for
+ * count_job). */
 void corun__remote_count_launch(corun__remote *r, bool ls);
-void corun__remote_count_end(corun__remote *r, uint64_t tasks, uint32_t ls_need);
+void corun__remote_count_job(corun__remote *r, const struct corun__job *k);
 
 /* What the daemon said of itself when it welcomed this connection. */
 const corun__msg_welcome *corun__remote_welcome(const corun__remote *r);

@@ -27,7 +27,7 @@ static void mps_arrive(corun__sched *s, void *state, corun__job *k)
 
 static void priority_arrive(corun__sched *s, void *state, corun__job *k)
 {
-    int32_t prio = (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) ? 1 : 0;
+    int32_t prio = corun__attr_ls(&k->attr) ? 1 : 0;
 
     (void)corun__sched_run_plain(s, k, prio);
 }
@@ -51,7 +51,7 @@ static int green_create(corun__sched *s, void **state)
 
 static void green_arrive(corun__sched *s, void *state, corun__job *k)
 {
-    const bool ls = k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0;
+    const bool ls = corun__attr_ls(&k->attr);
 
     (void)state;
     (void)corun__sched_run_plain_part(s, k, ls ? 1 : 0, ls ? 1u : 2u);

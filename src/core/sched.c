@@ -561,7 +561,7 @@ static int launch_workers(corun__sched *s, corun__job *k, uint32_t first, uint32
     if (nworkers == 0 || base + nworkers > UINT32_MAX) {
         return CORUN_ERANGE;
     }
-    if (windowed(s) && (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) &&
+    if (windowed(s) && corun__attr_ls(&k->attr) &&
         nworkers > (uint64_t)n * k->per_sm) {
         /* An LS kernel's window is SMs of its own, the rest busy with other
          * programs' work: surplus workers would wait there for slots, and the
@@ -580,7 +580,7 @@ static int launch_workers(corun__sched *s, corun__job *k, uint32_t first, uint32
     req.nworkers = (uint32_t)nworkers;
     req.base = (uint32_t)base;
     req.gen = k->gen;
-    req.priority = (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) ? 1 : 0;
+    req.priority = corun__attr_ls(&k->attr) ? 1 : 0;
     req.cookie = (uint64_t)(uintptr_t)k;
     req.part = k->part;
     rc = s->be->ops->launch_workers(s->be, k->ex, &req);
@@ -838,7 +838,7 @@ int corun__sched_stop(corun__sched *s, corun__job *k)
         req.nworkers = nsm * k->per_sm;
         req.base = k->capsm_hi * k->per_sm;
         req.gen = k->gen + 1;
-        req.priority = (k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0) ? 1 : 0;
+        req.priority = corun__attr_ls(&k->attr) ? 1 : 0;
         req.gate = k->gates + 1;
         req.cookie = (uint64_t)(uintptr_t)k;
         rc = s->be->ops->launch_workers(s->be, k->ex, &req);

@@ -231,6 +231,13 @@ uint32_t corun__sched_free_capsm(const corun__sched *s);
 double corun__sched_capsm_ns(const corun__sched *s, const corun__job *k);
 /* Live kernels (not yet released), in submission order. */
 corun__job *corun__sched_first(const corun__sched *s);
+/* Latency-sensitive as the scheduler, its policies and corund treat a
+ * launch: class ls, or a priority above 0. */
+static inline bool corun__attr_ls(const corun_launch_attr *a)
+{
+    return a->cls == CORUN_CLASS_LS || a->priority > 0;
+}
+
 static inline uint32_t corun__job_capsm(const corun__job *k)
 {
     return k->capsm_hi - k->capsm_lo;

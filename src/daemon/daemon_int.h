@@ -75,7 +75,7 @@ struct corun__dclient {
     corun__proto_rx *rx;
     bool closing;              /* drop it at the end of this turn */
     /* kernels, by the client's id */
-    struct { uint32_t id; corun_kernel *k; char name[CORUN_PROTO_NAME]; } *kernels;
+    struct corun__dkernel { uint32_t id; corun_kernel *k; char name[CORUN_PROTO_NAME]; } *kernels;
     size_t nkernels, cap_kernels;
     uint32_t live_jobs;
     uint64_t lanes;            /* trace tracks in use (bit i: lane i) */

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/dirs.h"
 #include "common/log.h"
 #include "daemon/daemon_int.h"
 
@@ -72,7 +73,7 @@ static int signals_init(corun__daemon *d)
 /* mkdir -p of path's folder (0755 for what it makes). */
 static int make_dirs(const char *path, char *why, size_t why_len)
 {
-    char dir[CORUN_SETTING_STR_MAX];
+    char dir[CORUN_SETTING_STR_MAX], failed[CORUN_SETTING_STR_MAX];
     char *p;
 
     snprintf(dir, sizeof(dir), "%s", path);
@@ -81,18 +82,8 @@ static int make_dirs(const char *path, char *why, size_t why_len)
         return 0;
     }
     *p = '\0';
-    for (p = dir + 1; *p != '\0'; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-                snprintf(why, why_len, "cannot make %s: %s", dir, strerror(errno));
-                return -1;
-            }
-            *p = '/';
-        }
-    }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        snprintf(why, why_len, "cannot make %s: %s", dir, strerror(errno));
+    if (corun__mkdir_p(dir, failed, sizeof(failed)) != 0) {
+        snprintf(why, why_len, "cannot make %s: %s", failed, strerror(errno));
         return -1;
     }
     return 0;

@@ -32,28 +32,17 @@ static corun__djob *find_job(corun__daemon *d, const corun__dclient *c, uint32_t
     return NULL;
 }
 
-static corun_kernel *find_kernel(const corun__dclient *c, uint32_t id)
+/* c's kernel of that id, or NULL. */
+static const struct corun__dkernel *find_kernel(const corun__dclient *c, uint32_t id)
 {
     size_t i;
 
     for (i = 0; i < c->nkernels; i++) {
         if (c->kernels[i].id == id) {
-            return c->kernels[i].k;
+            return &c->kernels[i];
         }
     }
     return NULL;
-}
-
-static const char *kernel_name(const corun__dclient *c, uint32_t id)
-{
-    size_t i;
-
-    for (i = 0; i < c->nkernels; i++) {
-        if (c->kernels[i].id == id) {
-            return c->kernels[i].name;
-        }
-    }
-    return "?";
 }
 
 static corun_ctx *gpu_of(corun__daemon *d, const corun__dclient *c)
@@ -290,7 +279,7 @@ static void reg(corun__daemon *d, corun__dclient *c, const corun__msg *m)
 static void launch(corun__daemon *d, corun__dclient *c, const corun__msg *m)
 {
     const corun__msg_launch *l = &m->u.launch;
-    corun_kernel *k = find_kernel(c, l->kernel);
+    const struct corun__dkernel *dk = find_kernel(c, l->kernel);
     corun_launch_attr a;
     corun__djob *j;
     int rc, lane;
@@ -299,7 +288,7 @@ static void launch(corun__daemon *d, corun__dclient *c, const corun__msg *m)
         reply_err(c, m->seq, CORUN_ESTATE, "corund is stopping: no new launches");
         return;
     }
-    if (k == NULL) {
+    if (dk == NULL) {
         reply_err(c, m->seq, CORUN_ENOENT, "no kernel %u registered by this client", l->kernel);
         return;
     }
@@ -323,7 +312,7 @@ static void launch(corun__daemon *d, corun__dclient *c, const corun__msg *m)
     a.priority = l->priority;
     a.weight = l->weight;
     a.size_hint = l->size_hint;
-    rc = corun_launch(gpu_of(d, c), k, (corun_dim3){l->grid[0], l->grid[1], l->grid[2]},
+    rc = corun_launch(gpu_of(d, c), dk->k, (corun_dim3){l->grid[0], l->grid[1], l->grid[2]},
                       (corun_dim3){l->block[0], l->block[1], l->block[2]}, l->smem, NULL, &a,
                       &j->j);
     if (rc != CORUN_OK) {
@@ -340,7 +329,7 @@ static void launch(corun__daemon *d, corun__dclient *c, const corun__msg *m)
     j->lane = (uint32_t)lane;
     c->lanes |= 1ull << lane;
     corun__job_view_get(j->j, &j->seen);
-    snprintf(j->kernel, sizeof(j->kernel), "%s", kernel_name(c, l->kernel));
+    snprintf(j->kernel, sizeof(j->kernel), "%s", dk->name);
     j->next = d->jobs;
     d->jobs = j;
     c->live_jobs++;

@@ -8,33 +8,24 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "core/metrics.h"
 #include "daemon/daemon_int.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* p50 and p99 of a client's latencies (nearest rank), or null. */
+/* p50 and p99 of a client's latencies, or null. */
 static json_t *latency(const corun__dclient *c)
 {
     size_t n = c->nlat < CORUN__DAEMON_LATENCIES ? c->nlat : CORUN__DAEMON_LATENCIES;
-    double *v, p50, p99;
+    double *v;
+    json_t *o;
 
-    if (n == 0) {
+    if (n == 0 || (v = malloc(n * sizeof(*v))) == NULL) {
         return json_null();
     }
-    v = malloc(n * sizeof(*v));
-    if (v == NULL) {
-        return json_null();
-    }
-    memcpy(v, c->lat_ms, n * sizeof(*v));
-    qsort(v, n, sizeof(*v), cmp_double);
-    p50 = v[(size_t)((double)(n - 1) * 0.50 + 0.5)];
-    p99 = v[(size_t)((double)(n - 1) * 0.99 + 0.5)];
+    memcpy(v, c->lat_ms, n * sizeof(*v)); /* corun__percentile sorts */
+    o = json_pack("{s:f, s:f}", "p50", corun__percentile(v, n, 50), "p99",
+                  corun__percentile(v, n, 99));
     free(v);
-    return json_pack("{s:f, s:f}", "p50", p50, "p99", p99);
+    return o;
 }
 
 static json_t *client_json(corun__daemon *d, const corun__dclient *c)

@@ -56,7 +56,7 @@ uint32_t corun__scenario_ls_need(const corun__scenario *sc, const corun__setting
 
     for (i = 0; i < sc->napps; i++) {
         const corun__app *a = &sc->apps[i];
-        if (a->attr.cls == CORUN_CLASS_LS || a->attr.priority > 0) {
+        if (corun__attr_ls(&a->attr)) {
             const double n = ceil(kernel_tasks(&a->kernel) / per_sm(sc, &a->kernel));
             need = n > need ? n : need;
         }

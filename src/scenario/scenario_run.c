@@ -166,12 +166,7 @@ static void on_done(corun__sched *s, corun__job *k, void *user)
 
     a->inflight--;
     a->last_completion = now;
-    if (a->run->remote != NULL) {
-        const bool ls = k->attr.cls == CORUN_CLASS_LS || k->attr.priority > 0;
-        uint64_t need = ls && k->per_sm != 0 ? (k->tasks + k->per_sm - 1) / k->per_sm : 0;
-        corun__remote_count_end(a->run->remote, k->state == CORUN_JS_DONE ? k->tasks : 0,
-                                (uint32_t)(need < a->run->sm_count ? need : a->run->sm_count));
-    }
+    corun__remote_count_job(a->run->remote, k);
     a->res->preemptions += k->preemptions;
     if (k->state == CORUN_JS_DONE) {
         if (push_completed(a, k) != CORUN_OK &&
@@ -210,8 +205,7 @@ static int submit(run_ctx *rc, app_state *a, char *why, size_t why_len)
     }
     a->next_arrival = next_after(a, now);
     if (rc->remote != NULL) {
-        corun__remote_count_launch(rc->remote, a->app->attr.cls == CORUN_CLASS_LS ||
-                                                   a->app->attr.priority > 0);
+        corun__remote_count_launch(rc->remote, corun__attr_ls(&a->app->attr));
     }
     st = corun__sched_submit(rc->s, &a->app->kernel, &a->app->attr, on_done, a, &k, why, why_len);
     if (st != CORUN_OK) {
