@@ -195,6 +195,8 @@ typedef struct corun_worker_arg {
                                    the user's stream (a direct kernel), else 0 */
     uint32_t sm_lo, sm_hi;      /* this launch's SMs */
     uint32_t seq;               /* the launch's number in its reports */
+    uint32_t direct;            /* 1: a kernel launched in the user's stream (any of
+                                   its grids), whose anchor reads done */
 } corun_worker_arg;
 
 #ifdef __cplusplus

@@ -269,6 +269,19 @@ static __device__ __noinline__ uint32_t corun__anchor(const corun_worker_arg wa,
     }
 }
 
+/* Adds n tasks, which every thread of this worker has finished, to done.
+ * A direct kernel's grid other than the primary one fences first: the
+ * primary grid's anchor lets the user's stream go on once done reaches the
+ * tasks, and the work behind it must see this worker's writes. (The primary
+ * grid's own writes are published by its end.) */
+__device__ __forceinline__ void corun__count_done(const corun_worker_arg &wa, uint32_t n)
+{
+    if (wa.direct && wa.primary == 0) {
+        __threadfence();
+    }
+    atomicAdd((unsigned long long *)&wa.ctl->done, (unsigned long long)n);
+}
+
 /* Leader only, as a worker leaves. A primary worker counts itself in done's
  * high half, with the pend tasks it has not yet added to done; the last one
  * of its grid reports, or holds the stream first (corun__anchor). Any other
@@ -280,7 +293,7 @@ __device__ __forceinline__ void corun__leave(const corun_worker_arg &wa, uint32_
 
     if (wa.primary == 0) {
         if (pend != 0) {
-            atomicAdd((unsigned long long *)&ctl->done, (unsigned long long)pend);
+            corun__count_done(wa, pend);
         }
         /* Relaxed, no fence: nothing that needs this worker's writes reads
          * `exited` (the scheduler reads done and the seed once the launch
@@ -371,7 +384,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         /* Every thread has finished chunk k: count it, and time it. */
         if (leader) {
             const unsigned long long now = corun_globaltimer();
-            atomicAdd((unsigned long long *)&ctl->done, (unsigned long long)count);
+            corun__count_done(wa, count);
             st.mean_ns = corun_chunk_ewma(st.mean_ns, (now - st.t_chunk) / count);
             st.t_chunk = now;
         }
@@ -488,7 +501,8 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
     __syncthreads();
 
     const dim3 grid(wa.grid_x, wa.grid_y, wa.grid_z);
-    for (uint32_t k = 0;; ++k) {
+    uint32_t k = 0; /* tasks run */
+    for (;; ++k) {
         const uint32_t f = st.slot[k & 1u];
         if (f >= st.lim) {
             break;
@@ -523,9 +537,13 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
                 n = nx < l ? nx : l;
             }
             st.slot[(k + 1) & 1u] = n;
-            if (++st.pend == 4) {
+            /* Counts the task before this one, which every thread finished
+             * before the last barrier; this one may still run in other
+             * warps. (Counted by another thread, or after the barrier, it
+             * made ptxas split backprop's loads in two rounds: 0016.) */
+            if (k > 0 && ++st.pend == 4) {
                 const unsigned long long now = corun_globaltimer();
-                atomicAdd((unsigned long long *)&ctl->done, 4ull);
+                corun__count_done(wa, 4);
                 st.mean = corun_chunk_ewma(st.mean, (now - st.t0) / 4);
                 st.t0 = now;
                 st.pend = 0;
@@ -534,6 +552,7 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
         __syncthreads();
     }
     if (leader) {
+        st.pend += k > 0 ? 1u : 0u; /* the last task run, not yet counted */
         if (st.mean == 0 && st.pend != 0) {
             /* fewer than four tasks ran: time those, so the host learns the
              * task time of a short kernel too */

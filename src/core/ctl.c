@@ -53,6 +53,7 @@ void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, uint32_
     wa->own = own;
     wa->sm_lo = sm_lo;
     wa->sm_hi = sm_hi;
+    wa->direct = h->direct;
 }
 
 static void put(corun__ctl_write *w, size_t *n, uint32_t off, uint32_t size, uint64_t value)
