@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -508,43 +509,71 @@ static void draw(const status_opts *o, const json_t *root, FILE *out)
     }
 }
 
-/* Waits s seconds; returns 1 if SIGINT or SIGTERM came meanwhile (taken
- * while waiting only: at any other time they end corun as usual). */
-static int sleep_or_stop(double s)
+/* SIGINT and SIGTERM, the signals that end a watch. */
+static sigset_t stop_signals(void)
 {
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    sigset_t set, old;
-    int sig;
-
+    sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
+    return set;
+}
+
+/* Waits s seconds; returns 1 if SIGINT or SIGTERM came meanwhile or were
+ * held (watch) before. */
+static int sleep_or_stop(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    sigset_t set = stop_signals(), old;
+    int sig;
+
     sigprocmask(SIG_BLOCK, &set, &old);
     sig = sigtimedwait(&set, NULL, &ts);
     sigprocmask(SIG_SETMASK, &old, NULL);
     return sig == SIGINT || sig == SIGTERM;
 }
 
+/* 1 when path is a regular file (reading it cannot block). */
+static int regular_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 /* Redraws every o->watch_s seconds, each frame made whole before the
- * screen is cleared, until a signal stops it or the status is lost. */
+ * screen is cleared, until a signal stops it or the status is lost.
+ * SIGINT and SIGTERM are held from the start, so one that comes while a
+ * frame is made or written ends the watch with 0 at the wait after it;
+ * while corund is asked (up to STATUS_WAIT_MS) or a file that is not a
+ * regular one is read, they end corun as usual, so nothing holds them
+ * long. */
 static int watch(const status_opts *o)
 {
     char *frame = NULL, when[64];
     size_t len = 0;
-    int code;
+    int code = CORUN_EXIT_OK;
+    const sigset_t set = stop_signals();
+    sigset_t orig;
+    const int hold_fetch = o->from_file != NULL && regular_file(o->from_file);
 
+    sigprocmask(SIG_BLOCK, &set, &orig);
     for (;;) {
+        if (!hold_fetch) {
+            sigprocmask(SIG_SETMASK, &orig, NULL);
+        }
         json_t *root = fetch(o, &code);
         FILE *mem;
         time_t now = time(NULL);
         struct tm *tm = localtime(&now);
         if (root == NULL) {
-            return code;
+            break;
         }
+        sigprocmask(SIG_BLOCK, &set, NULL);
         if ((mem = open_memstream(&frame, &len)) == NULL) {
             fprintf(stderr, WHO ": out of memory\n");
             json_decref(root);
-            return CORUN_EXIT_FAIL;
+            code = CORUN_EXIT_FAIL;
+            break;
         }
         if (tm == NULL || strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", tm) == 0) {
             snprintf(when, sizeof(when), "?");
@@ -557,12 +586,16 @@ static int watch(const status_opts *o)
         free(frame);
         frame = NULL;
         if (fflush(stdout) != 0 || ferror(stdout)) {
-            return CORUN_EXIT_FAIL; /* main says why */
+            code = CORUN_EXIT_FAIL; /* main says why */
+            break;
         }
         if (sleep_or_stop(o->watch_s)) {
-            return CORUN_EXIT_OK;
+            code = CORUN_EXIT_OK;
+            break;
         }
     }
+    sigprocmask(SIG_SETMASK, &orig, NULL);
+    return code;
 }
 
 int corun__cmd_status(corun__cli *cli, int argc, char **argv)
