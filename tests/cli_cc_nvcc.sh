@@ -147,6 +147,19 @@ if CORUN_CC_STRICT=1 "$wrap" -arch=sm_90 -c uses_hq.cu -o uses_hq3.o 2> uses_hq3
 fi
 check grep -q "error: corun-cc: launch of a kernel defined elsewhere" uses_hq3.log
 check test ! -e uses_hq3.o
+# the macros nvcc defines for -rdc, -dc, --expt-relaxed-constexpr and
+# --extended-lambda reach corun-cc's parse: a kernel kept under them is
+# transformed, not refused
+for pair in "__CUDACC_RDC__ -rdc=true" "__CUDACC_RDC__ -dc" \
+  "__CUDACC_RELAXED_CONSTEXPR__ --expt-relaxed-constexpr" "__CUDACC_EXTENDED_LAMBDA__ --extended-lambda"; do
+  m=${pair%% *}
+  f=${pair#* }
+  printf '#ifndef %s\n#error %s missing\n#endif\n__global__ void mk(int *p) { p[0] = 1; }\nvoid go(int *p) { mk<<<1, 1>>>(p); }\n' \
+    "$m" "$m" > macro.cu
+  check "$wrap" -arch=sm_90 $f -c macro.cu -o macro.o 2> macro.log
+  check test ! -s macro.log
+  check grep -q "mk__corun_launch" $(ls -t "$CORUN_CACHE"/*.cu | head -1)
+done
 # nvcc's own options still work
 check "$wrap" --version
 exit $fail

@@ -27,12 +27,22 @@
 #define VDIR CORUN_CC_VIRTUAL_DIR
 
 /* Host code nvcc accepts and clang's CUDA headers do not declare: nvcc's
- * math_functions.hpp gives host code max and min of the integer and
- * floating types (and their mixes). Declarations for the parse only, on
- * both sides (the device side parses host functions too); the output
- * never includes them (nvcc brings its own). docs/corun-cc.md lists what
- * else nvcc accepts and corun-cc does not. */
+ * math_functions.h and .hpp give host code max and min of the integer and
+ * floating types (and their mixes), umin/umax/llmin/llmax/ullmin/ullmax and
+ * sincos of float. Every other function those headers declare for host and
+ * device parses with clang's headers too (tests/cc/host_math.cu calls each).
+ * Declarations for the parse only, on both sides (the device side parses
+ * host functions too); the output never includes them (nvcc brings its
+ * own). docs/corun-cc.md lists what else nvcc accepts and corun-cc does
+ * not. */
 #define HOST_PRELUDE \
+    "__host__ unsigned int umax(unsigned int, unsigned int);\n" \
+    "__host__ unsigned int umin(unsigned int, unsigned int);\n" \
+    "__host__ long long llmax(long long, long long);\n" \
+    "__host__ long long llmin(long long, long long);\n" \
+    "__host__ unsigned long long ullmax(unsigned long long, unsigned long long);\n" \
+    "__host__ unsigned long long ullmin(unsigned long long, unsigned long long);\n" \
+    "__host__ void sincos(float, float *, float *);\n" \
     "__host__ int max(int, int);\n" \
     "__host__ unsigned int max(unsigned int, unsigned int);\n" \
     "__host__ unsigned int max(int, unsigned int);\n" \
@@ -79,6 +89,8 @@ typedef struct parse_job {
     int rc;
     char cuda_arg[4200];
     char cccl[4200];
+    char ver[5][40];        /* -D__CUDACC_VER_{MAJOR,MINOR,BUILD}__=N and
+                               __CUDA_API_VER_{MAJOR,MINOR}__, or "" */
 } parse_job;
 
 /* The side's libclang arguments into argv; the count. pch: the
@@ -105,6 +117,14 @@ static int side_args(const parse_job *j, const char **argv, const char *pch)
     }
     argv[n++] = "-Wno-unknown-cuda-version";
     argv[n++] = "-ferror-limit=0";
+    /* What nvcc defines and clang does not, so the file's own #if on them
+     * takes nvcc's branch (the arch: the one corun-cc parses for). */
+    for (int i = 0; i < 5; i++) {
+        if (j->ver[i][0] != '\0') {
+            argv[n++] = j->ver[i];
+        }
+    }
+    argv[n++] = "-D__CUDA_ARCH_LIST__=900";
     if (pch != NULL && pch[0] != '\0') {
         argv[n++] = "-include-pch";
         argv[n++] = pch;
@@ -292,6 +312,30 @@ static void record_refusals(corun__cc_reads *r, corun__cc_diags *d, const char *
     }
 }
 
+/* CUDA_VERSION of the installation's cuda.h (13000 for 13.0), or 0. */
+static int cuda_version(const char *cuda_path)
+{
+    static const char key[] = "#define CUDA_VERSION ";
+    char path[PATH_MAX], buf[65536];
+    int v = 0;
+
+    if (snprintf(path, sizeof(path), "%s/include/cuda.h", cuda_path) >= (int)sizeof(path)) {
+        return 0;
+    }
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *at = strstr(buf, key);
+    if (at != NULL) {
+        v = atoi(at + sizeof(key) - 1);
+    }
+    return v > 0 ? v : 0;
+}
+
 int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *dev,
                     corun__cc_diags *d)
 {
@@ -303,6 +347,9 @@ int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *d
     memset(host, 0, sizeof(*host));
     memset(dev, 0, sizeof(*dev));
     dev->device = 1;
+    /* nvcc's __CUDACC_VER_BUILD__ is its own build number, which the
+     * installation's headers do not say: 0 here. */
+    const int cv = cuda_version(cp);
     for (int i = 0; i < 2; i++) {
         memset(&jobs[i], 0, sizeof(jobs[i]));
         jobs[i].o = o;
@@ -312,6 +359,17 @@ int corun__cc_parse(const corun__cc_opts *o, corun__cc_tu *host, corun__cc_tu *d
         snprintf(jobs[i].cccl, sizeof(jobs[i].cccl), "%s/include/cccl", cp);
         if (access(jobs[i].cccl, R_OK) != 0) {
             jobs[i].cccl[0] = '\0';
+        }
+        if (cv > 0) {
+            snprintf(jobs[i].ver[0], sizeof(jobs[i].ver[0]), "-D__CUDACC_VER_MAJOR__=%d",
+                     cv / 1000);
+            snprintf(jobs[i].ver[1], sizeof(jobs[i].ver[1]), "-D__CUDACC_VER_MINOR__=%d",
+                     cv % 1000 / 10);
+            snprintf(jobs[i].ver[2], sizeof(jobs[i].ver[2]), "-D__CUDACC_VER_BUILD__=0");
+            snprintf(jobs[i].ver[3], sizeof(jobs[i].ver[3]), "-D__CUDA_API_VER_MAJOR__=%d",
+                     cv / 1000);
+            snprintf(jobs[i].ver[4], sizeof(jobs[i].ver[4]), "-D__CUDA_API_VER_MINOR__=%d",
+                     cv % 1000 / 10);
         }
     }
     int threaded = corun__cc_thread_start(&th, "cc-device-parse", o->parse_stack, parse_side,
