@@ -107,6 +107,9 @@ check test "$(grep -c "__maxnreg__" keep/bounds.cu)" -eq 0
 check grep -q "__launch_bounds__(256, 1) k__corun(" keep/bounds.cu
 check grep -q "cannot be combined with its __launch_bounds__" bounds.log
 
+# --link-allocated (corun-nvcc's for -rdc) needs a report to cap by
+check test "$("$build/corun-cc" pin.cu -o /dev/null --link-allocated > /dev/null 2>&1; echo $?)" -eq 2
+
 # the decision is cached with the file: a second build reads it, says
 # again what the first said of the file (as every build does), and
 # compiles the same source

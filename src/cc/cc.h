@@ -247,6 +247,9 @@ typedef struct corun__cc_opts {
     const char *line_name;     /* file name for #line; default: in */
     const char *resource_usage;/* ptxas --resource-usage report for pins */
     const char *pinned_usage;  /* the same of the pinned build: spilling pins go */
+    int link_allocated;        /* the reports are of relocatable device code
+                                  (-rdc): the device link sets the final
+                                  registers, so every worker is capped */
     const char *header_dir;    /* where copies of the project's headers go; NULL: none */
     const char *header_tag;    /* in the copies' names, so that the copies of several
                                   inputs can share one include path; NULL: none */
@@ -509,9 +512,12 @@ void corun__cc_quote(corun__cc_buf *b, const char *s);
  * pinned: an entry that spills there (more than its plain kernel) is left
  * unpinned, with a warning, and a kernel whose worker is so left is marked
  * occupancy_loss. Runs before the launches are rewritten (a cudaLaunchKernel
- * passes the flag on). */
-int corun__cc_pins_from_report(const char *path, const char *pinned_path, const corun__cc_src *s,
-                               corun__cc_decls *ks, corun__cc_diags *d);
+ * passes the flag on). link: the reports are of relocatable device code,
+ * whose final registers the device link sets (a call to another file's
+ * function can raise them): every worker is capped at the most registers
+ * that keep its plain kernel's blocks per SM, silently, whatever it used. */
+int corun__cc_pins_from_report(const char *path, const char *pinned_path, int link,
+                               const corun__cc_src *s, corun__cc_decls *ks, corun__cc_diags *d);
 
 /* ------------------------------------------------------------------------ */
 /* The project's headers (headers.c)                                        */

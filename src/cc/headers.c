@@ -508,7 +508,8 @@ int corun__cc_headers_kernels(const corun__cc_opts *o, const corun__cc_tu *dev,
             rc = corun__cc_check_kernels(&h->dev, &h->src, &h->ks, &h->clones, &h->sites, d);
         }
         if (rc == CORUN_OK && o->resource_usage != NULL) {
-            rc = corun__cc_pins_from_report(o->resource_usage, o->pinned_usage, &h->src, &h->ks, d);
+            rc = corun__cc_pins_from_report(o->resource_usage, o->pinned_usage,
+                                            o->link_allocated, &h->src, &h->ks, d);
         }
         d->demote = 0;
     }

@@ -3,7 +3,8 @@
  *
  *   corun-cc in.cu -o out.cu [--check] [-I DIR] [-D NAME[=V]] [-U NAME]
  *            [-include FILE] [-isystem DIR] [-std=c++17] [--cuda-path DIR]
- *            [--line-name NAME] [--resource-usage FILE [--pinned-usage FILE]]
+ *            [--line-name NAME]
+ *            [--resource-usage FILE [--pinned-usage FILE] [--link-allocated]]
  *            [--header-dir DIR [--header-tag TAG]] [--deps FILE]
  *            [--pch-dir DIR | --no-pch] [--read-limit SIZE] [--parse-stack SIZE] [-v]
  *   corun-cc --setting NAME [--setting NAME...]
@@ -53,6 +54,10 @@ static void usage(FILE *out)
             "                       build: pins workers that would lose occupancy\n"
             "  --pinned-usage F     the same of the build so pinned: a worker that spills\n"
             "                       there is left unpinned (with --resource-usage)\n"
+            "  --link-allocated     the reports are of relocatable device code (-rdc; from\n"
+            "                       -Xptxas -v), whose registers the device link sets:\n"
+            "                       every worker is capped at the most registers that keep\n"
+            "                       its plain kernel's blocks per SM\n"
             "  --header-dir DIR     also transform the project's headers (included files\n"
             "                       that are not system or CUDA headers): each one changed\n"
             "                       is written into DIR as NAME.corun.EXT, and the output's\n"
@@ -368,7 +373,8 @@ static void *transform(void *arg)
         rc = corun__cc_check_kernels(&dev, &src, &ks, &clones, &sites, &d);
     }
     if (rc == CORUN_OK && ks.n > 0 && o->resource_usage != NULL) {
-        rc = corun__cc_pins_from_report(o->resource_usage, o->pinned_usage, &src, &ks, &d);
+        rc = corun__cc_pins_from_report(o->resource_usage, o->pinned_usage, o->link_allocated,
+                                        &src, &ks, &d);
     }
     if (rc == CORUN_OK) {
         rc = corun__cc_headers_link(&hs, &ks);
@@ -547,6 +553,8 @@ static int parse_args(int argc, char **argv, run *r, args *x)
             o->check_only = 1;
         } else if (strcmp(a, "--no-pch") == 0) {
             x->no_pch = 1;
+        } else if (strcmp(a, "--link-allocated") == 0) {
+            o->link_allocated = 1;
         } else if (strcmp(a, "-v") == 0) {
             r->verbose = 1;
         } else if ((t = take_cflag(argc, argv, &i, o->cflags, &o->ncflags)) != 0) {
@@ -572,8 +580,9 @@ static int parse_args(int argc, char **argv, run *r, args *x)
         usage(stderr);
         return 2;
     }
-    if (o->pinned_usage != NULL && o->resource_usage == NULL) {
-        fprintf(stderr, "corun-cc: --pinned-usage needs --resource-usage\n");
+    if ((o->pinned_usage != NULL || o->link_allocated) && o->resource_usage == NULL) {
+        fprintf(stderr, "corun-cc: %s needs --resource-usage\n",
+                o->pinned_usage != NULL ? "--pinned-usage" : "--link-allocated");
         return 2;
     }
     return -1;

@@ -317,19 +317,34 @@ typedef struct need {
     unsigned at, pb, wb;    /* a block size where the worker loses, blocks per SM there */
     int smem_loss;          /* shared memory costs a block: 2 at >= 128 threads, 1 below only */
     unsigned smem_at;
+    int link;               /* a cap on counts the device link sets: said only if it spills */
 } need;
+
+/* The most registers a thread may have (sm_90). */
+#define MAX_REGS 255u
 
 /* Fills n from kernel kname's worker entries, every instantiation and
  * architecture (the smallest needed pin wins). NAME__corun decides alone;
- * its ahead entry takes the same pin. */
-static void kernel_need(const corun_gpu_desc *g, const report *r, const char *kname, need *n)
+ * its ahead entry takes the same pin. link: the report's counts are not
+ * final (corun__cc_pins_from_report); each worker is taken as wanting
+ * MAX_REGS, so it gets the cap that keeps its plain kernel's blocks. */
+static void kernel_need(const corun_gpu_desc *g, const report *r, const char *kname, int link,
+                        need *n)
 {
     memset(n, 0, sizeof(*n));
     for (size_t i = 0; i < r->n; i++) {
+        entry wl;
         const entry *w = &r->v[i], *plain;
         unsigned pb, wb, pin;
-        if (entry_kind(w, kname) != WORKER || (plain = plain_of(r, w, kname)) == NULL ||
-            loss_at(g, plain, w->regs, w->smem, 32, &pb, &wb) == 0) {
+        if (entry_kind(w, kname) != WORKER || (plain = plain_of(r, w, kname)) == NULL) {
+            continue;
+        }
+        if (link) {
+            wl = *w;
+            wl.regs = MAX_REGS;
+            w = &wl;
+        }
+        if (loss_at(g, plain, w->regs, w->smem, 32, &pb, &wb) == 0) {
             continue;
         }
         unsigned ts = loss_at(g, plain, plain->regs, w->smem, 32, &pb, &wb);
@@ -347,6 +362,7 @@ static void kernel_need(const corun_gpu_desc *g, const report *r, const char *kn
             n->pin = pin;
             n->plain = plain->regs;
             n->worker = w->regs;
+            n->link = link;
             /* say it at a common block size when it happens there */
             n->at = loss_at(g, plain, w->regs, w->smem, 256, &n->pb, &n->wb);
             if (n->at == 0) {
@@ -408,7 +424,7 @@ static void say(corun__cc_diags *d, const corun__cc_src *s, const corun__cc_decl
                            "with CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS)",
                            k->name, n->worker, n->plain, n->pin, sp[WORKER][0], sp[WORKER][1],
                            ahead, n->wb, n->pb, n->at);
-    } else if (n->pin > 0) {
+    } else if (n->pin > 0 && !n->link) {
         corun__cc_diag_add(d, CORUN_CC_NOTE, s->path, line, col, "occupancy",
                            "kernel '%s': worker limited to %u registers (it used %u and "
                            "would fit %u instead of %u blocks per SM at %u threads)",
@@ -432,8 +448,8 @@ static void say(corun__cc_diags *d, const corun__cc_src *s, const corun__cc_decl
     }
 }
 
-int corun__cc_pins_from_report(const char *path, const char *pinned_path, const corun__cc_src *s,
-                               corun__cc_decls *ks, corun__cc_diags *d)
+int corun__cc_pins_from_report(const char *path, const char *pinned_path, int link,
+                               const corun__cc_src *s, corun__cc_decls *ks, corun__cc_diags *d)
 {
     report r = {0}, pinned = {0};
     corun_gpu_desc g;
@@ -450,7 +466,7 @@ int corun__cc_pins_from_report(const char *path, const char *pinned_path, const 
         if (!k->is_def || k->refused) {
             continue;
         }
-        kernel_need(&g, &r, k->name, &n);
+        kernel_need(&g, &r, k->name, link, &n);
         if (n.pin > 0 && !k->launch_bounds) {
             kernel_spills(&pinned, k->name, sp);
             for (int kind = WORKER; kind < NKINDS; kind++) {
