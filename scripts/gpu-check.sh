@@ -31,6 +31,10 @@
 #                every SM: native vs corun (short kernels plain) vs corun's
 #                workers always, time added per launch
 #   hostcost     host time of one corun_launch_stream vs cuLaunchKernel
+#   daemoncost   hostcost and chain again with corund running (coordinated,
+#                the cuda backend) and the process its client, then hostcost
+#                without it once more: what the daemon adds to a launch
+#                (not in the default list)
 #   lsalone      an LS kernel alone through corun vs natively
 #   queued       a job preempted while later kernels of its stream wait
 #   threads      4 host threads launching on 4 streams at once
@@ -185,6 +189,17 @@ has correctstreamahead && run_step correctstreamahead 300 env CORUN_AHEAD=2 "$GC
     --json "$OUT/correctstreamahead.json"
 has chain && run_step chain 300 "$GC" chain --json "$OUT/chain.json"
 has hostcost && run_step hostcost 60 "$GC" hostcost --json "$OUT/hostcost.json"
+if has daemoncost; then
+  run_step daemoncost 400 bash -c "sock=\$(mktemp -u /tmp/corund-check-XXXXXX.sock); \
+      '$BUILD/corun' daemon --backend cuda --socket \$sock --log-level info \
+        --log-file '$OUT/daemoncost-corund.log' || exit 1; \
+      trap 'kill -TERM \$(cat \$sock.lock) 2> /dev/null; sleep 1' EXIT; \
+      CORUN_DAEMON=\$sock '$GC' hostcost --json '$OUT/hostcost-daemon.json' && \
+      CORUN_DAEMON=\$sock '$GC' chain --json '$OUT/chain-daemon.json' && \
+      CORUN_DAEMON=\$sock '$GC' hostcost --json '$OUT/hostcost-daemon2.json' && \
+      CORUN_DAEMON=off '$GC' hostcost --json '$OUT/hostcost-nodaemon.json' && \
+      test \$(grep -c 'client [0-9]*: pid' '$OUT/daemoncost-corund.log') -ge 3"
+fi
 has lsalone && run_step lsalone 60 "$GC" lsalone --json "$OUT/lsalone.json"
 has queued && run_step queued 120 "$GC" queued --json "$OUT/queued.json"
 has threads && run_step threads 120 "$GC" threads --json "$OUT/threads.json"
@@ -272,7 +287,7 @@ fi
     printf '"%s": %d' "$s" "${status[$s]}"
   done
   printf '},\n'
-  for f in occupancy correctness correctahead correctstream correctstreamahead overhead latency resume spatial dispatch hostfunc stream chain hostcost lsalone queued threads capture sync sync-pt demo apps policies; do
+  for f in occupancy correctness correctahead correctstream correctstreamahead overhead latency resume spatial dispatch hostfunc stream chain hostcost daemoncost lsalone queued threads capture sync sync-pt demo apps policies; do
     if [ -s "$OUT/$f.json" ]; then
       printf '  "%s": ' "$f"
       cat "$OUT/$f.json"
@@ -287,7 +302,7 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness correctahead correctstream correctstreamahead overhead latency resume spatial dispatch hostfunc stream chain hostcost lsalone queued threads capture sync demo apps appsahead counters policies memcheck racecheck; do
+for f in occupancy correctness correctahead correctstream correctstreamahead overhead latency resume spatial dispatch hostfunc stream chain hostcost daemoncost lsalone queued threads capture sync demo apps appsahead counters policies memcheck racecheck; do
   [ -s "$OUT/$f.log" ] || [ -s "$OUT/$f.json" ] || continue
   echo "---- $f"
   case $f in
