@@ -33,8 +33,9 @@
 #   hostcost     host time of one corun_launch_stream vs cuLaunchKernel
 #   daemoncost   hostcost and chain again with corund running (coordinated,
 #                the cuda backend) and the process its client, then hostcost
-#                without it once more: what the daemon adds to a launch
-#                (not in the default list)
+#                without it once more: what the daemon adds to a launch;
+#                and `corun status` of that daemon, which must name its mode
+#                (time-sliced, or mps where an MPS server runs)
 #   lsalone      an LS kernel alone through corun vs natively
 #   queued       a job preempted while later kernels of its stream wait
 #   threads      4 host threads launching on 4 streams at once
@@ -198,7 +199,10 @@ if has daemoncost; then
       CORUN_DAEMON=\$sock '$GC' chain --json '$OUT/chain-daemon.json' && \
       CORUN_DAEMON=\$sock '$GC' hostcost --json '$OUT/hostcost-daemon2.json' && \
       CORUN_DAEMON=off '$GC' hostcost --json '$OUT/hostcost-nodaemon.json' && \
-      test \$(grep -c 'client [0-9]*: pid' '$OUT/daemoncost-corund.log') -ge 3"
+      test \$(grep -c 'client [0-9]*: pid' '$OUT/daemoncost-corund.log') -ge 3 && \
+      '$BUILD/corun' status --socket \$sock > '$OUT/daemoncost-status.txt' && \
+      cat '$OUT/daemoncost-status.txt' && \
+      grep -Eq 'mode (time-sliced|mps) ' '$OUT/daemoncost-status.txt'"
 fi
 has lsalone && run_step lsalone 60 "$GC" lsalone --json "$OUT/lsalone.json"
 has queued && run_step queued 120 "$GC" queued --json "$OUT/queued.json"
