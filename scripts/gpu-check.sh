@@ -35,7 +35,8 @@
 #                the cuda backend) and the process its client, then hostcost
 #                without it once more: what the daemon adds to a launch;
 #                and `corun status` of that daemon, which must name its mode
-#                (time-sliced, or mps where an MPS server runs)
+#                (time-sliced, or mps where an MPS server runs); not in the
+#                default list
 #   lsalone      an LS kernel alone through corun vs natively
 #   queued       a job preempted while later kernels of its stream wait
 #   threads      4 host threads launching on 4 streams at once
