@@ -156,9 +156,9 @@ for pair in "__CUDACC_RDC__ -rdc=true" "__CUDACC_RDC__ -dc" \
   f=${pair#* }
   printf '#ifndef %s\n#error %s missing\n#endif\n__global__ void mk(int *p) { p[0] = 1; }\nvoid go(int *p) { mk<<<1, 1>>>(p); }\n' \
     "$m" "$m" > macro.cu
-  check "$wrap" -arch=sm_90 $f -c macro.cu -o macro.o 2> macro.log
+  check "$wrap" -arch=sm_90 "$f" -c macro.cu -o macro.o 2> macro.log
   check test ! -s macro.log
-  check grep -q "mk__corun_launch" $(ls -t "$CORUN_CACHE"/*.cu | head -1)
+  check grep -q "mk__corun_launch" "$(ls -t "$CORUN_CACHE"/*.cu | head -1)"
 done
 # nvcc's own options still work
 check "$wrap" --version
