@@ -36,7 +36,7 @@ help_lists() {
 }
 help_lists sim --scenario --policy --apps --backend --reserve --seed --duration-ms --train --no-train \
   --json --quiet
-help_lists demo --scenario --apps --systems --reserve --backend --seed --duration-ms --train --no-train \
+help_lists demo --scenario --apps --systems --reserve --backend --seed --duration-ms --train --no-train --processes --ls-sms --keep \
   --json --quiet
 help_lists experiment --backend --dir --max-sets --duration-ms --quiet
 help_lists profile --train-scenario --runs --app --backend --json
@@ -71,6 +71,15 @@ expect 2 "unknown option '--bogus'" -- profile --bogus x
 # empty values, paths included, are errors
 expect 2 "option --scenario needs a value, not an empty one" -- sim --scenario "" --policy mps
 expect 2 "option --systems needs a value, not an empty one" -- demo --systems ""
+# demo --processes: a GPU only, its own options checked, the scenario's ls and batch needed
+expect 2 "corun demo: --processes needs a GPU (backend sim)" -- demo --processes --backend sim
+expect 2 "corun demo: --ls-sms: '0' is not a number of SMs in [1, 4096]" -- \
+  demo --processes --ls-sms 0
+expect 2 "corun demo: --ls-sms needs a value" -- demo --processes --ls-sms
+expect 2 "corun demo: --ls-sms and --keep go with --processes" -- demo --keep "$tmp/keep"
+expect 2 "--apps and --systems do not go with --processes" -- demo --processes --apps ls
+expect 2 "needs a scenario with applications named ls and batch (flep-hpf-2kernel has no ls)" \
+  -- demo --processes --backend sim --scenario "$src/scenarios/flep-hpf-2kernel.json"
 expect 2 "option --dir needs a value, not an empty one" -- experiment hpf --dir ""
 expect 2 "option --train-scenario needs a value" -- profile --train-scenario ""
 expect_run 2 "CORUN_PROFILE_PATH: empty" -- env CORUN_PROFILE_PATH= "$corun" profile

@@ -157,6 +157,13 @@ void corun__cli_run_env(struct corun__run_env *env, corun__cli_maker *mk);
 int corun__cli_prepare_run(corun__cli *cli, const corun__run_opts *o, struct corun__scenario **sc,
                            char *backend, size_t len, corun__cli_maker *mk,
                            struct corun__run_env *env);
+/* `corun demo --processes` (demo_processes.c): the scenario's applications
+ * "ls" and "batch" as two processes of this program, each system in turn,
+ * on backend for duration_ms each; corund keeps ls_sms SMs for the LS one.
+ * keep: a folder for the runs' reports and logs, or NULL for a temporary
+ * one. Returns an exit code after printing why on failure. */
+int corun__demo_processes(corun__cli *cli, const corun__run_opts *o, const char *backend,
+                          double duration_ms, uint32_t ls_sms, const char *keep);
 
 /* The profile store's file from the settings (CORUN_PROFILE_PATH) into
  * path; returns -1 after printing why when there is none. */

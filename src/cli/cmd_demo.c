@@ -3,6 +3,7 @@
  * under several policies, each application alone for reference, and one
  * row of normalised latency, throughput, ANTT and STP per policy.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@ void corun__usage_demo(FILE *out)
     fprintf(out,
             "usage: corun demo [--scenario FILE] [--apps LIST] [--systems LIST] [--reserve N]\n"
             "                  [--backend B] [--seed N] [--duration-ms MS] [--train | --no-train]\n"
-            "                  [--json] [--quiet]\n"
+            "                  [--json] [--quiet] [--processes [--ls-sms N] [--keep DIR]]\n"
             "\n"
             "Runs an LS+batch scenario (default: SMGuard 6.2 — a batch kernel with long\n"
             "block-tasks in a loop, an LS kernel arriving at random intervals) once per\n"
@@ -40,6 +41,22 @@ void corun__usage_demo(FILE *out)
             "  --json            an array of objects with keys system, ls_p50_norm, ls_p99_norm,\n"
             "                    batch_norm, antt, stp, fairness, ls_count and batch_count\n"
             "  -q, --quiet       no progress on stderr (errors still print)\n"
+            "  --processes       two processes instead of one (below; a GPU only; with\n"
+            "                    --scenario, --backend, --duration-ms, --json and --quiet)\n"
+            "  --ls-sms N        --processes: the SMs corund keeps for the LS process\n"
+            "  --keep DIR        --processes: keep each process's report and corund's log in DIR\n"
+            "\n"
+            "--processes runs the scenario's applications ls and batch as two processes\n"
+            "started together (each `corun sim --apps APP`), once per system: under MPS with\n"
+            "the LS process's kernels on a high-priority stream; with CUDA_MPS_CLIENT_PRIORITY\n"
+            "0 and 1; and coordinated by a corund started for the run (smguard in\n"
+            "each process; the daemon keeps --ls-sms SMs, default the SMs one wave of the LS\n"
+            "kernel fills, for the LS process while its work goes on). Each application\n"
+            "alone in a process of its own is the reference. An MPS server is started for\n"
+            "the run where none answers (corun mps), and stopped after. A GPU only (on the\n"
+            "simulator each process would simulate a GPU of its own). Its --json: an array\n"
+            "of objects with keys system (prio, clientprio, corund), ls_p50_norm,\n"
+            "ls_p99_norm, batch_norm and ls_count.\n"
             "\n"
             "Without --reserve, a scenario that sets no reservation gets CORUN_RESERVE_CAPSM\n"
             "(8). smguard gives an LS kernel the SMs one wave of its grid fills, at least\n"
@@ -132,6 +149,107 @@ static void print_rows_table(const corun__cli *cli, const corun__scenario *sc,
            " loop alone; ANTT lower is better, STP higher is better)\n");
 }
 
+/* Takes --processes, --ls-sms N and --keep DIR out of argv (the rest is
+ * demo's usual options). Returns -1 after printing why on a bad value. */
+static int take_processes(int *argc, char **argv, int *processes, uint32_t *ls_sms,
+                          const char **keep)
+{
+    int i, n = 0;
+
+    for (i = 0; i < *argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--processes") == 0) {
+            *processes = 1;
+            continue;
+        }
+        if (strcmp(a, "--ls-sms") == 0 || strcmp(a, "--keep") == 0) {
+            if (i + 1 >= *argc) {
+                fprintf(stderr, "corun demo: %s needs a value\n", a);
+                return -1;
+            }
+            const char *v = argv[++i];
+            if (a[2] == 'k') {
+                *keep = v;
+            } else {
+                char *end;
+                errno = 0;
+                unsigned long x = strtoul(v, &end, 10);
+                if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || x == 0 ||
+                    x > 4096) {
+                    fprintf(stderr, "corun demo: --ls-sms: '%s' is not a number of SMs in "
+                                    "[1, 4096]\n", v);
+                    return -1;
+                }
+                *ls_sms = (uint32_t)x;
+            }
+            continue;
+        }
+        argv[n++] = argv[i];
+    }
+    *argc = n;
+    return 0;
+}
+
+/* demo --processes: the scenario checked (applications ls and batch), the
+ * backend resolved, then demo_processes.c. */
+static int run_processes(corun__cli *cli, const corun__run_opts *o, uint32_t ls_sms,
+                         const char *keep)
+{
+    corun__scenario *sc = malloc(sizeof(*sc));
+    char backend[16];
+    int have_ls = 0, have_batch = 0, rc;
+    size_t i;
+
+    if (sc == NULL) {
+        fprintf(stderr, "corun demo: out of memory\n");
+        return CORUN_EXIT_FAIL;
+    }
+    if (o->apps != NULL || o->nsystems != 5) {
+        fprintf(stderr, "corun demo: --apps and --systems do not go with --processes (its "
+                        "systems are fixed)\n");
+        free(sc);
+        return CORUN_EXIT_USAGE;
+    }
+    if (corun__cli_load_run_scenario(cli, o, sc) != 0) {
+        free(sc);
+        return CORUN_EXIT_USAGE;
+    }
+    for (i = 0; i < sc->napps; i++) {
+        have_ls |= strcmp(sc->apps[i].name, "ls") == 0;
+        have_batch |= strcmp(sc->apps[i].name, "batch") == 0;
+    }
+    if (!have_ls || !have_batch) {
+        fprintf(stderr, "corun demo: --processes needs a scenario with applications named ls "
+                        "and batch (%s has %s)\n", sc->name, have_ls ? "no batch" : "no ls");
+        free(sc);
+        return CORUN_EXIT_USAGE;
+    }
+    if (ls_sms == 0) {
+        corun__settings set = cli->settings;
+        if (sc->has_reserve) {
+            set.reserve_capsm = sc->reserve_capsm;
+        }
+        ls_sms = corun__scenario_ls_need(sc, &set);
+        if (ls_sms == 0) {
+            ls_sms = (uint32_t)set.reserve_capsm;
+        }
+    }
+    if (corun__cli_resolve_backend(cli, backend, sizeof(backend), NULL) != 0) {
+        free(sc);
+        return CORUN_EXIT_FAIL;
+    }
+    if (strcmp(backend, "cuda") != 0) {
+        fprintf(stderr, "corun demo: --processes needs a GPU (backend %s): on the simulator each "
+                        "process would simulate a GPU of its own, in virtual time, which corund "
+                        "cannot coordinate\n", backend);
+        free(sc);
+        return CORUN_EXIT_USAGE;
+    }
+    rc = corun__demo_processes(cli, o, backend, sc->duration_ns * 1e-6, ls_sms, keep);
+    free(sc);
+    return rc;
+}
+
 int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
 {
     corun__run_opts o;
@@ -141,10 +259,15 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     corun__cli_maker mk;
     corun__progress pr;
     char backend[16];
-    int rc;
+    const char *keep = NULL;
+    uint32_t ls_sms = 0;
+    int rc, processes = 0;
 
     memset(&o, 0, sizeof(o));
     o.no_train = 1;
+    if (take_processes(&argc, argv, &processes, &ls_sms, &keep) != 0) {
+        return CORUN_EXIT_USAGE;
+    }
     snprintf(o.systems[0], sizeof(o.systems[0]), "mps");
     snprintf(o.systems[1], sizeof(o.systems[1]), "priority");
     snprintf(o.systems[2], sizeof(o.systems[2]), "smguard");
@@ -152,6 +275,13 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     snprintf(o.systems[4], sizeof(o.systems[4]), "green");
     o.nsystems = 5;
     if (corun__cli_parse_run_opts(cli, "demo", argc, argv, &o, 1) != 0) {
+        return CORUN_EXIT_USAGE;
+    }
+    if (processes) {
+        return run_processes(cli, &o, ls_sms, keep);
+    }
+    if (ls_sms != 0 || keep != NULL) {
+        fprintf(stderr, "corun demo: --ls-sms and --keep go with --processes\n");
         return CORUN_EXIT_USAGE;
     }
     rc = corun__cli_prepare_run(cli, &o, &sc, backend, sizeof(backend), &mk, &env);
