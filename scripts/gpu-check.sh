@@ -54,7 +54,8 @@
 #                (scenarios/ls-batch*.json), and ls-batch as JSON
 #   processes    LS and batch as two processes under MPS: high-priority LS
 #                stream, MPS client priority, and corund coordinating them
-#                (scripts/gpu-processes.sh; not in the default list)
+#                (corun demo --processes, 2 ms and 200 us batch tasks; not in
+#                the default list)
 #   apps         gpu/apps built with nvcc and with corun-nvcc: outputs equal,
 #                overhead (scripts/gpu-apps.sh; without libclang on the GPU
 #                machine it compiles build-gpu/apps-src, made by
@@ -225,8 +226,9 @@ if has sanitize; then
     summary+=("sanitize     SKIPPED (no compute-sanitizer)")
   fi
 fi
-has processes && run_step processes 300 env OUT="$OUT/processes" GPU_BUILD="$BUILD" \
-    scripts/gpu-processes.sh
+has processes && run_step processes 300 bash -c "for sc in ls-batch ls-batch-200us; do \
+      '$BUILD/corun' demo --processes --scenario scenarios/\$sc.json --quiet \
+        --keep '$OUT/processes/'\$sc || exit 1; done"
 has apps && run_step apps 300 env OUT="$OUT" GPU_BUILD="$BUILD" \
     GPU_APPS_TIMEOUT="${GPU_APPS_TIMEOUT:-60}" scripts/gpu-apps.sh
 if has appsahead; then
