@@ -384,18 +384,14 @@ int corun__demo_processes(corun__cli *cli, const corun__run_opts *o, const char 
         }
     }
 
-    /* each application alone, in a process of its own, after two runs of
-     * the LS one that are not used: the first processes after an MPS server
-     * starts ran kernels of milliseconds now and then for a second or two
-     * (H100), which made the LS reference's mean half as long again */
+    /* each application alone, in a process of its own */
     {
         proc_spec ls = {"ls", "smguard", {"CORUN_DAEMON=off", NULL}};
         proc_spec bat = {"batch", "smguard", {"CORUN_DAEMON=off", NULL}};
         if (!o->quiet) {
-            fprintf(stderr, WHO ": warming up, then each application alone\n");
+            fprintf(stderr, WHO ": each application alone\n");
         }
-        if (run_together(&r, &ls, 1, "warmup1") != 0 || run_together(&r, &ls, 1, "warmup2") != 0 ||
-            run_together(&r, &ls, 1, "alone") != 0 || run_together(&r, &bat, 1, "alone") != 0 ||
+        if (run_together(&r, &ls, 1, "alone") != 0 || run_together(&r, &bat, 1, "alone") != 0 ||
             read_result(&r, "ls", "alone", &la) != 0 ||
             read_result(&r, "batch", "alone", &ba) != 0) {
             goto out;
