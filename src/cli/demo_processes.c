@@ -62,6 +62,16 @@ typedef struct app_result {
     size_t n;           /* kernels completed */
 } app_result;
 
+/* SIGINT or SIGTERM came: the processes are stopped, the daemon too, and
+ * the demo ends (corun__demo_processes holds the handler while it runs). */
+static volatile sig_atomic_t interrupted;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
 static void nap_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -138,6 +148,16 @@ static int wait_procs(const proc_run *r, pid_t *pids, const char *const *names, 
             }
             pids[i] = 0;
             left--;
+        }
+        if (left > 0 && interrupted) {
+            for (int i = 0; i < n; i++) {
+                if (pids[i] > 0) {
+                    kill(pids[i], SIGKILL);
+                    waitpid(pids[i], NULL, 0);
+                }
+            }
+            fprintf(stderr, WHO ": interrupted\n");
+            return -1;
         }
         if (left > 0 && mono_s() > end) {
             for (int i = 0; i < n; i++) {
@@ -313,12 +333,17 @@ int corun__demo_processes(corun__cli *cli, const corun__run_opts *o, const char 
     char lssms[16], mps_state[16] = "", builtin[PATH_MAX + 16];
     app_result la, ba, l[3], b[3];
     bool ok[3] = {false, false, false}, started_mps = false;
-    proc_run r;
+    proc_run r = {0};
     ssize_t n;
     int rc = CORUN_EXIT_FAIL;
     size_t i;
+    struct sigaction sa, old_int, old_term;
 
     (void)cli;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
     n = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (n <= 0) {
         fprintf(stderr, WHO ": cannot find this program (/proc/self/exe): %s\n", strerror(errno));
@@ -347,14 +372,19 @@ int corun__demo_processes(corun__cli *cli, const corun__run_opts *o, const char 
             return CORUN_EXIT_FAIL;
         }
     }
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     r.dir = dir;
     r.self = self;
     r.scenario = o->scenario;
     if (r.scenario == NULL) { /* the built-in ls-batch, in a file for the processes */
         FILE *f;
+        int bad;
         snprintf(builtin, sizeof(builtin), "%s/ls-batch.json", dir);
-        if ((f = fopen(builtin, "w")) == NULL ||
-            fputs(corun__scenario_default_text(), f) == EOF || fclose(f) != 0) {
+        f = fopen(builtin, "w");
+        bad = f == NULL || fputs(corun__scenario_default_text(), f) == EOF;
+        bad |= f != NULL && fclose(f) != 0;
+        if (bad) {
             fprintf(stderr, WHO ": cannot write %s: %s\n", builtin, strerror(errno));
             goto out;
         }
@@ -464,6 +494,8 @@ out:
         char *stop[] = {self, "mps", "stop", NULL};
         (void)run_self(&r, "mps.log", stop);
     }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     if (keep == NULL) {
         (void)nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     } else if (!o->quiet) {
