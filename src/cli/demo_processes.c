@@ -329,7 +329,7 @@ int corun__demo_processes(corun__cli *cli, const corun__run_opts *o, const char 
         {"corund", "corund (smguard, SM windows)", "smguard", "smguard", "CORUN_LAUNCH_CLASS=ls",
          "CORUN_LAUNCH_CLASS=batch"},
     };
-    char self[PATH_MAX], dir[PATH_MAX], sock[PATH_MAX + 16], sock_env[PATH_MAX + 32];
+    char self[PATH_MAX], dir[PATH_MAX], sock[PATH_MAX + 16] = "", sock_env[PATH_MAX + 32];
     char lssms[16], mps_state[16] = "", builtin[PATH_MAX + 16];
     app_result la, ba, l[3], b[3];
     bool ok[3] = {false, false, false}, started_mps = false;
@@ -496,6 +496,11 @@ out:
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    if (sock[0] != '\0' && strncmp(sock, dir, strlen(dir)) != 0) {
+        char lock[PATH_MAX + 32]; /* the daemon's lock beside a socket outside dir */
+        snprintf(lock, sizeof(lock), "%s.lock", sock);
+        (void)unlink(lock);
+    }
     if (keep == NULL) {
         (void)nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     } else if (!o->quiet) {
