@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/backend.h"
 #include "cli/progress.h"
 #include "scenario/scenario.h"
 
@@ -197,6 +198,7 @@ static int run_processes(corun__cli *cli, const corun__run_opts *o, uint32_t ls_
 {
     corun__scenario *sc = malloc(sizeof(*sc));
     char backend[16];
+    unsigned caps = 0;
     int have_ls = 0, have_batch = 0, rc;
     size_t i;
 
@@ -234,11 +236,11 @@ static int run_processes(corun__cli *cli, const corun__run_opts *o, uint32_t ls_
             ls_sms = (uint32_t)set.reserve_capsm;
         }
     }
-    if (corun__cli_resolve_backend(cli, backend, sizeof(backend), NULL) != 0) {
+    if (corun__cli_resolve_backend(cli, backend, sizeof(backend), &caps) != 0) {
         free(sc);
         return CORUN_EXIT_FAIL;
     }
-    if (strcmp(backend, "cuda") != 0) {
+    if ((caps & CORUN_BE_VIRTUAL_TIME) != 0) {
         fprintf(stderr, "corun demo: --processes needs a GPU (backend %s): on the simulator each "
                         "process would simulate a GPU of its own, in virtual time, which corund "
                         "cannot coordinate\n", backend);
