@@ -11,3 +11,23 @@ cc=$build/corun-cc
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export CORUN_CACHE=$tmp/cache
+
+# For corun-nvcc's tests: sets wrap (corun-nvcc) and nvcc (NVCC, default
+# /usr/local/cuda/bin/nvcc, exported as NVCC_REAL); without either the test
+# is skipped (exit 77). With "link", a sanitizer build leaves the test to
+# the plain build (exit 0): its programs would link an ASan libcorun.
+cc_needs_nvcc() {
+  wrap=$build/corun-nvcc
+  nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
+  [ -x "$wrap" ] || { echo "no corun-nvcc in $build: skipped"; exit 77; }
+  [ -x "$nvcc" ] || { echo "no nvcc at $nvcc: skipped"; exit 77; }
+  export NVCC_REAL=$nvcc
+  if [ "${1:-}" = link ] && grep -q "^CORUN_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2> /dev/null; then
+    echo "sanitizer build: left to the plain build (programs would link an ASan libcorun)"
+    exit 0
+  fi
+}
+
+# check COMMAND...: runs it; where it fails, says so and sets fail.
+fail=0
+check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }

@@ -5,22 +5,8 @@
 # and comparing outputs needs a GPU: scripts/gpu-apps.sh.
 #
 # Usage: cli_cc_apps.sh CORUN_BINARY SOURCE_DIR
-set -uo pipefail
-build=$(cd "$(dirname "$1")" && pwd)
-src=$(cd "$2" && pwd)
-wrap=$build/corun-nvcc
-nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-if [ ! -x "$wrap" ] || [ ! -x "$nvcc" ]; then
-  echo "needs corun-nvcc and nvcc: skipped"
-  exit 77
-fi
-if grep -q "^CORUN_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2> /dev/null; then
-  echo "sanitizer build: left to the plain build"
-  exit 0
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export CORUN_CACHE=$tmp/cache NVCC_REAL=$nvcc
+source "$(dirname "$0")/cc_common.sh"
+cc_needs_nvcc link
 apps="pathfinder hotspot lavamd backprop srad matrixmul blackscholes fastwalsh binomial convsep md5search"
 make -s -C "$src/gpu/apps" -j 2 NVCC="$wrap" BUILD="$tmp/bin" apps > "$tmp/make.log" 2>&1
 rc=$?

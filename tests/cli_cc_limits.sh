@@ -13,8 +13,6 @@
 cd "$tmp" || exit 1
 sanitized=0
 grep -q "^CORUN_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2> /dev/null && sanitized=1
-fail=0
-check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
 # refused NAME RC PATTERN: the last run exited RC, said PATTERN, wrote nothing
 refused() {
   check test "$2" = 1

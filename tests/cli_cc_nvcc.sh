@@ -6,28 +6,8 @@
 # leaves files without kernels alone. Compiles and links only: no GPU.
 #
 # Usage: cli_cc_nvcc.sh CORUN_BINARY SOURCE_DIR
-set -uo pipefail
-build=$(cd "$(dirname "$1")" && pwd)
-src=$(cd "$2" && pwd)
-wrap=$build/corun-nvcc
-nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-if [ ! -x "$wrap" ]; then
-  echo "no corun-nvcc in $build: skipped"
-  exit 77
-fi
-if [ ! -x "$nvcc" ]; then
-  echo "no nvcc at $nvcc: skipped"
-  exit 77
-fi
-if grep -q "^CORUN_SANITIZE:BOOL=ON" "$build/CMakeCache.txt" 2> /dev/null; then
-  echo "sanitizer build: left to the plain build (programs would link an ASan libcorun)"
-  exit 0
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export CORUN_CACHE=$tmp/cache NVCC_REAL=$nvcc
-fail=0
-check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
+source "$(dirname "$0")/cc_common.sh"
+cc_needs_nvcc link
 
 mkdir -p "$tmp/proj/inc"
 cat > "$tmp/proj/inc/scale.h" <<'H'

@@ -10,8 +10,6 @@
 # Usage: cli_cc_pch.sh CORUN_BINARY SOURCE_DIR
 # shellcheck source=tests/cc_common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/cc_common.sh"
-fail=0
-check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
 count() { find "$1" -name "$2" 2> /dev/null | wc -l; }
 says() { grep -q "CUDA headers: host $2, device $2)" "$1"; }
 

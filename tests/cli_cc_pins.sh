@@ -12,13 +12,8 @@
 #
 # Usage: cli_cc_pins.sh CORUN_BINARY SOURCE_DIR
 source "$(dirname "$0")/cc_common.sh"
-wrap=$build/corun-nvcc
-nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-[ -x "$wrap" ] || { echo "no corun-nvcc in $build: skipped"; exit 77; }
-[ -x "$nvcc" ] || { echo "no nvcc at $nvcc: skipped"; exit 77; }
-export NVCC_REAL=$nvcc CORUN_NVCC_KEEP=$tmp/keep
-fail=0
-check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
+cc_needs_nvcc
+export CORUN_NVCC_KEEP=$tmp/keep
 cd "$tmp" || exit 1
 
 # binomial's tree step: the worker wants about 190 registers; limited to the

@@ -329,6 +329,22 @@ static int same_invocations(const corun__cc_src *s, unsigned a, unsigned b)
     return 1;
 }
 
+/* The kernels a launch `call` through a pointer of type fn may reach, into
+ * r, and the launch's extent into at and end. Where it reaches none, that
+ * is said (say_unchanged) and r->n is 0: the launch stays as written. */
+static int reach_at_call(corun__cc_fnptr *f, CXCursor call, CXType fn, long *at, long *end,
+                         reach *r)
+{
+    corun__cc_extent(f->t, f->s, call, at, end);
+    int rc = reach_of(f, fn, *at < 0 ? 0 : (unsigned)*at, r);
+    if (rc == CORUN_OK && r->n == 0) {
+        say_unchanged(f, call, fn, r);
+        free(r->pick);
+        r->pick = NULL;
+    }
+    return rc;
+}
+
 /* corun__cc_edit_add, where inserting nothing adds no edit. */
 static int add(corun__cc_fnptr *f, unsigned off, unsigned len, const char *text)
 {
@@ -347,15 +363,9 @@ int corun__cc_fnptr_launch(corun__cc_fnptr *f, CXCursor call, CXCursor cfg, int 
     reach r;
 
     *rewritten = 0;
-    corun__cc_extent(f->t, s, call, &at, &end);
-    int rc = reach_of(f, fn, at < 0 ? 0 : (unsigned)at, &r);
-    if (rc != CORUN_OK) {
+    int rc = reach_at_call(f, call, fn, &at, &end, &r);
+    if (rc != CORUN_OK || r.n == 0) {
         return rc;
-    }
-    if (r.n == 0) {
-        say_unchanged(f, call, fn, &r);
-        free(r.pick);
-        return CORUN_OK;
     }
     /* where the pointer's text starts, and the <<< ... >>> that follows */
     long p0 = file_off(f, clang_getRangeStart(clang_getCursorExtent(callee)));
@@ -447,15 +457,9 @@ int corun__cc_fnptr_launch_kernel(corun__cc_fnptr *f, CXCursor call, CXCursor ar
     }
     *taken = 1;
     CXType fn = called_type(op);
-    corun__cc_extent(f->t, s, call, &at, &end);
-    int rc = reach_of(f, fn, at < 0 ? 0 : (unsigned)at, &r);
-    if (rc != CORUN_OK) {
+    int rc = reach_at_call(f, call, fn, &at, &end, &r);
+    if (rc != CORUN_OK || r.n == 0) {
         return rc;
-    }
-    if (r.n == 0) {
-        say_unchanged(f, call, fn, &r);
-        free(r.pick);
-        return CORUN_OK;
     }
     long callee_off = corun__cc_cursor_off(f->t, call, 1);
     long ct = callee_off < 0 ? -1 : corun__cc_tok_at(s, (unsigned)callee_off);

@@ -85,16 +85,16 @@ static double mono_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* Starts `self sim ...` for s, its JSON into DIR/APP-TAG.json and its
- * stderr into DIR/APP-TAG.err. Returns its pid, or -1 after printing why. */
-static pid_t start_proc(const proc_run *r, const proc_spec *s, const char *tag)
+/* Starts r->self with args, its stdin /dev/null, its stdout into out and its
+ * stderr into err (the same file may be both; append: add to them, else
+ * truncate), env (NAME=VALUE, NULL-terminated, or NULL) added to its
+ * environment. Returns its pid, or -1 after printing why. */
+static pid_t spawn(const proc_run *r, char *const args[], const char *const *env,
+                   const char *out, const char *err, bool append)
 {
-    char out[PATH_MAX], err[PATH_MAX], ms[32];
+    const int mode = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
     pid_t pid;
 
-    snprintf(out, sizeof(out), "%s/%s-%s.json", r->dir, s->app, tag);
-    snprintf(err, sizeof(err), "%s/%s-%s.err", r->dir, s->app, tag);
-    snprintf(ms, sizeof(ms), "%.17g", r->duration_ms);
     fflush(NULL);
     pid = fork();
     if (pid < 0) {
@@ -102,28 +102,48 @@ static pid_t start_proc(const proc_run *r, const proc_spec *s, const char *tag)
         return -1;
     }
     if (pid == 0) {
-        int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fo < 0 || fe < 0 || dup2(fo, STDOUT_FILENO) < 0 || dup2(fe, STDERR_FILENO) < 0) {
+        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        int fo = open(out, mode, 0644);
+        int fe = strcmp(out, err) == 0 ? fo : open(err, mode, 0644);
+        if (nul < 0 || fo < 0 || fe < 0 || dup2(nul, STDIN_FILENO) < 0 ||
+            dup2(fo, STDOUT_FILENO) < 0 || dup2(fe, STDERR_FILENO) < 0) {
             _exit(127);
         }
-        for (int i = 0; i < MAX_ENV && s->env[i] != NULL; i++) {
-            const char *eq = strchr(s->env[i], '=');
+        for (int i = 0; env != NULL && i < MAX_ENV && env[i] != NULL; i++) {
+            const char *eq = strchr(env[i], '=');
             char name[64];
-            if (eq != NULL && (size_t)(eq - s->env[i]) < sizeof(name)) {
-                memcpy(name, s->env[i], (size_t)(eq - s->env[i]));
-                name[eq - s->env[i]] = '\0';
+            if (eq != NULL && (size_t)(eq - env[i]) < sizeof(name)) {
+                memcpy(name, env[i], (size_t)(eq - env[i]));
+                name[eq - env[i]] = '\0';
                 setenv(name, eq + 1, 1);
             }
         }
-        setenv("CORUN_PROFILE_PATH", "off", 1);
-        execl(r->self, r->self, "sim", "--backend", r->backend, "--scenario", r->scenario,
-              "--no-train", "--json", "--quiet", "--apps", s->app, "--policy", s->policy,
-              "--duration-ms", ms, (char *)NULL);
+        execv(r->self, args);
         fprintf(stderr, "cannot run %s: %s\n", r->self, strerror(errno));
         _exit(127);
     }
     return pid;
+}
+
+/* Starts `self sim ...` for s, its JSON into DIR/APP-TAG.json and its
+ * stderr into DIR/APP-TAG.err. Returns its pid, or -1 after printing why. */
+static pid_t start_proc(const proc_run *r, const proc_spec *s, const char *tag)
+{
+    char out[PATH_MAX], err[PATH_MAX], ms[32];
+    const char *env[MAX_ENV + 1] = {"CORUN_PROFILE_PATH=off"};
+    int n = 1;
+
+    snprintf(out, sizeof(out), "%s/%s-%s.json", r->dir, s->app, tag);
+    snprintf(err, sizeof(err), "%s/%s-%s.err", r->dir, s->app, tag);
+    snprintf(ms, sizeof(ms), "%.17g", r->duration_ms);
+    for (int i = 0; i < MAX_ENV - 1 && s->env[i] != NULL; i++) {
+        env[n++] = s->env[i];
+    }
+    char *const args[] = {(char *)r->self, "sim", "--backend", (char *)r->backend,
+                          "--scenario", (char *)r->scenario, "--no-train", "--json", "--quiet",
+                          "--apps", (char *)s->app, "--policy", (char *)s->policy,
+                          "--duration-ms", ms, NULL};
+    return spawn(r, args, env, out, err, false);
 }
 
 /* Waits for the processes pids[0..n) at most limit_s; kills what is left
@@ -258,22 +278,8 @@ static int run_self(const proc_run *r, const char *log, char *const args[])
     int st;
 
     snprintf(path, sizeof(path), "%s/%s", r->dir, log);
-    fflush(NULL);
-    pid = fork();
-    if (pid < 0) {
-        return -1;
-    }
-    if (pid == 0) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-        int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (fd < 0 || nul < 0 || dup2(nul, STDIN_FILENO) < 0 || dup2(fd, STDOUT_FILENO) < 0 ||
-            dup2(fd, STDERR_FILENO) < 0) {
-            _exit(127);
-        }
-        execv(r->self, args);
-        _exit(127);
-    }
-    if (waitpid(pid, &st, 0) != pid) {
+    pid = spawn(r, args, NULL, path, path, true);
+    if (pid < 0 || waitpid(pid, &st, 0) != pid) {
         return -1;
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
