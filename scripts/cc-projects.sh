@@ -34,24 +34,11 @@ LIMIT=${CC_PROJECTS_TIMEOUT:-120}
 PROJECTS="headers staticlib rdc"
 export PATH=/usr/local/cuda/bin:$PATH
 
-if [ -d .deps/root/usr ]; then
-  export CMAKE_PREFIX_PATH=$PWD/.deps/root/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
-fi
-
 # libcorun and (where libclang is) corun-cc/corun-nvcc, as scripts/gpu-apps.sh
 # builds them
-mkdir -p "$BUILD"
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCORUN_CUDA=ON -DCORUN_TESTS=OFF \
-    -DCORUN_WERROR=OFF > "$BUILD/cc-projects-cmake.log" 2>&1 || {
-    echo "configuring $BUILD failed (see $BUILD/cc-projects-cmake.log)"
-    exit 1
-  }
-fi
-cmake --build "$BUILD" -j "$(nproc)" >> "$BUILD/cc-projects-cmake.log" 2>&1 || {
-  echo "build of libcorun failed (see $BUILD/cc-projects-cmake.log)"
-  exit 1
-}
+# shellcheck source=scripts/gpu-build.sh
+source scripts/gpu-build.sh
+gpu_build "$BUILD" cc-projects-cmake.log || exit 1
 BUILD=$(cd "$BUILD" && pwd)
 work=$BUILD/cc-projects-work
 rm -rf "$work/plain" "$work/corun" "$work/prepare"

@@ -39,26 +39,11 @@ OUT=$(cd "$OUT" && pwd)
 log=/dev/null
 say() { echo "$*" | tee -a "$log"; }
 
-if [ -d .deps/root/usr ]; then
-  export CMAKE_PREFIX_PATH=$PWD/.deps/root/usr${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}
-fi
-
-# libcorun and (where libclang is) corun-cc/corun-nvcc: configured once, and
-# always brought up to date (a stale corun-cc or corun-nvcc would transform
-# and pin with yesterday's rules; up to date, the build is a no-op)
+# libcorun and (where libclang is) corun-cc/corun-nvcc, up to date
+# shellcheck source=scripts/gpu-build.sh
+source scripts/gpu-build.sh
 say "== building libcorun in $BUILD"
-mkdir -p "$BUILD"
-if [ ! -f "$BUILD/CMakeCache.txt" ]; then
-  cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DCORUN_CUDA=ON -DCORUN_TESTS=OFF \
-    -DCORUN_WERROR=OFF > "$BUILD/apps-cmake.log" 2>&1 || {
-    say "configuring $BUILD failed (see $BUILD/apps-cmake.log)"
-    exit 1
-  }
-fi
-cmake --build "$BUILD" -j "$(nproc)" >> "$BUILD/apps-cmake.log" 2>&1 || {
-  say "build of libcorun failed (see $BUILD/apps-cmake.log)"
-  exit 1
-}
+gpu_build "$BUILD" apps-cmake.log || exit 1
 BUILD=$(cd "$BUILD" && pwd)
 work=$BUILD/apps-work
 mkdir -p "$work"
