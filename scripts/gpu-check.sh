@@ -165,7 +165,7 @@ has correctahead && run_step correctahead 300 env CORUN_AHEAD=2 "$GCH" correctne
     --kernel matmul,reduce,transpose --events "${GPU_CHECK_EVENTS:-1000}" \
     --json "$OUT/correctahead.json"
 if has demo; then
-  run_step demo 300 bash -c "for sc in ls-batch ls-batch-200us ls-batch-20ms; do \
+  run_step demo 400 bash -c "for sc in ls-batch ls-batch-200us ls-batch-20ms ls-chain; do \
       '$BUILD/corun' demo --backend cuda --quiet --scenario scenarios/\$sc.json || exit 1; done && \
       '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
 fi

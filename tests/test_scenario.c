@@ -125,6 +125,54 @@ static void intensities_and_bandwidth_bound_kernels(void **state)
                  CORUN_EPARSE, "'compute' = 1.5", "outside");
 }
 
+/* "kernels": a request's kernels in order, real ones named by "code". */
+static void chains_and_real_kernels(void **state)
+{
+    char why[512] = "";
+    const corun__app *ls;
+
+    if (corun__scenario_load(corun_test_path("scenarios/ls-chain.json"), &sc, why, sizeof(why)) !=
+        CORUN_OK) {
+        fail_msg("%s", why);
+    }
+    ls = &sc.apps[1];
+    assert_int_equal(corun__app_nkernels(ls), 3);
+    assert_string_equal(corun__app_kernel(ls, 0)->name, "ls.matmul");
+    assert_string_equal(corun__app_kernel(ls, 1)->name, "ls.reduce");
+    assert_string_equal(corun__app_kernel(ls, 2)->name, "ls.vadd");
+    assert_int_equal(corun__app_kernel(ls, 0)->code, CORUN_CODE_BUILTIN);
+    assert_int_equal(corun__app_kernel(ls, 0)->builtin, CORUN_BUILTIN_MATMUL);
+    assert_int_equal(corun__app_kernel(ls, 1)->builtin, CORUN_BUILTIN_REDUCE);
+    assert_int_equal(corun__app_kernel(ls, 2)->builtin, CORUN_BUILTIN_VADD);
+    assert_int_equal(corun__app_kernel(ls, 0)->grid.y, 2);
+    assert_int_equal(sc.apps[0].nthen, 0);
+    assert_int_equal(sc.apps[0].kernel.code, CORUN_CODE_SYNTHETIC);
+
+#define APP_HEAD "{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},"
+#define K64 "{\"grid\":4,\"block\":64,\"task_us\":10}"
+    expect_error(APP_HEAD "\"kernel\":" K64 ",\"kernels\":[" K64 "]}]}", CORUN_EPARSE, "apps[0]",
+                 "one of 'kernel'");
+    expect_error(APP_HEAD "\"class\":\"ls\"}]}", CORUN_EPARSE, "apps[0]", "one of 'kernel'");
+    expect_error(APP_HEAD "\"kernels\":[]}]}", CORUN_EPARSE, "'kernels'", "1 to 8");
+    expect_error(APP_HEAD "\"kernels\":[" K64 "," K64 "," K64 "," K64 "," K64 "," K64 "," K64 "," K64
+                 "," K64 "]}]}",
+                 CORUN_EPARSE, "'kernels'", "1 to 8");
+    expect_error(APP_HEAD "\"kernels\":[" K64 ",{\"grid\":4,\"block\":64,\"task_us\":10,"
+                 "\"code\":\"fft\"}]}]}",
+                 CORUN_EPARSE, "apps[0].kernels[1]", "'code' = 'fft'");
+    expect_error(APP_HEAD "\"kernels\":[{\"grid\":4,\"block\":64,\"task_us\":10,"
+                 "\"code\":\"vadd\"}]}]}",
+                 CORUN_EPARSE, "apps[0].kernels[0]", "[256, 1, 1]");
+    expect_error(APP_HEAD "\"kernel\":{\"grid\":[4,4],\"block\":256,\"task_us\":10,"
+                 "\"code\":\"reduce\"}}]}",
+                 CORUN_EPARSE, "apps[0].kernel", "1D grid");
+    expect_error(APP_HEAD "\"kernels\":[{\"name\":\"k\",\"grid\":4,\"block\":64,\"task_us\":10},"
+                 "{\"name\":\"k\",\"grid\":4,\"block\":64,\"task_us\":10}]}]}",
+                 CORUN_EPARSE, "apps[0].kernels[1]", "'k' twice");
+#undef K64
+#undef APP_HEAD
+}
+
 /* Every scenario file of the experiments parses, says what it is, and its
  * kernels of one name behave alike (a profile is per kernel name). */
 static void scenario_files_parse(void **state)
@@ -134,7 +182,8 @@ static void scenario_files_parse(void **state)
         "flep-spatial-pairs.json", "flep-srt-pairs.json", "flep-srt-2kernel.json",
         "flep-srt-3kernel.json", "flep-ffs-pairs.json",  "flep-ffs-2to1.json",
         "slate-pairs.json",     "slate-pair-rg-bs.json", "slate-pair-tr-rg.json",
-        "slate-pair-mm-bs.json",
+        "slate-pair-mm-bs.json", "ls-batch.json",        "ls-batch-200us.json",
+        "ls-batch-20ms.json",   "ls-chain.json",
     };
     size_t f, i, j;
 
@@ -247,6 +296,7 @@ int main(void)
         cmocka_unit_test(intensities_and_bandwidth_bound_kernels),
         cmocka_unit_test(scenario_files_parse),
         cmocka_unit_test(found_by_name),
+        cmocka_unit_test(chains_and_real_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,7 +6,9 @@
  *  - a reservation of the whole GPU leaves batch kernels no quota: smguard
  *    refuses them, with the reason, rather than let them wait for ever;
  *  - a run or a profiling too large to simulate is refused up front with
- *    its estimated cost. */
+ *    its estimated cost;
+ *  - a request of chained kernels ("kernels") runs them one after another,
+ *    each once, and counts once, from its arrival to its last kernel's end. */
 #include "support.h"
 
 #include <stdio.h>
@@ -221,6 +223,48 @@ static void huge_runs_are_refused_with_their_cost(void **state)
     corun__run_result_free(&r);
 }
 
+/* Three kernels of one full wave each (8 blocks per SM of 256 threads, 2
+ * of 1024: the rate task_us is given at), tasks of 100, 50 and 20 us,
+ * requests 1 ms apart: nothing overlaps, so each request
+ * takes the three kernels' times in a row, and every task runs once. */
+static void chained_kernels_run_one_after_another(void **state)
+{
+    static corun__scenario sc;
+    corun__run_result r, one;
+    char why[512] = "";
+    double lo;
+    size_t i;
+
+    parse("{\"name\":\"t\",\"duration_ms\":10,\"apps\":[{\"name\":\"ls\",\"class\":\"ls\","
+          "\"arrival\":{\"kind\":\"periodic\",\"period_us\":1000},\"kernels\":["
+          "{\"grid\":1056,\"block\":256,\"task_us\":100},"
+          "{\"code\":\"reduce\",\"grid\":1056,\"block\":256,\"task_us\":50},"
+          "{\"code\":\"matmul\",\"grid\":[132,2],\"block\":[32,32],\"task_us\":20}]}]}",
+          &sc);
+    assert_int_equal(sc.apps[0].nthen, 2);
+    assert_int_equal(corun__scenario_run(&sc, &env, "mps", -1, 0, &r, why, sizeof(why)), CORUN_OK);
+    assert_int_equal(r.apps[0].submitted, 10);
+    assert_int_equal(r.apps[0].completed, 10);
+    assert_int_equal(r.apps[0].failed, 0);
+    assert_float_equal(r.apps[0].tasks_done, 10 * (1056 + 1056 + 264), 0);
+    lo = (100 + 50 + 20) * 1e3;
+    for (i = 0; i < r.apps[0].completed; i++) {
+        const corun__job_rec *k = &r.apps[0].kernels[i];
+        assert_true(r.apps[0].turnaround_ns[i] >= lo);
+        assert_true(r.apps[0].turnaround_ns[i] < lo + 100e3); /* launch and notify delays */
+        assert_float_equal(k->end_ns - k->submit_ns, r.apps[0].turnaround_ns[i], 1);
+        assert_true(k->start_ns >= k->submit_ns && k->run_ns >= lo * 0.99);
+    }
+    /* the first kernel alone: a request of three takes longer by the other two */
+    sc.apps[0].nthen = 0;
+    assert_int_equal(corun__scenario_run(&sc, &env, "mps", -1, 0, &one, why, sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(one.apps[0].completed, 10);
+    assert_true(r.apps[0].p50_ns - one.apps[0].p50_ns >= (50 + 20) * 1e3);
+    corun__run_result_free(&r);
+    corun__run_result_free(&one);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +272,7 @@ int main(void)
         cmocka_unit_test_setup(shares_never_exceed_the_gpu, setup),
         cmocka_unit_test_setup(whole_gpu_reservation_leaves_batch_no_quota, setup),
         cmocka_unit_test_setup(huge_runs_are_refused_with_their_cost, setup),
+        cmocka_unit_test_setup(chained_kernels_run_one_after_another, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

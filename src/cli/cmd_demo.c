@@ -146,7 +146,7 @@ static void print_rows_table(const corun__cli *cli, const corun__scenario *sc,
                rows[i].ls_p50_norm, rows[i].ls_p99_norm, rows[i].batch_norm, rows[i].antt,
                rows[i].stp, rows[i].ls_count, rows[i].batch_count);
     }
-    printf("(LS latency normalised to the LS kernel alone; batch throughput to the batch\n"
+    printf("(LS latency normalised to an LS request alone; batch throughput to the batch\n"
            " loop alone; ANTT lower is better, STP higher is better)\n");
 }
 

@@ -277,7 +277,9 @@ static int run_self(const proc_run *r, const char *log, char *const args[])
     pid_t pid;
     int st;
 
-    snprintf(path, sizeof(path), "%s/%s", r->dir, log);
+    if (snprintf(path, sizeof(path), "%s/%s", r->dir, log) >= (int)sizeof(path)) {
+        return -1;
+    }
     pid = spawn(r, args, NULL, path, path, true);
     if (pid < 0 || waitpid(pid, &st, 0) != pid) {
         return -1;

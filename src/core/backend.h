@@ -75,8 +75,22 @@ typedef struct corun__dist {
 /* Where a kernel's code comes from. */
 typedef enum corun__code_kind {
     CORUN_CODE_SYNTHETIC, /* described by duration and memory behaviour */
-    CORUN_CODE_USER       /* registered CUDA functions (caps & CORUN_BE_USER_CODE) */
+    CORUN_CODE_USER,      /* registered CUDA functions (caps & CORUN_BE_USER_CODE) */
+    CORUN_CODE_BUILTIN    /* one of the repo's real kernels (corun__builtin): a GPU
+                             backend runs its code on buffers of its own, a simulator
+                             the declared behaviour as for a synthetic kernel */
 } corun__code_kind;
+
+/* The real kernels a scenario may name (kernel key "code"): gpu-check's
+ * (gpu/check/kernels.cuh), each with the block and grid rank it is written
+ * for; the problem size follows from the grid. */
+typedef enum corun__builtin {
+    CORUN_BUILTIN_NONE,
+    CORUN_BUILTIN_MATMUL, /* 32x32 threads, 2D grid: C = A B, n = 32 max(grid.x, grid.y) */
+    CORUN_BUILTIN_REDUCE, /* 256 threads, 1D grid: the sum of 1024 grid.x integers */
+    CORUN_BUILTIN_VADD,   /* 256 threads, 1D grid: c = a + b over 256 grid.x floats */
+    CORUN_BUILTIN_COUNT
+} corun__builtin;
 
 /* What a backend can do (corun__backend_ops.caps). */
 #define CORUN_BE_USER_CODE 1u    /* runs the CUDA kernels a program registers */
@@ -105,6 +119,7 @@ typedef struct corun__kspec {
     double compute;             /* FLOP rate a block-task achieves alone at full
                                    occupancy, as a share of the peak, 0..1; 0 = not
                                    declared (cuda: FMAs fill the task's compute time) */
+    corun__builtin builtin;     /* CORUN_CODE_BUILTIN: which */
     /* user code (CORUN_BE_USER_CODE) */
     const void *user;           /* what code_register returned */
     bool ahead;                 /* launch its workers through the ahead entry

@@ -2,9 +2,10 @@
  * scenario.h — workloads as data: applications that submit kernels to the
  * scheduler over time, and the measurements a run yields.
  *
- * A scenario is a set of applications; each repeatedly submits one kernel
- * (described by its shape and block-task durations, see docs/scenarios.md)
- * following an arrival process:
+ * A scenario is a set of applications; each repeatedly submits a request
+ * (one kernel, or a chain of kernels run one after another, each described
+ * by its shape and block-task durations, see docs/scenarios.md) following
+ * an arrival process:
  *   loop      closed loop: the next launch follows the previous completion
  *             (plus think time) — a batch job's kernel loop;
  *   random    open loop: interarrival times drawn from exp or uniform;
@@ -45,9 +46,17 @@ typedef struct corun__arrival {
     size_t nat;
 } corun__arrival;
 
+/* Most kernels one request of an application may launch ("kernels"). */
+#define CORUN_SCENARIO_MAX_CHAIN 8
+
 typedef struct corun__app {
     char name[64];
-    corun__kspec kernel;
+    corun__kspec kernel;      /* what it launches; with "kernels", the first of a request */
+    /* "kernels": the rest of a request, in order, each submitted when the
+     * one before has finished; the request's turnaround is from its arrival
+     * to its last kernel's end (corun__app_kernel names them all) */
+    corun__kspec then[CORUN_SCENARIO_MAX_CHAIN - 1];
+    size_t nthen;
     corun_launch_attr attr;
     corun__arrival arrival;
     /* Share of the device's peak FLOP rate one block-task achieves alone on
@@ -56,6 +65,18 @@ typedef struct corun__app {
      * it into an achieved FLOP rate (Slate's compute intensity). */
     double compute;
 } corun__app;
+
+/* The kernels of one request of app: 1 + app->nthen. */
+static inline size_t corun__app_nkernels(const corun__app *app)
+{
+    return 1 + app->nthen;
+}
+
+/* Kernel i of a request of app, i < corun__app_nkernels(app). */
+static inline const corun__kspec *corun__app_kernel(const corun__app *app, size_t i)
+{
+    return i == 0 ? &app->kernel : &app->then[i - 1];
+}
 
 typedef struct corun__scenario {
     char name[64];

@@ -212,10 +212,60 @@ static int get_dist_us(const ctx *c, const char *path, json_t *obj, const char *
     return rc;
 }
 
+/* The real kernels a scenario may name: "code" -> what it runs on, and the
+ * block it is written for; in corun__builtin's order (builtins[id - 1]). */
+static const struct builtin_def {
+    const char *name;
+    corun__builtin id;
+    corun_dim3 block;
+    unsigned grid_rank; /* 1: grid.y = grid.z = 1; 2: grid.z = 1 */
+} builtins[] = {
+    {"matmul", CORUN_BUILTIN_MATMUL, {32, 32, 1}, 2},
+    {"reduce", CORUN_BUILTIN_REDUCE, {256, 1, 1}, 1},
+    {"vadd", CORUN_BUILTIN_VADD, {256, 1, 1}, 1},
+};
+_Static_assert(sizeof(builtins) / sizeof(builtins[0]) == CORUN_BUILTIN_COUNT - 1,
+               "a builtin per corun__builtin");
+
+/* kernel.code: "synthetic" (the default) or a builtin's name, whose block
+ * and grid rank the kernel must have. */
+static int parse_code(const ctx *c, const char *path, json_t *v, corun__kspec *k)
+{
+    char code[16] = "synthetic";
+    size_t i;
+    int rc;
+
+    k->code = CORUN_CODE_SYNTHETIC;
+    k->builtin = CORUN_BUILTIN_NONE;
+    if ((rc = get_string(c, path, v, "code", code, sizeof(code), 0)) != CORUN_OK ||
+        strcmp(code, "synthetic") == 0) {
+        return rc;
+    }
+    for (i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++) {
+        const struct builtin_def *b = &builtins[i];
+        if (strcmp(code, b->name) != 0) {
+            continue;
+        }
+        if (k->block.x != b->block.x || k->block.y != b->block.y || k->block.z != b->block.z) {
+            return bad(c, path, "'code' = '%s' runs blocks of [%u, %u, %u] threads; 'block' is "
+                       "[%u, %u, %u]", code, b->block.x, b->block.y, b->block.z, k->block.x,
+                       k->block.y, k->block.z);
+        }
+        if (k->grid.z != 1 || (b->grid_rank == 1 && k->grid.y != 1)) {
+            return bad(c, path, "'code' = '%s' takes a %uD grid; 'grid' is [%u, %u, %u]", code,
+                       b->grid_rank, k->grid.x, k->grid.y, k->grid.z);
+        }
+        k->code = CORUN_CODE_BUILTIN;
+        k->builtin = b->id;
+        return CORUN_OK;
+    }
+    return bad(c, path, "'code' = '%s' is not one of synthetic, matmul, reduce, vadd", code);
+}
+
 static int parse_kernel(const ctx *c, const char *path, json_t *v, corun__kspec *k,
                         double *compute)
 {
-    static const char *const keys[] = {"name", "grid", "block", "regs", "smem_static",
+    static const char *const keys[] = {"name", "code", "grid", "block", "regs", "smem_static",
                                        "smem_dynamic", "smem_optin", "task_us", "mem_frac",
                                        "mem_bw", "compute", NULL};
     uint32_t optin = 0;
@@ -247,7 +297,48 @@ static int parse_kernel(const ctx *c, const char *path, json_t *v, corun__kspec 
         return bad(c, path, "'grid' has more than %llu blocks", (unsigned long long)CORUN_MAX_TASKS);
     }
     k->shape.smem_optin = optin != 0;
-    k->code = CORUN_CODE_SYNTHETIC;
+    return parse_code(c, path, v, k);
+}
+
+/* "kernels": one request's kernels in order, 1 to CORUN_SCENARIO_MAX_CHAIN.
+ * One without a name is called APP.CODE (a real kernel) or APP.I. */
+static int parse_chain(const ctx *c, const char *path, json_t *v, corun__app *app)
+{
+    char p[128];
+    size_t i, n = json_is_array(v) ? json_array_size(v) : 0;
+    int rc;
+
+    if (n == 0 || n > CORUN_SCENARIO_MAX_CHAIN) {
+        return bad(c, path, "'kernels' must be an array of 1 to %d kernels",
+                   CORUN_SCENARIO_MAX_CHAIN);
+    }
+    for (i = 0; i < n; i++) {
+        corun__kspec *k = i == 0 ? &app->kernel : &app->then[i - 1];
+        double compute = 0;
+        size_t j;
+        snprintf(p, sizeof(p), "%s.kernels[%zu]", path, i);
+        if ((rc = parse_kernel(c, p, json_array_get(v, i), k, &compute)) != CORUN_OK) {
+            return rc;
+        }
+        if (i == 0) {
+            app->compute = compute;
+        }
+        if (k->name[0] == '\0') {
+            if (k->code == CORUN_CODE_BUILTIN) {
+                snprintf(k->name, sizeof(k->name), "%.40s.%s", app->name,
+                         builtins[k->builtin - 1].name);
+            } else {
+                snprintf(k->name, sizeof(k->name), "%.40s.%zu", app->name, i);
+            }
+        }
+        for (j = 0; j < i; j++) {
+            if (strcmp(corun__app_kernel(app, j)->name, k->name) == 0) {
+                return bad(c, p, "a request's kernels need names of their own ('%s' twice)",
+                           k->name);
+            }
+        }
+    }
+    app->nthen = n - 1;
     return CORUN_OK;
 }
 
@@ -323,7 +414,7 @@ static int parse_app(const ctx *c, const char *path, json_t *v, const corun_gpu_
                      corun__app *app)
 {
     static const char *const keys[] = {"name", "class", "capsm", "priority", "weight",
-                                       "size_hint", "arrival", "kernel", NULL};
+                                       "size_hint", "arrival", "kernel", "kernels", NULL};
     char cls[16] = "batch", p[96];
     double prio = 0;
     int rc;
@@ -365,8 +456,12 @@ static int parse_app(const ctx *c, const char *path, json_t *v, const corun_gpu_
     if ((rc = parse_arrival(c, p, json_object_get(v, "arrival"), &app->arrival)) != CORUN_OK) {
         return rc;
     }
-    if (json_object_get(v, "kernel") == NULL) {
-        return bad(c, path, "missing 'kernel'");
+    if ((json_object_get(v, "kernel") == NULL) == (json_object_get(v, "kernels") == NULL)) {
+        return bad(c, path, "needs one of 'kernel' (one kernel a launch) and 'kernels' (a "
+                   "request of kernels run one after another)");
+    }
+    if (json_object_get(v, "kernels") != NULL) {
+        return parse_chain(c, path, json_object_get(v, "kernels"), app);
     }
     snprintf(p, sizeof(p), "%s.kernel", path);
     if ((rc = parse_kernel(c, p, json_object_get(v, "kernel"), &app->kernel, &app->compute)) !=

@@ -56,8 +56,10 @@ uint32_t corun__scenario_ls_need(const corun__scenario *sc, const corun__setting
 
     for (i = 0; i < sc->napps; i++) {
         const corun__app *a = &sc->apps[i];
-        if (corun__attr_ls(&a->attr)) {
-            const double n = ceil(kernel_tasks(&a->kernel) / per_sm(sc, &a->kernel));
+        size_t j;
+        for (j = 0; corun__attr_ls(&a->attr) && j < corun__app_nkernels(a); j++) {
+            const corun__kspec *k = corun__app_kernel(a, j);
+            const double n = ceil(kernel_tasks(k) / per_sm(sc, k));
             need = n > need ? n : need;
         }
     }
@@ -79,6 +81,19 @@ static double launch_steps(const corun__scenario *sc, const corun__kspec *k, dou
     return tasks + per_sm(sc, k) * sc->gpu.sm_count;
 }
 
+/* Steps of one request of app: each of its kernels launched once. */
+static double request_steps(const corun__scenario *sc, const corun__app *app)
+{
+    double n = 0;
+    size_t j;
+
+    for (j = 0; j < corun__app_nkernels(app); j++) {
+        const corun__kspec *k = corun__app_kernel(app, j);
+        n += launch_steps(sc, k, kernel_tasks(k));
+    }
+    return n;
+}
+
 /* When app's first launch arrives, ns from the start. */
 static double first_arrival_ns(const corun__app *app)
 {
@@ -92,8 +107,7 @@ static double launches_in(const corun__scenario *sc, const corun__app *app,
                           const corun__settings *set, double window_ns)
 {
     const corun__arrival *ar = &app->arrival;
-    const corun__kspec *k = &app->kernel;
-    double left = window_ns - first_arrival_ns(app), each;
+    double left = window_ns - first_arrival_ns(app), each = 0;
     size_t i, n = 0;
 
     if (left <= 0) {
@@ -106,10 +120,14 @@ static double launches_in(const corun__scenario *sc, const corun__app *app,
         }
         return (double)n;
     case CORUN_ARRIVAL_LOOP:
-        /* alone on the whole GPU: waves of tasks, plus the launch's delays */
-        each = ceil(kernel_tasks(k) / (per_sm(sc, k) * sc->gpu.sm_count)) *
-                   corun__dist_mean(&k->task_ns) +
-               (set->sim_launch_us + set->sim_notify_us) * 1e3 + ar->think_ns;
+        /* alone on the whole GPU: waves of tasks, plus each launch's delays */
+        for (i = 0; i < corun__app_nkernels(app); i++) {
+            const corun__kspec *k = corun__app_kernel(app, i);
+            each += ceil(kernel_tasks(k) / (per_sm(sc, k) * sc->gpu.sm_count)) *
+                        corun__dist_mean(&k->task_ns) +
+                    (set->sim_launch_us + set->sim_notify_us) * 1e3;
+        }
+        each += ar->think_ns;
         break;
     case CORUN_ARRIVAL_RANDOM:
     case CORUN_ARRIVAL_PERIODIC:
@@ -140,7 +158,7 @@ void corun__scenario_plan(const corun__scenario *sc, const corun__settings *set,
             n = fmin(n, max_launches);
         }
         out->launches[i] = n;
-        out->steps += n * launch_steps(sc, &app->kernel, kernel_tasks(&app->kernel));
+        out->steps += n * request_steps(sc, app);
     }
 }
 
@@ -206,13 +224,16 @@ int corun__scenario_check_train(const corun__scenario *sc, const corun__settings
         return CORUN_OK;
     }
     for (i = 0; i < sc->napps; i++) {
-        const corun__kspec *k = &sc->apps[i].kernel;
-        double tasks = kernel_tasks(k);
+        size_t j;
         if (only_app >= 0 && (int)i != only_app) {
             continue;
         }
-        steps += o->runs * launch_steps(sc, k, tasks * 0.5 * (o->min_scale + o->max_scale)) +
-                 o->profile_runs * launch_steps(sc, k, tasks);
+        for (j = 0; j < corun__app_nkernels(&sc->apps[i]); j++) {
+            const corun__kspec *k = corun__app_kernel(&sc->apps[i], j);
+            double tasks = kernel_tasks(k);
+            steps += o->runs * launch_steps(sc, k, tasks * 0.5 * (o->min_scale + o->max_scale)) +
+                     o->profile_runs * launch_steps(sc, k, tasks);
+        }
     }
     if (steps > (double)set->sim_max_steps) {
         snprintf(what, sizeof(what), "profiling scenario '%s'", sc->name);

@@ -3,6 +3,7 @@
  * measures what each application saw.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +17,30 @@
 
 #define NEVER UINT64_MAX
 
+/* One arrival of an application: its kernels (one, or a "kernels" chain),
+ * each submitted when the one before has finished. */
+typedef struct request {
+    struct app_state *a;
+    struct request *next;     /* in its application's ready or free list */
+    struct request *all;      /* every request of the run, to free them */
+    uint32_t step;            /* its kernel in flight (or, ready, to submit) */
+    uint64_t t_submit;        /* arrival */
+    uint64_t t_start;         /* its first kernel's first launch */
+    double run_ns, capsm_ns;  /* over its kernels */
+    uint32_t preemptions;
+    bool plain;
+} request;
+
 typedef struct app_state {
     const corun__app *app;
     corun__app_result *res;
     size_t cap;
     uint64_t next_arrival;
-    uint32_t launched;
-    uint32_t inflight;
+    uint32_t launched;        /* requests */
+    uint32_t inflight;        /* requests not ended */
+    request *ready;           /* requests whose next kernel is due, oldest first */
+    request *ready_tail;
+    request *free;
     size_t at_idx;
     uint64_t first_arrival;   /* valid once launched > 0 (the sim clock starts at 0) */
     uint64_t last_completion;
@@ -41,6 +59,7 @@ typedef struct run_ctx {
     bool window_closed;       /* the arrival window's GPU shares are taken */
     int status;
     corun__remote *remote;    /* a GPU corund coordinates: the SMs it gives this run */
+    request *requests;        /* every request made (request.all) */
     uint64_t window;          /* the window applied, lo | hi << 32 */
 } run_ctx;
 
@@ -119,7 +138,7 @@ static uint64_t next_after(app_state *a, uint64_t now)
     return t >= a->run->stop_arrivals ? NEVER : t;
 }
 
-static int push_completed(app_state *a, const corun__job *k)
+static int push_completed(app_state *a, const request *q, const corun__job *k)
 {
     corun__app_result *r = a->res;
     const double t0 = (double)a->run->t0;
@@ -141,45 +160,75 @@ static int push_completed(app_state *a, const corun__job *k)
         a->cap = cap;
     }
     rec = &r->kernels[r->completed];
-    rec->submit_ns = (double)k->t_submit - t0;
-    rec->start_ns = (double)k->t_start - t0;
+    rec->submit_ns = (double)q->t_submit - t0;
+    rec->start_ns = (double)q->t_start - t0;
     rec->end_ns = (double)k->t_end - t0;
-    rec->run_ns = (double)k->run_ns;
-    /* A plain grid holds no CapSMs; while it runs it has the whole GPU to
-     * its name (other grids get only what it leaves over). */
-    rec->capsm_ns = k->plain ? (double)k->run_ns * a->run->sm_count : k->capsm_ns;
-    rec->preemptions = k->preemptions;
+    rec->run_ns = q->run_ns;
+    rec->capsm_ns = q->capsm_ns;
+    rec->preemptions = q->preemptions;
     r->capsm_ns += rec->capsm_ns;
-    if (!a->run->window_closed) {
-        r->window_capsm_ns += rec->capsm_ns;
-        r->window_tasks += (double)k->tasks;
-    }
-    r->plain |= k->plain;
-    r->turnaround_ns[r->completed++] = (double)(k->t_end - k->t_submit);
+    r->plain |= q->plain;
+    r->turnaround_ns[r->completed++] = (double)(k->t_end - q->t_submit);
     return CORUN_OK;
 }
 
+/* A request ends: back to its application's free list. */
+static void request_end(app_state *a, request *q)
+{
+    a->inflight--;
+    q->next = a->free;
+    a->free = q;
+}
+
+/* A kernel of a request has ended: the request goes on to its next kernel
+ * (submitted by the driver, not from inside the scheduler's step) or ends. */
 static void on_done(corun__sched *s, corun__job *k, void *user)
 {
-    app_state *a = user;
+    request *q = user;
+    app_state *a = q->a;
     uint64_t now = k->t_end;
 
-    a->inflight--;
-    a->last_completion = now;
     corun__remote_count_job(a->run->remote, k);
     a->res->preemptions += k->preemptions;
+    q->run_ns += (double)k->run_ns;
+    /* A plain grid holds no CapSMs; while it runs it has the whole GPU to
+     * its name (other grids get only what it leaves over). */
+    q->capsm_ns += k->plain ? (double)k->run_ns * a->run->sm_count : k->capsm_ns;
+    q->preemptions += k->preemptions;
+    q->plain |= k->plain;
+    if (q->step == 0) {
+        q->t_start = k->t_start;
+    }
     if (k->state == CORUN_JS_DONE) {
-        if (push_completed(a, k) != CORUN_OK &&
+        a->res->tasks_done += (double)k->tasks;
+        if (!a->run->window_closed) {
+            a->res->window_capsm_ns += k->plain ? (double)k->run_ns * a->run->sm_count
+                                                : k->capsm_ns;
+            a->res->window_tasks += (double)k->tasks;
+        }
+        if (++q->step < corun__app_nkernels(a->app)) {
+            q->next = NULL;
+            if (a->ready_tail != NULL) {
+                a->ready_tail->next = q;
+            } else {
+                a->ready = q;
+            }
+            a->ready_tail = q;
+            corun__sched_release(s, k);
+            return;
+        }
+        if (push_completed(a, q, k) != CORUN_OK &&
             a->run->status == CORUN_OK) {
             a->run->status = CORUN_ENOMEM;
         }
-        a->res->tasks_done += (double)k->tasks;
     } else {
         a->res->failed++;
         if (a->run->status == CORUN_OK) {
             a->run->status = k->status != CORUN_OK ? k->status : CORUN_ELAUNCH;
         }
     }
+    a->last_completion = now;
+    request_end(a, q);
     if (a->app->arrival.kind == CORUN_ARRIVAL_LOOP) {
         uint32_t cap = launch_cap(a);
         uint64_t t = now + (uint64_t)a->app->arrival.think_ns;
@@ -188,12 +237,43 @@ static void on_done(corun__sched *s, corun__job *k, void *user)
     corun__sched_release(s, k);
 }
 
-static int submit(run_ctx *rc, app_state *a, char *why, size_t why_len)
+/* Submits kernel q->step of request q. */
+static int submit_step(run_ctx *rc, app_state *a, request *q, char *why, size_t why_len)
 {
     corun__job *k = NULL;
-    uint64_t now = corun__sched_now(rc->s);
     int st;
 
+    if (rc->remote != NULL) {
+        corun__remote_count_launch(rc->remote, corun__attr_ls(&a->app->attr));
+    }
+    st = corun__sched_submit(rc->s, corun__app_kernel(a->app, q->step), &a->app->attr, on_done, q,
+                             &k, why, why_len);
+    if (st != CORUN_OK && why != NULL && why_len > 0) {
+        char tmp[512];
+        snprintf(tmp, sizeof(tmp), "app '%s': %s", a->app->name, why);
+        snprintf(why, why_len, "%s", tmp);
+    }
+    return st;
+}
+
+/* A new request of a (its first kernel submitted). */
+static int submit(run_ctx *rc, app_state *a, char *why, size_t why_len)
+{
+    uint64_t now = corun__sched_now(rc->s);
+    request *q = a->free;
+    int st;
+
+    if (q != NULL) {
+        a->free = q->next;
+    } else if ((q = malloc(sizeof(*q))) == NULL) {
+        return CORUN_ENOMEM;
+    } else {
+        q->all = rc->requests;
+        rc->requests = q;
+    }
+    memset(&q->step, 0, sizeof(*q) - offsetof(request, step));
+    q->a = a;
+    q->t_submit = now;
     a->launched++;
     a->res->submitted++;
     a->inflight++;
@@ -204,18 +284,10 @@ static int submit(run_ctx *rc, app_state *a, char *why, size_t why_len)
         a->at_idx++;
     }
     a->next_arrival = next_after(a, now);
-    if (rc->remote != NULL) {
-        corun__remote_count_launch(rc->remote, corun__attr_ls(&a->app->attr));
-    }
-    st = corun__sched_submit(rc->s, &a->app->kernel, &a->app->attr, on_done, a, &k, why, why_len);
+    st = submit_step(rc, a, q, why, why_len);
     if (st != CORUN_OK) {
-        a->inflight--;
         a->res->submitted--;
-        if (why != NULL && why_len > 0) {
-            char tmp[512];
-            snprintf(tmp, sizeof(tmp), "app '%s': %s", a->app->name, why);
-            snprintf(why, why_len, "%s", tmp);
-        }
+        request_end(a, q);
     }
     return st;
 }
@@ -230,7 +302,8 @@ static void close_window(run_ctx *rc, corun__run_result *out)
     corun__job *k;
 
     for (k = corun__sched_first(rc->s); k != NULL; k = k->next) {
-        app_state *a = k->user;
+        const request *q = k->user;
+        app_state *a = q != NULL ? q->a : NULL;
         double part;
         if (k->state == CORUN_JS_DONE || k->state == CORUN_JS_FAILED || a == NULL) {
             continue;
@@ -314,6 +387,19 @@ static int submit_due(run_ctx *rc, uint64_t now, uint64_t *deadline, uint32_t *i
 
     for (i = 0; i < rc->napps; i++) {
         app_state *a = &rc->apps[i];
+        while (a->ready != NULL && rc->status == CORUN_OK) {
+            request *q = a->ready;
+            a->ready = q->next;
+            if (a->ready == NULL) {
+                a->ready_tail = NULL;
+            }
+            st = submit_step(rc, a, q, why, why_len);
+            if (st != CORUN_OK) {
+                request_end(a, q);
+                rc->status = st;
+                return st;
+            }
+        }
         while (a->next_arrival <= now && rc->status == CORUN_OK) {
             st = submit(rc, a, why, why_len);
             if (st != CORUN_OK) {
@@ -494,6 +580,11 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     }
     corun__sched_destroy(rc->s);
     corun__remote_close(rc->remote);
+    while (rc->requests != NULL) {
+        request *q = rc->requests;
+        rc->requests = q->all;
+        free(q);
+    }
 out_destroy_backend:
     be->ops->destroy(be);
 out_free_rc:

@@ -12,6 +12,7 @@
  */
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,6 @@ static void fill_run(corun__prun *r, const char *backend, const corun__kspec *k,
     r->dur_ns = dur_ns;
 }
 
-/* The training runs and the profile of one application. */
 __attribute__((format(printf, 3, 4))) static void say(void (*log)(void *, const char *), void *ctx,
                                                      const char *fmt, ...)
 {
@@ -123,13 +123,12 @@ __attribute__((format(printf, 3, 4))) static void say(void (*log)(void *, const 
     log(ctx, line);
 }
 
-/* Slate's rates of app's kernel: measured by the backend where it can,
- * else from the declared work over the measured solo duration dur_ns. */
-static int app_rates(corun__backend *be, const corun__app *app, const corun__train_opts *o,
-                     uint32_t sms, uint32_t per_sm, double dur_ns, double *flop_frac,
-                     double *bw_frac, char *why, size_t why_len)
+/* Slate's rates of kernel k: measured by the backend where it can, else
+ * from the declared work over the measured solo duration dur_ns. */
+static int kernel_rates(corun__backend *be, const corun__kspec *k, const corun__train_opts *o,
+                        uint32_t sms, uint32_t per_sm, double dur_ns, double *flop_frac,
+                        double *bw_frac, char *why, size_t why_len)
 {
-    const corun__kspec *k = &app->kernel;
     corun__rates r;
     int rc;
 
@@ -138,7 +137,7 @@ static int app_rates(corun__backend *be, const corun__app *app, const corun__tra
         /* The tasks' solo time spread over every worker slot of the GPU:
          * how long the kernel would take if nothing held it back. */
         double ideal_ns = tasks * corun__dist_mean(&k->task_ns) / ((double)per_sm * sms);
-        *flop_frac = app->compute * ideal_ns / dur_ns;
+        *flop_frac = k->compute * ideal_ns / dur_ns;
         *bw_frac = k->mem_bw * ideal_ns / dur_ns;
         return CORUN_OK;
     }
@@ -164,9 +163,12 @@ static void report(const corun__run_env *env, const corun__train_opts *o, uint32
     }
 }
 
-static int train_app(corun__sched *s, corun__backend *be, const corun__app *app,
-                     const corun__train_opts *o, const corun__run_env *env, corun__rng *rng,
-                     corun__pstore *out, char *why, size_t why_len)
+/* The training runs and the profile of kernel `kernel` of app's requests
+ * (each kernel of a chain is trained alone, as its own kernel). */
+static int train_kernel(corun__sched *s, corun__backend *be, const corun__app *app,
+                        const corun__kspec *kernel, const corun__train_opts *o,
+                        const corun__run_env *env, corun__rng *rng, corun__pstore *out, char *why,
+                        size_t why_len)
 {
     const char *backend = corun__sched_backend(s);
     const uint32_t sms = corun__sched_gpu(s)->sm_count;
@@ -178,12 +180,12 @@ static int train_app(corun__sched *s, corun__backend *be, const corun__app *app,
     /* Alone means alone: no reservation or quota narrows the GPU. */
     attr.capsm = 0;
     for (i = 0; i < o->runs; i++) {
-        corun__kspec k = app->kernel;
+        corun__kspec k = *kernel;
         corun_launch_attr a = attr;
         corun__prun r;
         double f = corun__rng_uniform(rng, o->min_scale, o->max_scale);
-        k.grid.x = (uint32_t)fmax(1.0, floor(app->kernel.grid.x * f + 0.5));
-        a.size_hint = app->attr.size_hint * ((double)k.grid.x / app->kernel.grid.x);
+        k.grid.x = (uint32_t)fmax(1.0, floor(kernel->grid.x * f + 0.5));
+        a.size_hint = app->attr.size_hint * ((double)k.grid.x / kernel->grid.x);
         rc = run_alone(s, &k, &a, &dur, &per_sm, why, why_len);
         if (rc != CORUN_OK) {
             return rc;
@@ -196,7 +198,7 @@ static int train_app(corun__sched *s, corun__backend *be, const corun__app *app,
         report(env, o, i + 1);
     }
     for (i = 0; i < o->profile_runs; i++) {
-        rc = run_alone(s, &app->kernel, &attr, &dur, &per_sm, why, why_len);
+        rc = run_alone(s, kernel, &attr, &dur, &per_sm, why, why_len);
         if (rc != CORUN_OK) {
             return rc;
         }
@@ -207,10 +209,11 @@ static int train_app(corun__sched *s, corun__backend *be, const corun__app *app,
         corun__pprof p;
         memset(&p, 0, sizeof(p));
         snprintf(p.backend, sizeof(p.backend), "%s", backend);
-        snprintf(p.kernel, sizeof(p.kernel), "%s", app->kernel.name);
+        snprintf(p.kernel, sizeof(p.kernel), "%s", kernel->name);
         p.dur_ns = sum / o->profile_runs;
         p.samples = o->profile_runs;
-        rc = app_rates(be, app, o, sms, per_sm, p.dur_ns, &p.flop_frac, &p.bw_frac, why, why_len);
+        rc = kernel_rates(be, kernel, o, sms, per_sm, p.dur_ns, &p.flop_frac, &p.bw_frac, why,
+                          why_len);
         if (rc != CORUN_OK) {
             return rc;
         }
@@ -230,7 +233,7 @@ int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
     corun__backend *be = NULL;
     corun__sched *s = NULL;
     corun__rng rng;
-    size_t i;
+    size_t i, j;
     int rc;
 
     if (only_app >= (int)sc->napps || !(o->min_scale > 0) || o->max_scale < o->min_scale) {
@@ -258,7 +261,10 @@ int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
         if (only_app >= 0 && (int)i != only_app) {
             continue;
         }
-        rc = train_app(s, be, &sc->apps[i], o, env, &rng, out, why, why_len);
+        for (j = 0; j < corun__app_nkernels(&sc->apps[i]) && rc == CORUN_OK; j++) {
+            rc = train_kernel(s, be, &sc->apps[i], corun__app_kernel(&sc->apps[i], j), o, env,
+                              &rng, out, why, why_len);
+        }
     }
     corun__sched_destroy(s);
 out_destroy_backend:
@@ -297,6 +303,9 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
     corun__pstore_init(&add);
     for (i = 0; i < sc->napps && rc == CORUN_OK; i++) {
         const char *name = sc->apps[i].kernel.name;
+        /* what the log calls it: the kernel, or the application of a chain */
+        const char *what = sc->apps[i].nthen > 0 ? sc->apps[i].name : name;
+        bool lack_runs = false, lack_prof = false;
         int dup = 0;
         for (j = 0; j < i; j++) {
             dup |= strcmp(sc->apps[j].kernel.name, name) == 0;
@@ -304,20 +313,26 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
         if (dup) {
             continue; /* one kernel, one model and one profile */
         }
-        if (needs & CORUN_POLICY_NEEDS_DURATIONS) {
+        /* an application is trained whole: every kernel of its requests */
+        for (j = 0; j < corun__app_nkernels(&sc->apps[i]) && rc == CORUN_OK; j++) {
+            const char *kn = corun__app_kernel(&sc->apps[i], j)->name;
             const corun__prun **runs;
             size_t n = 0;
-            rc = corun__dm_runs_of(&ps, backend, name, &runs, &n);
-            free(runs);
-            if (rc == CORUN_OK && n < CORUN_DM_MIN_RUNS) {
-                say(log, log_ctx, "profiling '%s' on %s: %u solo runs at random sizes", name,
-                    backend, dur.runs);
-                rc = corun__scenario_train(sc, env, &dur, (int)i, &add, why, why_len);
+            if (needs & CORUN_POLICY_NEEDS_DURATIONS) {
+                rc = corun__dm_runs_of(&ps, backend, kn, &runs, &n);
+                free(runs);
+                lack_runs |= rc == CORUN_OK && n < CORUN_DM_MIN_RUNS;
             }
+            lack_prof |= (needs & CORUN_POLICY_NEEDS_PROFILES) &&
+                         corun__pstore_find_prof(&ps, backend, kn) == NULL;
         }
-        if (rc == CORUN_OK && (needs & CORUN_POLICY_NEEDS_PROFILES) &&
-            corun__pstore_find_prof(&ps, backend, name) == NULL) {
-            say(log, log_ctx, "profiling '%s' on %s: its intensity", name, backend);
+        if (rc == CORUN_OK && lack_runs) {
+            say(log, log_ctx, "profiling '%s' on %s: %u solo runs at random sizes", what,
+                backend, dur.runs);
+            rc = corun__scenario_train(sc, env, &dur, (int)i, &add, why, why_len);
+        }
+        if (rc == CORUN_OK && lack_prof) {
+            say(log, log_ctx, "profiling '%s' on %s: its intensity", what, backend);
             rc = corun__scenario_train(sc, env, &prof, (int)i, &add, why, why_len);
         }
     }

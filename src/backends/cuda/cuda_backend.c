@@ -120,6 +120,7 @@ static int cuda_exec_open(corun__backend *be, const corun__kspec *spec, corun__e
 {
     cuda_backend *b = cb(be);
     corun__exec *k;
+    builtin_args ba;
     size_t i;
     int rc = check_grid(&b->d->desc, spec, why, why_len);
 
@@ -135,8 +136,13 @@ static int cuda_exec_open(corun__backend *be, const corun__kspec *spec, corun__e
     }
     memset(k, 0, offsetof(corun__exec, offset));
     k->spec = *spec;
-    rc = spec->code == CORUN_CODE_USER ? open_user(b, k, why, why_len)
-                                       : open_synthetic(b, k, why, why_len);
+    if (spec->code == CORUN_CODE_BUILTIN) {
+        rc = corun__cuda_builtin_bind(b, &k->spec, &ba, why, why_len);
+        rc = rc == CORUN_OK ? open_user(b, k, why, why_len) : rc;
+    } else {
+        rc = spec->code == CORUN_CODE_USER ? open_user(b, k, why, why_len)
+                                           : open_synthetic(b, k, why, why_len);
+    }
     k->spec.args = NULL;
     if (rc == CORUN_OK) {
         rc = corun__cuda_slot_take(b, &k->slot);

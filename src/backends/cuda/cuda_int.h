@@ -83,6 +83,12 @@ typedef struct device_state {
     int meter_ok, meter_tried;  /* the counters can be read */
     char meter_why[256];        /* why they cannot */
     double meter_flop_ns, meter_byte_ns; /* peaks through the meter */
+    /* The real kernels scenarios name (builtin.c), under builtin_mu: their
+     * functions in synth_mod and their buffers, grown to the largest grid. */
+    pthread_mutex_t builtin_mu;
+    CUfunction builtin_fn[CORUN_BUILTIN_COUNT][3]; /* plain, worker, ahead (or NULL) */
+    CUdeviceptr builtin_buf[CORUN_BUILTIN_COUNT][3];
+    size_t builtin_bytes[CORUN_BUILTIN_COUNT][3];
     char error[256];
     int ok;
 } device_state;
@@ -95,6 +101,24 @@ bool corun__cu_ok(const corun__cu *cu, CUresult r, const char *call, char *why, 
 #define CU_OK(cu, call, why, why_len) corun__cu_ok((cu), (call), #call, (why), (why_len))
 
 uint64_t corun__mono_ns(void);
+
+/* ---- builtin.c ---------------------------------------------------------- */
+
+/* A real kernel's arguments, as builtin_bind makes them. */
+typedef struct builtin_args {
+    CUdeviceptr p[3];
+    int n;
+    void *argv[4];
+} builtin_args;
+
+struct cuda_backend;
+
+/* Makes spec (CORUN_CODE_BUILTIN) a registered kernel's launch: spec->code
+ * becomes CORUN_CODE_USER, spec->user the kernel, spec->args point into a
+ * (the caller keeps it until the arguments are packed). Buffers are the
+ * device's, allocated or grown on first use. */
+int corun__cuda_builtin_bind(struct cuda_backend *b, corun__kspec *spec, builtin_args *a,
+                             char *why, size_t why_len);
 
 /* ---- code.c ------------------------------------------------------------- */
 
@@ -159,6 +183,8 @@ typedef struct cuda_backend {
     CUgreenCtx green[2];                /* the static partitions, or NULL */
     cuda_code *codes;                   /* registered kernels (code_register) */
     pthread_mutex_t codes_mu;
+    const void *builtin_code[CORUN_BUILTIN_COUNT]; /* registered on first use, under
+                                                      the device's builtin_mu */
 
     /* slots.c */
     CUdeviceptr slab;                   /* CTL_SLOTS control blocks, zero when free */

@@ -30,7 +30,8 @@ __attribute__((constructor)) static void eager_loading(void)
 
 extern const unsigned char *corun__synth_fatbin(size_t *len);
 
-static device_state dstate = {.cal_mu = PTHREAD_MUTEX_INITIALIZER};
+static device_state dstate = {.cal_mu = PTHREAD_MUTEX_INITIALIZER,
+                              .builtin_mu = PTHREAD_MUTEX_INITIALIZER};
 static pthread_once_t dstate_once = PTHREAD_ONCE_INIT;
 
 bool corun__cu_ok(const corun__cu *cu, CUresult r, const char *call, char *why, size_t why_len)

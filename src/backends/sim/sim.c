@@ -453,7 +453,9 @@ static int sim_exec_open(corun__backend *be, const corun__kspec *spec, corun__ex
     if (s->broken != CORUN_OK) {
         return s->broken;
     }
-    if (spec->code != CORUN_CODE_SYNTHETIC) {
+    /* a real kernel of the repo (CORUN_CODE_BUILTIN) runs as the behaviour
+     * its scenario declares for it */
+    if (spec->code == CORUN_CODE_USER) {
         return say(why, why_len, CORUN_ENOTSUP,
                    "the sim backend runs synthetic kernels only (no user CUDA code)");
     }

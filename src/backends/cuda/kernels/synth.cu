@@ -82,3 +82,8 @@ CORUN_BODY(corun_synth, (const corun_synth_args a))
     }
 }
 CORUN_KERNELS(corun_synth, (const corun_synth_args a), (a), CORUN_PLAIN)
+
+/* The real kernels a scenario may name (kernel key "code"; builtin.c binds
+ * their buffers): gpu-check's, so the scenarios run the same code the
+ * checks measure. */
+#include "kernels.cuh"
