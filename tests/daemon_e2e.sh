@@ -209,6 +209,8 @@ sleep 0.3
 timeout "$T" "$corun" run --class ls -- "$client" --name ls --class ls --kernel-us 100 \
   --grid 132 --count 20 --gap-ms 10 > "$tmp/cls" 2>&1 &
 clw=$!
+timeout "$T" "$corun" trace --socket "$sock" --seconds 1 -o "$tmp/ctrace.json" > "$tmp/ctrace.out" 2>&1 &
+ctw=$!
 for i in $(seq 1 100); do
   "$corun" status --socket "$sock" --json > "$tmp/cstatus" 2>&1
   tr -d ' \n' < "$tmp/cstatus" | grep -q '"sm_window":\[0,19\]' &&
@@ -216,7 +218,17 @@ for i in $(seq 1 100); do
   sleep 0.02
 done
 wait "$clw"
+"$corun" status --socket "$sock" --json > "$tmp/cstatus2" 2>&1
 wait "$cbw"
+wait "$ctw"
+# what the programs wrote into their rings (channel.h): latencies, kernels, a trace
+tr -d ' \n' < "$tmp/cstatus2" > "$tmp/cstatus2.flat"
+check "coordinated: status has a latency from the ring" grep -q '"latency_ms":{"p50":' "$tmp/cstatus2.flat"
+check "coordinated: status lists kernels running, no event lost" \
+  bash -c "grep -q '\"kernels_running\":\[' '$tmp/cstatus2.flat' && grep -q '\"events_dropped\":0' '$tmp/cstatus2.flat' && ! grep -q '\"events_dropped\":[1-9]' '$tmp/cstatus2.flat'"
+check "coordinated: trace written" grep -q "wrote [0-9]* events" "$tmp/ctrace.out"
+check "coordinated: the trace has kernels as stretches and launches" \
+  bash -c "grep -q '\"ph\":\"X\"' '$tmp/ctrace.json' && grep -q '\"name\":\"launch\"' '$tmp/ctrace.json' && grep -q '\"name\":\"ls\"' '$tmp/ctrace.json' && grep -q '\"name\":\"batch\"' '$tmp/ctrace.json'"
 check "coordinated: the LS program on SMs 0-19" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[0,19\]'"
 check "coordinated: the batch program on SMs 20-131 meanwhile" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[20,131\]'"
 check "coordinated: batch launches on SMs 20-131 while LS ran" grep -q '"sms": "20-131"' "$tmp/cbatch"

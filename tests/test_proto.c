@@ -4,11 +4,13 @@
  * then the transport over socketpairs (whole and split messages, DATA,
  * timeout, peer gone, the non-blocking fill/take) and connect. The wire
  * offsets below are written out by hand, apart from proto.c's table, so a
- * changed layout shows here. */
+ * changed layout shows here. Last, the event ring of a coordinated client's
+ * page (src/wire/channel.h): order, a full ring, bad events, four threads. */
 #include "support.h"
 
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "corun/corun.h"
+#include "wire/channel.h"
 #include "wire/proto.h"
 
 #define H CORUN_PROTO_HEADER
@@ -949,6 +952,118 @@ static void connect_paths(void **state)
     corun_test_rmdir(dir);
 }
 
+/* ---- the channel's event ring ---------------------------------------------- */
+
+static corun__channel ring_ch;
+
+static corun__chan_event ring_ev(uint32_t kind, uint64_t n)
+{
+    corun__chan_event e;
+
+    memset(&e, 0, sizeof(e));
+    e.kind = kind;
+    e.t_ns = n;
+    snprintf(e.kernel, sizeof(e.kernel), "k%llu", (unsigned long long)n);
+    return e;
+}
+
+static void ring_order_full_and_bad(void **state)
+{
+    corun__chan_event e, out;
+    uint64_t tail = 0, i;
+
+    (void)state;
+    memset(&ring_ch, 0, sizeof(ring_ch));
+    corun__channel_ring_init(&ring_ch);
+    assert_false(corun__channel_pop(&ring_ch, &tail, &out)); /* empty */
+    for (i = 0; i < CORUN_CHANNEL_RING; i++) {
+        e = ring_ev(CORUN_CHAN_LAUNCH, i);
+        assert_true(corun__channel_push(&ring_ch, &e));
+    }
+    e = ring_ev(CORUN_CHAN_END, 9999);
+    assert_false(corun__channel_push(&ring_ch, &e)); /* full: dropped, counted */
+    assert_int_equal(atomic_load(&ring_ch.dropped), 1);
+    for (i = 0; i < CORUN_CHANNEL_RING / 2; i++) {
+        assert_true(corun__channel_pop(&ring_ch, &tail, &out));
+        assert_int_equal(out.t_ns, i);
+        assert_int_equal(out.kind, CORUN_CHAN_LAUNCH);
+    }
+    /* the freed slots take more, around the end of the array */
+    for (i = 0; i < CORUN_CHANNEL_RING / 2; i++) {
+        e = ring_ev(CORUN_CHAN_END, 1000 + i);
+        assert_true(corun__channel_push(&ring_ch, &e));
+    }
+    for (i = 0; i < CORUN_CHANNEL_RING; i++) {
+        assert_true(corun__channel_pop(&ring_ch, &tail, &out));
+        assert_int_equal(out.t_ns, i < CORUN_CHANNEL_RING / 2 ? CORUN_CHANNEL_RING / 2 + i
+                                                              : 1000 + i - CORUN_CHANNEL_RING / 2);
+    }
+    assert_false(corun__channel_pop(&ring_ch, &tail, &out));
+    /* what a client scribbles: an unknown kind, a name without its NUL */
+    e = ring_ev(77, 1);
+    memset(e.kernel, 'x', sizeof(e.kernel));
+    assert_true(corun__channel_push(&ring_ch, &e));
+    assert_true(corun__channel_pop(&ring_ch, &tail, &out));
+    assert_int_equal(out.kind, 0);
+    assert_int_equal(strlen(out.kernel), sizeof(out.kernel) - 1);
+    /* a slot whose sequence the client broke reads as empty, not as an event */
+    e = ring_ev(CORUN_CHAN_LAUNCH, 2);
+    assert_true(corun__channel_push(&ring_ch, &e));
+    atomic_store(&ring_ch.ring[tail % CORUN_CHANNEL_RING].seq, 12345);
+    assert_false(corun__channel_pop(&ring_ch, &tail, &out));
+}
+
+#define RING_THREADS 4
+#define RING_EACH 20000
+
+static void *ring_producer(void *arg)
+{
+    const uint64_t id = (uint64_t)(uintptr_t)arg;
+    uint64_t i;
+
+    for (i = 0; i < RING_EACH; i++) {
+        corun__chan_event e = ring_ev(CORUN_CHAN_END, id << 32 | i);
+        (void)corun__channel_push(&ring_ch, &e);
+    }
+    return NULL;
+}
+
+/* Four threads push while one pops: every event is popped once or counted
+ * as dropped, and each thread's events come out in its order. */
+static void ring_threads(void **state)
+{
+    pthread_t t[RING_THREADS];
+    uint64_t tail = 0, got = 0, next[RING_THREADS] = {0};
+    corun__chan_event out;
+    unsigned i, running = RING_THREADS;
+
+    (void)state;
+    memset(&ring_ch, 0, sizeof(ring_ch));
+    corun__channel_ring_init(&ring_ch);
+    for (i = 0; i < RING_THREADS; i++) {
+        assert_int_equal(pthread_create(&t[i], NULL, ring_producer, (void *)(uintptr_t)i), 0);
+    }
+    for (;;) {
+        if (corun__channel_pop(&ring_ch, &tail, &out)) {
+            const uint64_t id = out.t_ns >> 32, n = out.t_ns & 0xffffffffu;
+            assert_true(id < RING_THREADS);
+            assert_true(n >= next[id]); /* in its thread's order, some dropped between */
+            next[id] = n + 1;
+            got++;
+        } else if (running == 0) {
+            break;
+        } else if (atomic_load(&ring_ch.head) - tail == 0 &&
+                   got + atomic_load(&ring_ch.dropped) == (uint64_t)RING_THREADS * RING_EACH) {
+            for (i = 0; i < RING_THREADS; i++) {
+                pthread_join(t[i], NULL);
+            }
+            running = 0;
+        }
+    }
+    assert_int_equal(got + atomic_load(&ring_ch.dropped), (uint64_t)RING_THREADS * RING_EACH);
+    assert_true(got > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -967,6 +1082,8 @@ int main(void)
         cmocka_unit_test(peer_gone),
         cmocka_unit_test(fill_and_take),
         cmocka_unit_test(connect_paths),
+        cmocka_unit_test(ring_order_full_and_bad),
+        cmocka_unit_test(ring_threads),
     };
     /* a send to a closed peer must not need this; the test would die of SIGPIPE */
     signal(SIGPIPE, SIG_DFL);

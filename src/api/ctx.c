@@ -910,7 +910,7 @@ static int launch_common(corun_ctx *c, corun_kernel *kern, corun_dim3 grid, coru
     if (c->remote != NULL) {
         /* a coordinated GPU: the daemon hears of it; a virtual clock's
          * context looks at its window here (no thread does) */
-        corun__remote_count_launch(c->remote, corun__attr_ls(&a));
+        corun__remote_count_launch(c->remote, corun__attr_ls(&a), spec.name);
         if (!c->threaded) {
             pthread_mutex_lock(&c->mu);
             follow_window(c);

@@ -304,27 +304,47 @@ bool corun__remote_follow(corun__remote *r, corun__sched *s, uint64_t *applied)
     return true;
 }
 
-void corun__remote_count_launch(corun__remote *r, bool ls)
+void corun__remote_count_launch(corun__remote *r, bool ls, const char *kernel)
 {
     corun__channel *ch = atomic_load(&r->chan);
+    corun__chan_event ev;
 
     if (ch == NULL) {
         return;
     }
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = CORUN_CHAN_LAUNCH;
+    ev.t_ns = mono_ns();
+    ev.ls = ls;
+    snprintf(ev.kernel, sizeof(ev.kernel), "%s", kernel);
     atomic_fetch_add(&ch->launches, 1);
     if (ls) {
-        atomic_store(&ch->last_ls_ns, mono_ns());
+        atomic_store(&ch->last_ls_ns, ev.t_ns);
     }
+    (void)corun__channel_push(ch, &ev);
 }
 
 void corun__remote_count_job(corun__remote *r, const corun__job *k)
 {
     corun__channel *ch = r != NULL ? atomic_load(&r->chan) : NULL;
+    corun__chan_event ev;
     uint64_t need;
 
     if (ch == NULL) {
         return;
     }
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = CORUN_CHAN_END;
+    ev.t_ns = mono_ns();
+    ev.run_ns = k->t_end > k->t_start ? k->t_end - k->t_start : 0;
+    ev.turnaround_ns = k->t_end > k->t_submit ? k->t_end - k->t_submit : 0;
+    ev.tasks = k->state == CORUN_JS_DONE ? k->tasks : k->done_tasks;
+    ev.ls = corun__attr_ls(&k->attr);
+    ev.preemptions = k->preemptions;
+    ev.status = k->state == CORUN_JS_DONE ? CORUN_OK : k->status != CORUN_OK ? k->status
+                                                                             : CORUN_ELAUNCH;
+    snprintf(ev.kernel, sizeof(ev.kernel), "%s", k->name);
+    (void)corun__channel_push(ch, &ev);
     atomic_fetch_add(&ch->finished, 1);
     if (k->state == CORUN_JS_DONE) {
         atomic_fetch_add(&ch->tasks_done, k->tasks);

@@ -71,11 +71,12 @@ bool corun__remote_window(corun__remote *r, uint32_t sm_count, uint32_t *lo, uin
 struct corun__sched;
 struct corun__job;
 bool corun__remote_follow(corun__remote *r, struct corun__sched *s, uint64_t *applied);
-/* Coordinated: what the program did, for the daemon's policy and status:
- * a launch (ls: corun__attr_ls), a finished job k (its tasks, and for an LS
- * kernel the SMs one wave of it fills). No-ops otherwise (r may be NULL for
- * count_job). */
-void corun__remote_count_launch(corun__remote *r, bool ls);
+/* Coordinated: what the program did, for the daemon's policy, status and
+ * traces (channel.h: counters, and an event in the ring, dropped when it
+ * is full): a launch of kernel `kernel` (ls: corun__attr_ls), a finished job
+ * k (its times, tasks, preemptions, and for an LS kernel the SMs one wave
+ * of it fills). Never wait. No-ops otherwise (r may be NULL for count_job). */
+void corun__remote_count_launch(corun__remote *r, bool ls, const char *kernel);
 void corun__remote_count_job(corun__remote *r, const struct corun__job *k);
 
 /* What the daemon said of itself when it welcomed this connection. */

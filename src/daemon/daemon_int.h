@@ -28,6 +28,8 @@
 #define CORUN__DAEMON_MAX_KERNELS 4096 /* per client */
 #define CORUN__DAEMON_MAX_JOBS 65536   /* live, per client */
 #define CORUN__DAEMON_LATENCIES 65536  /* per client, the most recent */
+#define CORUN__CHAN_LANES 16           /* trace tracks of a coordinated client's kernels */
+#define CORUN__CHAN_KERNELS 32         /* kernel names a coordinated client's status lists */
 
 typedef struct corun__dtrace corun__dtrace;
 typedef struct corun__dclient corun__dclient;
@@ -92,6 +94,12 @@ struct corun__dclient {
     corun__channel *chan;      /* coordinated GPU: the page shared with it */
     int chan_fd;               /* until WELCOME has passed it on */
     uint64_t window;           /* what the daemon last wrote there */
+    uint64_t chan_tail;        /* the next event of its ring to read (channel.h) */
+    uint64_t chan_bad;         /* events of an unknown kind, skipped */
+    uint64_t lane_end[CORUN__CHAN_LANES]; /* trace: when each lane's last stretch ends */
+    struct corun__dkrun { char name[CORUN_PROTO_NAME]; uint32_t running; }
+        krun[CORUN__CHAN_KERNELS]; /* its kernels launched and not ended, by name */
+    uint64_t krun_other;       /* the same for names past the table */
     corun__dclient *next;
 };
 

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,6 +128,90 @@ static void trace_job(corun__daemon *d, corun__djob *j, const corun__job_view *v
     }
 }
 
+/* ---- a coordinated client's ring (channel.h) ---------------------------------- */
+
+/* Counts a launch (+1) or an end (-1) of kernel `name` of c. */
+static void kernel_running(corun__dclient *c, const char *name, int by)
+{
+    struct corun__dkrun *free_slot = NULL;
+    size_t i;
+
+    for (i = 0; i < CORUN__CHAN_KERNELS; i++) {
+        struct corun__dkrun *k = &c->krun[i];
+        if (k->name[0] != '\0' && strcmp(k->name, name) == 0) {
+            if (by > 0 || k->running > 0) {
+                k->running += (uint32_t)by;
+            }
+            return;
+        }
+        if (k->name[0] == '\0' && free_slot == NULL) {
+            free_slot = k;
+        }
+    }
+    if (by > 0 && free_slot != NULL) {
+        snprintf(free_slot->name, sizeof(free_slot->name), "%s", name);
+        free_slot->running = 1;
+    } else if (by > 0 || c->krun_other > 0) {
+        c->krun_other += (uint64_t)(int64_t)by;
+    }
+}
+
+/* A trace lane for a stretch [from, to) of c's kernels: the first whose
+ * last stretch has ended by `from` (else the last lane). */
+static uint32_t chan_lane(corun__dclient *c, uint64_t from, uint64_t to)
+{
+    uint32_t i;
+
+    for (i = 0; i + 1 < CORUN__CHAN_LANES && c->lane_end[i] > from; i++) {
+    }
+    c->lane_end[i] = to;
+    return i;
+}
+
+/* One event of c's ring: counted for status, traced when a trace records.
+ * Times are CLOCK_MONOTONIC since the daemon started (the client's clock
+ * for how long a kernel ran: a simulated client's own). */
+static void chan_event(corun__daemon *d, corun__dclient *c, const corun__chan_event *e)
+{
+    const uint64_t t = e->t_ns > d->t0 ? e->t_ns - d->t0 : 0;
+
+    if (e->kind == CORUN_CHAN_LAUNCH) {
+        kernel_running(c, e->kernel, 1);
+        if (tracing(d)) {
+            trace(d, "i", "launch", (uint32_t)c->pid, 1, t, 0,
+                  json_pack("{s:s, s:b}", "kernel", e->kernel, "ls", e->ls != 0));
+        }
+        return;
+    }
+    kernel_running(c, e->kernel, -1);
+    c->preemptions += e->preemptions;
+    c->lat_ms[c->nlat % CORUN__DAEMON_LATENCIES] = (double)e->turnaround_ns / 1e6;
+    c->nlat++;
+    if (tracing(d)) {
+        const uint64_t from = t > e->run_ns ? t - e->run_ns : 0;
+        trace(d, "X", e->kernel, (uint32_t)c->pid, 2 + chan_lane(c, from, t), from, t - from,
+              json_pack("{s:I, s:I, s:f, s:s}", "tasks", (json_int_t)e->tasks, "preemptions",
+                        (json_int_t)e->preemptions, "turnaround_us",
+                        (double)e->turnaround_ns / 1e3, "status",
+                        e->status == CORUN_OK ? "done" : corun_strerror(e->status)));
+    }
+}
+
+/* What a coordinated client wrote into its ring since the last turn. */
+static void drain_channel(corun__daemon *d, corun__dclient *c)
+{
+    corun__chan_event e;
+    unsigned n;
+
+    for (n = 0; n < CORUN_CHANNEL_RING && corun__channel_pop(c->chan, &c->chan_tail, &e); n++) {
+        if (e.kind == 0) {
+            c->chan_bad++;
+        } else {
+            chan_event(d, c, &e);
+        }
+    }
+}
+
 /* ---- replies ------------------------------------------------------------------- */
 
 static void reply_err(corun__dclient *c, uint32_t seq, int status, const char *fmt, ...)
@@ -155,13 +240,16 @@ static void reply_rc(corun__dclient *c, uint32_t seq, int rc)
  * the whole GPU until the policy says otherwise. */
 static int open_channel(corun__dclient *c, const corun__dgpu *g)
 {
-    int fd = memfd_create("corund-channel", MFD_CLOEXEC);
+    int fd = memfd_create("corund-channel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     void *p;
 
     if (fd < 0) {
         return -1;
     }
+    /* sealed at its size: a client cannot shrink the page under the
+     * daemon's mapping (a read past its end would be SIGBUS) */
     if (ftruncate(fd, CORUN_CHANNEL_SIZE) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
         (p = mmap(NULL, CORUN_CHANNEL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
             MAP_FAILED) {
         close(fd);
@@ -171,6 +259,7 @@ static int open_channel(corun__dclient *c, const corun__dgpu *g)
     c->chan_fd = fd;
     c->chan->magic = CORUN_CHANNEL_MAGIC;
     c->chan->version = CORUN_CHANNEL_VERSION;
+    corun__channel_ring_init(c->chan);
     c->window = corun__channel_window(0, g->sms - 1);
     atomic_store(&c->chan->window, c->window);
     return 0;
@@ -466,6 +555,11 @@ static void start_trace(corun__daemon *d, corun__dclient *c, const corun__msg *m
             snprintf(name, sizeof(name), "%s (pid %d)", o->hello.command, (int)o->pid);
             corun__dtrace_event(c->tr, "M", "process_name", (uint32_t)o->pid, 0, 0, 0,
                                 json_pack("{s:s}", "name", name));
+            if (o->chan != NULL) {
+                /* a coordinated client's tracks: its launches, then its kernels' lanes */
+                corun__dtrace_event(c->tr, "M", "thread_name", (uint32_t)o->pid, 1, 0, 0,
+                                    json_pack("{s:s}", "name", "launches"));
+            }
         }
     }
     CORUN_LOG(CORUN_LOG_INFO, SUB, "connection %u (pid %d): tracing %u ms", c->id, (int)c->pid,
@@ -574,6 +668,12 @@ void corun__dsession_tick(corun__daemon *d)
     const uint64_t now = corun__dnow();
     corun__djob *j, *next;
     corun__dclient *c;
+
+    for (c = d->clients; c != NULL; c = c->next) {
+        if (c->chan != NULL) {
+            drain_channel(d, c);
+        }
+    }
 
     for (j = d->jobs; j != NULL; j = next) {
         corun__job_view v;

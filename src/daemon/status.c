@@ -64,9 +64,26 @@ static json_t *client_json(corun__daemon *d, const corun__dclient *c)
                   (json_int_t)finished, "tasks_done", (json_int_t)tasks, "preemptions",
                   (json_int_t)c->preemptions, "latency_ms", latency(c), "jobs", jobs);
     if (o != NULL && c->chan != NULL) {
+        /* and its kernels running by name, and the events its ring lost */
+        json_t *kr = json_array();
+        size_t i;
+        for (i = 0; i < CORUN__CHAN_KERNELS; i++) {
+            if (c->krun[i].name[0] != '\0' && c->krun[i].running > 0) {
+                json_array_append_new(kr, json_pack("{s:s, s:I}", "kernel", c->krun[i].name,
+                                                    "running", (json_int_t)c->krun[i].running));
+            }
+        }
+        if (c->krun_other > 0) {
+            json_array_append_new(kr, json_pack("{s:s, s:I}", "kernel", "(others)", "running",
+                                                (json_int_t)c->krun_other));
+        }
         json_object_set_new(o, "sm_window",
                             json_pack("[I, I]", (json_int_t)(c->window & 0xffffffffu),
                                       (json_int_t)(c->window >> 32)));
+        json_object_set_new(o, "kernels_running", kr);
+        json_object_set_new(o, "events_dropped",
+                            json_integer((json_int_t)atomic_load(&c->chan->dropped)));
+        json_object_set_new(o, "events_malformed", json_integer((json_int_t)c->chan_bad));
     }
     return o;
 }

@@ -244,7 +244,8 @@ static int submit_step(run_ctx *rc, app_state *a, request *q, char *why, size_t 
     int st;
 
     if (rc->remote != NULL) {
-        corun__remote_count_launch(rc->remote, corun__attr_ls(&a->app->attr));
+        corun__remote_count_launch(rc->remote, corun__attr_ls(&a->app->attr),
+                                   corun__app_kernel(a->app, q->step)->name);
     }
     st = corun__sched_submit(rc->s, corun__app_kernel(a->app, q->step), &a->app->attr, on_done, q,
                              &k, why, why_len);

@@ -1,24 +1,52 @@
 /*
  * channel.h — the page corund and a client share on a real GPU (the
  * daemon coordinates; each process keeps its own context and launches its
- * own kernels). The daemon makes it (memfd), passes it with its WELCOME
- * (SCM_RIGHTS) and both map it. Neither side ever waits on the other: the
- * daemon writes the client's window, the client writes what it does, each
- * side reads the other's words when it likes.
+ * own kernels). The daemon makes it (a memfd sealed at its size), passes it
+ * with its WELCOME (SCM_RIGHTS) and both map it. Neither side ever waits on
+ * the other: the daemon writes the client's window, the client writes what
+ * it does, each side reads the other's words when it likes.
  *
  * window: the SMs the client's kernels may use, lo | hi << 32 (its
- * scheduler keeps every kernel there: corun__sched_window). The rest are
- * the client's counters, for the daemon's policy and `corun status`.
+ * scheduler keeps every kernel there: corun__sched_window). The counters
+ * are the client's, for the daemon's policy and `corun status`; the ring
+ * carries each launch and each end, for latencies and traces. The client's
+ * threads push into the ring (a bounded multi-producer queue after Vyukov:
+ * a slot is claimed by compare-and-swap on head once its sequence says it
+ * is free, and published by storing its sequence); a full ring drops the
+ * event and counts it, so a launch never waits for the daemon. The daemon
+ * alone pops. Everything in the page is the client's to scribble on: the
+ * daemon bounds what it reads (corun__channel_pop) and trusts no number.
  */
 #ifndef CORUN_WIRE_CHANNEL_H
 #define CORUN_WIRE_CHANNEL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #define CORUN_CHANNEL_MAGIC 0x4c4e4843u /* "CHNL" */
-#define CORUN_CHANNEL_VERSION 1u
-#define CORUN_CHANNEL_SIZE 4096u
+#define CORUN_CHANNEL_VERSION 2u
+#define CORUN_CHANNEL_SIZE 65536u
+#define CORUN_CHANNEL_RING 512u /* events; a power of two */
+
+typedef enum corun__chan_kind {
+    CORUN_CHAN_LAUNCH = 1, /* a kernel launched: t_ns, kernel, ls */
+    CORUN_CHAN_END = 2     /* a kernel ended: all fields */
+} corun__chan_kind;
+
+typedef struct corun__chan_event {
+    _Atomic uint64_t seq;  /* i for the free slot of event i, i + 1 once event i is in */
+    uint64_t t_ns;         /* CLOCK_MONOTONIC when the client wrote it */
+    uint64_t run_ns;       /* END: first launch to end, the client's clock */
+    uint64_t turnaround_ns; /* END: submission to end */
+    uint64_t tasks;        /* END: block-tasks it ran */
+    uint32_t kind;         /* corun__chan_kind */
+    uint32_t ls;           /* LS class or priority > 0 */
+    uint32_t preemptions;  /* END */
+    int32_t status;        /* END: CORUN_OK, or why it failed */
+    char kernel[64];       /* its name, NUL-terminated (the daemon checks) */
+} corun__chan_event;
 
 typedef struct corun__channel {
     uint32_t magic, version;
@@ -31,9 +59,92 @@ typedef struct corun__channel {
     _Atomic uint64_t last_ls_ns;     /* CLOCK_MONOTONIC of its last LS-class or
                                         priority > 0 launch; 0 = none */
     _Atomic uint32_t ls_need;        /* SMs one wave of its largest LS kernel fills */
+    _Atomic uint64_t dropped;        /* events the full ring had no slot for */
+    _Atomic uint64_t head;           /* the next event's index (clients) */
+    uint64_t tail;                   /* the next to pop (the daemon's own copy rules) */
+    corun__chan_event ring[CORUN_CHANNEL_RING];
 } corun__channel;
 
 _Static_assert(sizeof(corun__channel) <= CORUN_CHANNEL_SIZE, "the channel fits its page");
+
+/* The daemon makes the ring empty: slot i free for event i. */
+static inline void corun__channel_ring_init(corun__channel *ch)
+{
+    uint32_t i;
+
+    for (i = 0; i < CORUN_CHANNEL_RING; i++) {
+        atomic_store_explicit(&ch->ring[i].seq, i, memory_order_relaxed);
+    }
+    atomic_store_explicit(&ch->head, 0, memory_order_relaxed);
+    ch->tail = 0;
+}
+
+/* A client's thread adds ev (its seq ignored); false, counted in dropped,
+ * when the ring is full. Never waits. */
+static inline bool corun__channel_push(corun__channel *ch, const corun__chan_event *ev)
+{
+    uint64_t h = atomic_load_explicit(&ch->head, memory_order_relaxed);
+    corun__chan_event *e;
+
+    for (;;) {
+        uint64_t q;
+        e = &ch->ring[h & (CORUN_CHANNEL_RING - 1)];
+        q = atomic_load_explicit(&e->seq, memory_order_acquire);
+        if (q == h) {
+            if (atomic_compare_exchange_weak_explicit(&ch->head, &h, h + 1,
+                                                      memory_order_relaxed,
+                                                      memory_order_relaxed)) {
+                break;
+            }
+        } else if (q < h) {
+            atomic_fetch_add_explicit(&ch->dropped, 1, memory_order_relaxed);
+            return false; /* the slot still holds an event not popped */
+        } else {
+            h = atomic_load_explicit(&ch->head, memory_order_relaxed);
+        }
+    }
+    e->t_ns = ev->t_ns;
+    e->run_ns = ev->run_ns;
+    e->turnaround_ns = ev->turnaround_ns;
+    e->tasks = ev->tasks;
+    e->kind = ev->kind;
+    e->ls = ev->ls;
+    e->preemptions = ev->preemptions;
+    e->status = ev->status;
+    memcpy(e->kernel, ev->kernel, sizeof(e->kernel));
+    atomic_store_explicit(&e->seq, h + 1, memory_order_release);
+    return true;
+}
+
+/* The daemon takes the oldest event into *out, kept at *tail (its own copy
+ * of the tail: the page's is the client's to overwrite); false when none is
+ * in. The copy is made safe to use: its name terminated, its kind 0 when
+ * it is not a corun__chan_kind (the caller skips it). */
+static inline bool corun__channel_pop(corun__channel *ch, uint64_t *tail, corun__chan_event *out)
+{
+    corun__chan_event *e = &ch->ring[*tail & (CORUN_CHANNEL_RING - 1)];
+
+    if (atomic_load_explicit(&e->seq, memory_order_acquire) != *tail + 1) {
+        return false;
+    }
+    out->t_ns = e->t_ns;
+    out->run_ns = e->run_ns;
+    out->turnaround_ns = e->turnaround_ns;
+    out->tasks = e->tasks;
+    out->kind = e->kind;
+    out->ls = e->ls != 0;
+    out->preemptions = e->preemptions;
+    out->status = e->status;
+    memcpy(out->kernel, e->kernel, sizeof(out->kernel));
+    out->kernel[sizeof(out->kernel) - 1] = '\0';
+    atomic_store_explicit(&e->seq, *tail + CORUN_CHANNEL_RING, memory_order_release);
+    (*tail)++;
+    ch->tail = *tail;
+    if (out->kind != CORUN_CHAN_LAUNCH && out->kind != CORUN_CHAN_END) {
+        out->kind = 0;
+    }
+    return true;
+}
 
 static inline uint64_t corun__channel_window(uint32_t lo, uint32_t hi)
 {
