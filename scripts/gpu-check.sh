@@ -14,6 +14,9 @@
 #   latency      stop and evict latency vs a flag-polling baseline; halts after
 #                a running kernel's tasks slow down 4x; the halt of every
 #                correctness kernel a quarter of the way through
+#   xhalt        the halt and an 8-SM narrowing written by another process
+#                through CUDA IPC (as corund writes them), against this
+#                process's own halt
 #   resume       preempted half way and resumed vs uninterrupted: host events,
 #                and on GPU clocks (launches behind a gate, halt from a resident
 #                block) split into the drain and the relaunch
@@ -94,7 +97,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead correctstream correctstreamahead stream chain hostcost lsalone queued threads capture sync hostfunc demo demotrace overhead latency resume spatial dispatch apps appsahead counters policies sanitize"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead correctstream correctstreamahead stream chain hostcost lsalone queued threads capture sync hostfunc demo demotrace overhead latency xhalt resume spatial dispatch apps appsahead counters policies sanitize"}
 # GPU_CHECK_EVENTS: random events per kernel in the correctness step (1000).
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
@@ -180,6 +183,7 @@ if has demotrace; then
 fi
 has overhead && run_step overhead 300 "$GC" overhead --reps 15 --json "$OUT/overhead.json"
 has latency && run_step latency 200 "$GC" latency --trials 30 --json "$OUT/latency.json"
+has xhalt && run_step xhalt 200 "$GC" xhalt --json "$OUT/xhalt.json"
 has resume && run_step resume 200 "$GC" resume --json "$OUT/resume.json"
 has spatial && run_step spatial 120 "$GC" spatial --trials 20 --json "$OUT/spatial.json"
 has dispatch && run_step dispatch 60 "$GC" dispatch --trials 20 --json "$OUT/dispatch.json"
@@ -294,7 +298,7 @@ fi
     printf '"%s": %d' "$s" "${status[$s]}"
   done
   printf '},\n'
-  for f in occupancy correctness correctahead correctstream correctstreamahead overhead latency resume spatial dispatch hostfunc stream chain hostcost daemoncost lsalone queued threads capture sync sync-pt demo apps policies; do
+  for f in occupancy correctness correctahead correctstream correctstreamahead overhead latency xhalt resume spatial dispatch hostfunc stream chain hostcost daemoncost lsalone queued threads capture sync sync-pt demo apps policies; do
     if [ -s "$OUT/$f.json" ]; then
       printf '  "%s": ' "$f"
       cat "$OUT/$f.json"
@@ -309,7 +313,7 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness correctahead correctstream correctstreamahead overhead latency resume spatial dispatch hostfunc stream chain hostcost daemoncost lsalone queued threads capture sync demo apps appsahead counters policies memcheck racecheck; do
+for f in occupancy correctness correctahead correctstream correctstreamahead overhead latency xhalt resume spatial dispatch hostfunc stream chain hostcost daemoncost lsalone queued threads capture sync demo apps appsahead counters policies memcheck racecheck; do
   [ -s "$OUT/$f.log" ] || [ -s "$OUT/$f.json" ] || continue
   echo "---- $f"
   case $f in

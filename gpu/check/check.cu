@@ -15,6 +15,8 @@
  *   resume       preempted half way and resumed vs uninterrupted (host events,
  *                then on GPU clocks: drain and relaunch separately)
  *   spatial      evict k CapSMs, launch an LS kernel into them
+ *   xhalt        the halt and the narrowing written by another process
+ *                (CUDA IPC), as corund writes them, against this process's
  *   sanitize     small sizes, for compute-sanitizer
  */
 #include <algorithm>
@@ -28,6 +30,7 @@
 #include <cuda.h>
 #include <execinfo.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cases.cuh"
@@ -906,6 +909,150 @@ static int mode_latency(int trials)
         return 1;
     }
     return latency_per_kernel(trials, ks, hs);
+}
+
+/* ---- xhalt: the signal from another process ---------------------------------- */
+
+/*
+ * corund narrows a client's kernels by writing their control blocks from
+ * its own process: the block opened by CUDA IPC, the words written with
+ * cuStreamWriteValue32 on the daemon's highest-priority stream (the cuda
+ * backend's peer_range). Here a peer process (this program, mode
+ * xhalt-peer, started through /proc/self/exe before it touches CUDA) does
+ * exactly that to a running worker kernel of 2 us tasks: a halt (halt_gen),
+ * and a narrowing that takes SMs 0-7 away (sm_lo = 8), timed from the
+ * peer's call (CLOCK_MONOTONIC, the same clock in both processes) to the
+ * kernel's end, or to the workers of those SMs gone (exited, waited for on
+ * a stream), as seen here. The same halt from this process, interleaved,
+ * is the baseline.
+ */
+static int xhalt_peer(int rfd, int wfd)
+{
+    cudaIpcMemHandle_t h;
+    corun_ctl *ctl;
+    cudaStream_t hs;
+    int lo, hi;
+    char cmd;
+
+    if (read(rfd, &h, sizeof(h)) != (ssize_t)sizeof(h)) {
+        return 2;
+    }
+    CK(cudaIpcOpenMemHandle((void **)&ctl, h, cudaIpcMemLazyEnablePeerAccess));
+    CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
+    while (read(rfd, &cmd, 1) == 1 && cmd != 'q') {
+        const CUdeviceptr base = (CUdeviceptr)(uintptr_t)ctl;
+        const double t0 = now_us();
+        if (cmd == 'h') {
+            CU(cuStreamWriteValue32((CUstream)hs, base + offsetof(corun_ctl, halt_gen), 1, 0));
+        } else {
+            CU(cuStreamWriteValue32((CUstream)hs, base + offsetof(corun_ctl, sm_lo), 8, 0));
+        }
+        CK(cudaStreamSynchronize(hs));
+        if (write(wfd, &t0, sizeof(t0)) != (ssize_t)sizeof(t0)) {
+            return 2;
+        }
+    }
+    CK(cudaIpcCloseMemHandle(ctl));
+    return 0;
+}
+
+static int mode_xhalt(int trials)
+{
+    const int nsm = sm_count();
+    const int per_sm = per_sm_of((const void *)spin__corun, 256, 0);
+    const int nw = per_sm * nsm;
+    SpinCase c(2000ull, (uint64_t)nw * 15000);
+    Direct d;
+    cudaStream_t ks, hs, ws;
+    cudaIpcMemHandle_t h;
+    int lo, hi, to_peer[2], from_peer[2];
+    char rs[16], ws_[16];
+    pid_t pid;
+    std::vector<double> xh, xn, same;
+
+    d.per_sm = per_sm;
+    CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CK(cudaStreamCreateWithPriority(&ks, cudaStreamNonBlocking, lo));
+    CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
+    CK(cudaStreamCreateWithPriority(&ws, cudaStreamNonBlocking, hi));
+    CK(cudaIpcGetMemHandle(&h, d.ctl));
+    if (pipe(to_peer) != 0 || pipe(from_peer) != 0) {
+        perror("xhalt: pipe");
+        return 1;
+    }
+    snprintf(rs, sizeof(rs), "%d", to_peer[0]);
+    snprintf(ws_, sizeof(ws_), "%d", from_peer[1]);
+    pid = fork();
+    if (pid == 0) {
+        close(to_peer[1]);
+        close(from_peer[0]);
+        execl("/proc/self/exe", "corun-gpucheck", "xhalt-peer", rs, ws_, (char *)nullptr);
+        _exit(127);
+    }
+    close(to_peer[0]);
+    close(from_peer[1]);
+    if (pid < 0 || write(to_peer[1], &h, sizeof(h)) != (ssize_t)sizeof(h)) {
+        perror("xhalt: peer");
+        return 1;
+    }
+    for (int i = 0; i < trials; i++) {
+        for (int k = 0; k < 3; k++) {
+            double t0 = 0;
+            unsigned long long done0;
+            d.init(c, g_budget_us, nw);
+            d.launch(c, ks, nw, 0, 0);
+            sleep_us(2000);
+            if (k == 2) { /* this process's own halt, the baseline */
+                same.push_back(timed_halt(d, ks, hs, &done0));
+            } else {
+                const char cmd = k == 0 ? 'h' : 'n';
+                if (write(to_peer[1], &cmd, 1) != 1) {
+                    perror("xhalt: peer");
+                    return 1;
+                }
+                if (k == 0) {
+                    CK(cudaStreamSynchronize(ks));
+                } else {
+                    CU(cuStreamWaitValue32((CUstream)ws, d.field(offsetof(corun_ctl, exited)),
+                                           (cuuint32_t)(8 * per_sm), CU_STREAM_WAIT_VALUE_GEQ));
+                    CK(cudaStreamSynchronize(ws));
+                }
+                const double t1 = now_us();
+                if (read(from_peer[0], &t0, sizeof(t0)) != (ssize_t)sizeof(t0)) {
+                    fprintf(stderr, "xhalt: the peer process stopped answering\n");
+                    return 1;
+                }
+                (k == 0 ? xh : xn).push_back(t1 - t0);
+                if (k == 1) {
+                    d.halt(hs);
+                    CK(cudaStreamSynchronize(ks));
+                }
+            }
+            if (!all_left(d.read(), nullptr, k == 0 ? "cross-process halt" : "halt")) {
+                return 1;
+            }
+        }
+    }
+    const char q = 'q';
+    (void)!write(to_peer[1], &q, 1);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    printf("%-34s %9s %9s %9s %9s %7s\n", "what (2 us tasks)", "median_us", "p99_us", "p90_us",
+           "max_us", "trials");
+    const std::vector<double> *rows[] = {&xh, &xn, &same};
+    const char *names[] = {"cross-process halt", "cross-process narrow (SMs 0-7)",
+                           "same-process halt"};
+    const char *keys[] = {"xhalt", "xnarrow8", "halt_same"};
+    for (int r = 0; r < 3; r++) {
+        const std::vector<double> &v = *rows[r];
+        printf("%-34s %9.1f %9.1f %9.1f %9.1f %7zu\n", names[r], median(v), pct(v, 99),
+               pct(v, 90), pct(v, 100), v.size());
+        jrec("{\"mode\":\"xhalt\",\"what\":\"%s\",\"task_us\":2,\"median_us\":%.2f,"
+             "\"p99_us\":%.2f,\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%zu}",
+             keys[r], median(v), pct(v, 99), pct(v, 90), pct(v, 100), v.size());
+    }
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
 
 /* ---- resume ------------------------------------------------------------------- */
@@ -1820,7 +1967,7 @@ static void usage()
            "                 (corun_ctl.h; for same-run A/Bs of the halt latency)\n"
            "      --stream: correctness through corun_launch_stream (the direct path)\n"
            "modes: occupancy correctness overhead latency resume spatial dispatch hostfunc stream\n"
-           "       sanitize chain hostcost lsalone queued threads capture\n"
+           "       sanitize chain hostcost lsalone queued threads capture xhalt\n"
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n"
            "CORUN_AHEAD=0|1|2 picks the entry of kernels with an ahead entry as libcorun\n"
            "does: never, where their last run's task time says (default), always.\n");
@@ -1984,6 +2131,8 @@ static int run_mode(const char *mode, std::vector<Case *> &cases, const Options 
         return mode_overhead(cases, o.reps);
     } else if (!strcmp(mode, "latency")) {
         return mode_latency(trials);
+    } else if (!strcmp(mode, "xhalt")) {
+        return mode_xhalt(quick ? 5 : std::max(trials, 200));
     } else if (!strcmp(mode, "resume")) {
         return mode_resume(cases, quick ? 2 : 10);
     } else if (!strcmp(mode, "spatial")) {
@@ -2022,6 +2171,9 @@ int main(int argc, char **argv)
     signal(SIGABRT, on_fatal);
     Options o;
 
+    if (!strcmp(mode, "xhalt-peer")) { /* started by xhalt, with its pipes: RFD WFD */
+        return argc == 4 ? xhalt_peer(atoi(argv[2]), atoi(argv[3])) : 2;
+    }
     if (!parse_options(argc, argv, o)) {
         return 2;
     }
@@ -2029,6 +2181,7 @@ int main(int argc, char **argv)
         usage();
         return mode[0] ? 0 : 2;
     }
+
     if (o.json_path) {
         json = fopen(o.json_path, "w");
         if (!json) {

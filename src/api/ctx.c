@@ -185,6 +185,7 @@ static void follow_window(corun_ctx *c)
     if (corun__remote_follow(c->remote, c->s, &c->window)) {
         publish_allot(c);
     }
+    corun__remote_share_ctl(c->remote, c->be);
 }
 
 /* ---- jobs and their adoption ----------------------------------------------- */
@@ -415,6 +416,7 @@ CORUN_API void corun_ctx_destroy(corun_ctx *c)
         pthread_join(c->thread, NULL);
     }
     adopt_pending(c);
+    corun__remote_unshare_ctl(c->remote, c->be);
     corun__remote_close(c->remote);
     corun__sched_destroy(c->s);
     c->be->ops->destroy(c->be);
@@ -1308,6 +1310,11 @@ CORUN_API void corun_job_release(corun_job *j)
 }
 
 /* ---- for corund (ctx_int.h) --------------------------------------------------- */
+
+corun__backend *corun__ctx_backend(corun_ctx *c)
+{
+    return c->be;
+}
 
 uint64_t corun__ctx_now(corun_ctx *c)
 {

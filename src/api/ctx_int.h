@@ -25,6 +25,10 @@ uint64_t corun__ctx_now(corun_ctx *c);
  * leaves the clock there. A real-time context runs by itself: no-op. */
 int corun__ctx_advance(corun_ctx *c, uint64_t until_ns);
 
+/* The context's backend (corund reaches other processes' control blocks
+ * through its ctl_share and peer_* operations, backend.h). */
+struct corun__backend *corun__ctx_backend(corun_ctx *c);
+
 /* The context's policy name and GPU (SMs, free CapSMs now). */
 const char *corun__ctx_policy(const corun_ctx *c);
 uint32_t corun__ctx_sm_count(const corun_ctx *c);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "api/remote.h"
+#include "core/backend.h"
 #include "core/sched.h"
 
 struct corun__remote {
@@ -35,6 +36,7 @@ struct corun__remote {
      * it) until close */
     _Atomic(corun__channel *) chan;
     bool coordinated;
+    corun__channel *shared;  /* the page this process's control blocks were given in */
 };
 
 __attribute__((format(printf, 3, 4))) static void say(char *why, size_t len, const char *fmt, ...)
@@ -356,6 +358,38 @@ void corun__remote_count_job(corun__remote *r, const corun__job *k)
     }
     if (need > atomic_load(&ch->ls_need)) {
         atomic_store(&ch->ls_need, (uint32_t)need);
+    }
+}
+
+void corun__remote_share_ctl(corun__remote *r, corun__backend *be)
+{
+    corun__channel *ch;
+    char why[256];
+
+    if (r == NULL || !r->coordinated || be->ops->ctl_share == NULL) {
+        return;
+    }
+    pthread_mutex_lock(&r->mu);
+    ch = atomic_load(&r->chan);
+    if (ch != NULL && ch != r->shared) {
+        r->shared = ch; /* tried once per page */
+        /* not shared (ctl_ok stays 0): the daemon's windows then reach
+         * this process's kernels when it looks at its window, as before */
+        if (be->ops->ctl_share(be, ch->ctl_handle, &ch->ctl_slots, ch->ctl_live,
+                               CORUN_CHANNEL_LIVE, why, sizeof(why)) == CORUN_OK) {
+            atomic_store(&ch->ctl_ok, 1);
+        }
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+void corun__remote_unshare_ctl(corun__remote *r, corun__backend *be)
+{
+    uint32_t n;
+
+    if (r != NULL && r->shared != NULL && be->ops->ctl_share != NULL) {
+        (void)be->ops->ctl_share(be, NULL, &n, NULL, 0, NULL, 0);
+        r->shared = NULL;
     }
 }
 

@@ -79,6 +79,14 @@ bool corun__remote_follow(corun__remote *r, struct corun__sched *s, uint64_t *ap
 void corun__remote_count_launch(corun__remote *r, bool ls, const char *kernel);
 void corun__remote_count_job(corun__remote *r, const struct corun__job *k);
 
+/* Coordinated, with a backend that shares its control blocks (ctl_share):
+ * gives the daemon this process's blocks through the page of the current
+ * connection, once per page (call it where the window is followed). Before
+ * r is closed, unshare_ctl makes be stop writing into r's pages. */
+struct corun__backend;
+void corun__remote_share_ctl(corun__remote *r, struct corun__backend *be);
+void corun__remote_unshare_ctl(corun__remote *r, struct corun__backend *be);
+
 /* What the daemon said of itself when it welcomed this connection. */
 const corun__msg_welcome *corun__remote_welcome(const corun__remote *r);
 const char *corun__remote_path(const corun__remote *r);

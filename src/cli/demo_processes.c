@@ -452,7 +452,8 @@ int corun__demo_processes(corun__cli *cli, const corun__run_opts *o, const char 
         if (daemon) {
             char logf[PATH_MAX + 16];
             char *args[] = {self, "daemon", "--backend", (char *)backend, "--socket", sock,
-                            "--ls-sms", lssms, "--log-file", logf, NULL};
+                            "--ls-sms", lssms, "--log-file", logf, "--log-level", "info",
+                            NULL};
             snprintf(logf, sizeof(logf), "%s/corund.log", dir);
             if (run_self(&r, "corund.out", args) != 0) {
                 fprintf(stderr, WHO ": corund did not start (%s/corund.out, corund.log)\n", dir);

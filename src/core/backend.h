@@ -98,6 +98,9 @@ typedef enum corun__builtin {
                                     between calls, so no scheduler thread */
 #define CORUN_BE_DIRECT 4u       /* direct_launch */
 
+/* Bytes of a ctl_share handle (a CUipcMemHandle). */
+#define CORUN_CTL_HANDLE 64
+
 /* Most DRAM demand a synthetic kernel may declare, in peaks (see mem_bw). */
 #define CORUN_MEM_BW_MAX 16.0
 
@@ -256,6 +259,26 @@ typedef struct corun__backend_ops {
     /* Optional: a line on the backend's state now (control blocks in use,
      * launches in flight), for diagnostics; any thread. */
     void (*describe)(corun__backend *be, char *buf, size_t len);
+
+    /* Optional (cuda): the control blocks shared with another process of
+     * the host (corund), which narrows this process's kernels itself.
+     * ctl_share exports them (a CUDA IPC handle, CORUN_CTL_HANDLE bytes,
+     * and the number of blocks) and from then on keeps live[0..nwords)
+     * (64-bit words, bit s: block s holds a kernel) up to date with atomic
+     * read-modify-writes (__atomic builtins: C++ includes this header),
+     * until called again with another map, or with live NULL (then it only
+     * stops writing). */
+    int (*ctl_share)(corun__backend *be, void *handle, uint32_t *nslots, uint64_t *live,
+                     uint32_t nwords, char *why, size_t why_len);
+    /* Another process's shared blocks (its ctl_share handle), opened in
+     * this backend's context; NULL with why where they cannot be. */
+    void *(*peer_open)(corun__backend *be, const void *handle, uint32_t nslots, char *why,
+                       size_t why_len);
+    /* Narrows the kernel in the peer's block `slot` to SMs [lo, hi] (its
+     * sm_lo and sm_hi_inv, on the highest-priority stream; no wait): its
+     * workers elsewhere leave at their next chunk. */
+    int (*peer_range)(corun__backend *be, void *peer, uint32_t slot, uint32_t lo, uint32_t hi);
+    void (*peer_close)(corun__backend *be, void *peer);
     void (*destroy)(corun__backend *be);
 } corun__backend_ops;
 

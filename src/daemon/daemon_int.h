@@ -100,6 +100,9 @@ struct corun__dclient {
     struct corun__dkrun { char name[CORUN_PROTO_NAME]; uint32_t running; }
         krun[CORUN__CHAN_KERNELS]; /* its kernels launched and not ended, by name */
     uint64_t krun_other;       /* the same for names past the table */
+    void *peer;                /* its control blocks opened here (backend peer_open) */
+    bool peer_tried;           /* opened or failed once: not tried again */
+    uint64_t narrowed;         /* its kernels the daemon narrowed itself */
     corun__dclient *next;
 };
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "core/backend.h"
 #include "daemon/daemon_int.h"
 
 #define SUB "session"
@@ -726,6 +727,11 @@ void corun__dsession_drop(corun__daemon *d, corun__dclient *c)
     corun__djob *j, *next;
     unsigned cut = 0;
 
+    if (c->peer != NULL) {
+        corun__backend *be = corun__ctx_backend(d->gpus[c->hello.gpu].ctx);
+        be->ops->peer_close(be, c->peer);
+        c->peer = NULL;
+    }
     for (j = d->jobs; j != NULL; j = next) {
         next = j->next;
         if (j->owner != c) {
@@ -761,6 +767,51 @@ static bool ls_client(const corun__dclient *c)
 {
     return c->hello.cls == CORUN_CLASS_LS || c->hello.priority > 0 ||
            (c->chan != NULL && atomic_load(&c->chan->last_ls_ns) != 0);
+}
+
+/* c's window narrows to w: its running kernels are narrowed now, by the
+ * daemon writing their control blocks (the backend's peer_range), where
+ * the client shared them; it follows the window itself in any case when
+ * it next looks (every 5 ms). Returns the kernels narrowed. */
+static unsigned narrow(corun__daemon *d, corun__dclient *c, uint64_t w)
+{
+    corun__backend *be = corun__ctx_backend(d->gpus[c->hello.gpu].ctx);
+    const uint32_t lo = (uint32_t)w, hi = (uint32_t)(w >> 32);
+    const uint64_t t0 = corun__dnow();
+    unsigned n = 0, i;
+    char why[256] = "";
+
+    if (be->ops->peer_open == NULL || atomic_load(&c->chan->ctl_ok) == 0) {
+        return 0;
+    }
+    if (!c->peer_tried) {
+        c->peer_tried = true;
+        c->peer = be->ops->peer_open(be, c->chan->ctl_handle, c->chan->ctl_slots, why,
+                                     sizeof(why));
+        if (c->peer == NULL) {
+            CORUN_LOG(CORUN_LOG_WARN, SUB, "client %u (pid %d): its control blocks cannot be "
+                      "opened (%s): its kernels follow its window when it looks", c->id,
+                      (int)c->pid, why);
+        }
+    }
+    if (c->peer == NULL) {
+        return 0;
+    }
+    for (i = 0; i < CORUN_CHANNEL_LIVE; i++) {
+        uint64_t m = __atomic_load_n(&c->chan->ctl_live[i], __ATOMIC_ACQUIRE);
+        while (m != 0) {
+            const uint32_t slot = i * 64 + (uint32_t)__builtin_ctzll(m);
+            m &= m - 1;
+            if (be->ops->peer_range(be, c->peer, slot, lo, hi) == CORUN_OK) {
+                n++;
+            }
+        }
+    }
+    c->narrowed += n;
+    CORUN_LOG(CORUN_LOG_INFO, SUB, "client %u (pid %d): %u kernels narrowed to SMs %u-%u "
+              "(%.1f us to write)", c->id, (int)c->pid, n, lo, hi,
+              (double)(corun__dnow() - t0) / 1e3);
+    return n;
 }
 
 /* LS work goes on: a launch in the last second, or one not finished. */
@@ -813,11 +864,16 @@ void corun__dsession_coordinate(corun__daemon *d)
                 w = corun__channel_window(active ? floor_sms : 0, n - 1);
             }
             if (w != c->window) {
+                const bool narrower = (uint32_t)w > (uint32_t)c->window ||
+                                      (uint32_t)(w >> 32) < (uint32_t)(c->window >> 32);
                 CORUN_LOG(CORUN_LOG_DEBUG, SUB, "client %u (pid %d, %s): SMs %u-%u", c->id,
                           (int)c->pid, ls_client(c) ? "ls" : "batch", (unsigned)(w & 0xffffffffu),
                           (unsigned)(w >> 32));
                 c->window = w;
                 atomic_store(&c->chan->window, w);
+                if (narrower) {
+                    (void)narrow(d, c, w);
+                }
             }
         }
     }

@@ -84,6 +84,8 @@ static json_t *client_json(corun__daemon *d, const corun__dclient *c)
         json_object_set_new(o, "events_dropped",
                             json_integer((json_int_t)atomic_load(&c->chan->dropped)));
         json_object_set_new(o, "events_malformed", json_integer((json_int_t)c->chan_bad));
+        json_object_set_new(o, "shares_ctl", json_boolean(atomic_load(&c->chan->ctl_ok) != 0));
+        json_object_set_new(o, "narrowed", json_integer((json_int_t)c->narrowed));
     }
     return o;
 }

@@ -59,6 +59,7 @@ typedef struct run_ctx {
     bool window_closed;       /* the arrival window's GPU shares are taken */
     int status;
     corun__remote *remote;    /* a GPU corund coordinates: the SMs it gives this run */
+    corun__backend *be;       /* the run's (its control blocks go to corund) */
     request *requests;        /* every request made (request.all) */
     uint64_t window;          /* the window applied, lo | hi << 32 */
 } run_ctx;
@@ -70,6 +71,7 @@ typedef struct run_ctx {
 static void follow_window(run_ctx *rc)
 {
     (void)corun__remote_follow(rc->remote, rc->s, &rc->window);
+    corun__remote_share_ctl(rc->remote, rc->be);
 }
 
 static uint64_t draw_ns(corun__rng *r, const corun__dist *d)
@@ -548,6 +550,7 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     }
     snprintf(out->policy, sizeof(out->policy), "%s", policy);
     snprintf(out->backend, sizeof(out->backend), "%s", be->ops->name);
+    rc->be = be;
     rc->t0 = corun__sched_now(rc->s);
     rc->sm_count = corun__sched_gpu(rc->s)->sm_count;
     out->sm_count = rc->sm_count;
@@ -580,6 +583,7 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
         snprintf(why, why_len, "run failed: %s", corun_strerror(st));
     }
     corun__sched_destroy(rc->s);
+    corun__remote_unshare_ctl(rc->remote, be);
     corun__remote_close(rc->remote);
     while (rc->requests != NULL) {
         request *q = rc->requests;

@@ -9,7 +9,9 @@
  * window: the SMs the client's kernels may use, lo | hi << 32 (its
  * scheduler keeps every kernel there: corun__sched_window). The counters
  * are the client's, for the daemon's policy and `corun status`; the ring
- * carries each launch and each end, for latencies and traces. The client's
+ * carries each launch and each end, for latencies and traces; ctl_* give
+ * the daemon the client's control blocks (CUDA IPC), so it can narrow the
+ * client's running kernels itself when it takes SMs away. The client's
  * threads push into the ring (a bounded multi-producer queue after Vyukov:
  * a slot is claimed by compare-and-swap on head once its sequence says it
  * is free, and published by storing its sequence); a full ring drops the
@@ -29,6 +31,7 @@
 #define CORUN_CHANNEL_VERSION 2u
 #define CORUN_CHANNEL_SIZE 65536u
 #define CORUN_CHANNEL_RING 512u /* events; a power of two */
+#define CORUN_CHANNEL_LIVE 64u  /* words of the map of control blocks in use: 4096 blocks */
 
 typedef enum corun__chan_kind {
     CORUN_CHAN_LAUNCH = 1, /* a kernel launched: t_ns, kernel, ls */
@@ -60,6 +63,14 @@ typedef struct corun__channel {
                                         priority > 0 launch; 0 = none */
     _Atomic uint32_t ls_need;        /* SMs one wave of its largest LS kernel fills */
     _Atomic uint64_t dropped;        /* events the full ring had no slot for */
+    /* its control blocks, for the daemon to narrow its kernels itself (a
+     * GPU backend's ctl_share, backend.h): the CUDA IPC handle and their
+     * number, written before ctl_ok is set, and the map of those holding a
+     * kernel (bit s: block s), kept up to date by the backend */
+    _Atomic uint32_t ctl_ok;
+    uint32_t ctl_slots;
+    uint8_t ctl_handle[64];
+    uint64_t ctl_live[CORUN_CHANNEL_LIVE]; /* __atomic builtins (the backend's C++-safe map) */
     _Atomic uint64_t head;           /* the next event's index (clients) */
     uint64_t tail;                   /* the next to pop (the daemon's own copy rules) */
     corun__chan_event ring[CORUN_CHANNEL_RING];

@@ -68,7 +68,10 @@
     X(cuEventDestroy)                                 \
     X(cuEventRecord)                                  \
     X(cuEventSynchronize)                             \
-    X(cuEventElapsedTime)
+    X(cuEventElapsedTime)                             \
+    X(cuIpcGetMemHandle)                              \
+    X(cuIpcOpenMemHandle)                             \
+    X(cuIpcCloseMemHandle)
 
 typedef struct corun__cu {
 #define CORUN__CU_FIELD(name) __typeof__(&name) name;

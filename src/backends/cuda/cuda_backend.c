@@ -688,6 +688,10 @@ static const corun__backend_ops cuda_ops = {
     .rates = corun__cuda_rates,
     .wake = corun__cuda_wake,
     .describe = cuda_describe,
+    .ctl_share = corun__cuda_ctl_share,
+    .peer_open = corun__cuda_peer_open,
+    .peer_range = corun__cuda_peer_range,
+    .peer_close = corun__cuda_peer_close,
     .destroy = cuda_destroy,
 };
 

@@ -120,6 +120,18 @@ struct cuda_backend;
 int corun__cuda_builtin_bind(struct cuda_backend *b, corun__kspec *spec, builtin_args *a,
                              char *why, size_t why_len);
 
+/* ---- share.c ------------------------------------------------------------ */
+
+/* Marks slot s taken or free in the maps of blocks in use. Under pool_mu. */
+void corun__cuda_live_mark(struct cuda_backend *b, uint32_t s, bool taken);
+int corun__cuda_ctl_share(corun__backend *be, void *handle, uint32_t *nslots,
+                          uint64_t *live, uint32_t nwords, char *why, size_t why_len);
+void *corun__cuda_peer_open(corun__backend *be, const void *handle, uint32_t nslots, char *why,
+                            size_t why_len);
+int corun__cuda_peer_range(corun__backend *be, void *peer, uint32_t slot, uint32_t lo,
+                           uint32_t hi);
+void corun__cuda_peer_close(corun__backend *be, void *peer);
+
 /* ---- code.c ------------------------------------------------------------- */
 
 /* One launch shape of a registered kernel: its occupancy, checked once. */
@@ -199,6 +211,11 @@ typedef struct cuda_backend {
     uint32_t ndirty;
     bool zero_stop;
     bool zero_started;
+    /* share.c: the blocks in use (bit s: slot s taken), here and, once
+     * ctl_share has been called, in the map shared with corund too */
+    uint64_t live[CTL_SLOTS / 64];
+    uint64_t *live_map;                 /* written with __atomic builtins */
+    uint32_t live_words;
     pthread_t zero_thread;
     CUstream zero_stream;
     corun_ctl *readback;                /* pinned, for progress reads */

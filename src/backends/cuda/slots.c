@@ -146,6 +146,7 @@ int corun__cuda_slot_take(cuda_backend *b, uint32_t *slot)
         b->free_head = (b->free_head + 1) % CTL_SLOTS;
         b->free_n--;
         b->slot_seq[*slot]++;
+        corun__cuda_live_mark(b, *slot, true);
         rc = CORUN_OK;
     }
     pthread_mutex_unlock(&b->pool_mu);
@@ -155,6 +156,7 @@ int corun__cuda_slot_take(cuda_backend *b, uint32_t *slot)
 void corun__cuda_slot_give(cuda_backend *b, uint32_t slot, bool clean)
 {
     pthread_mutex_lock(&b->pool_mu);
+    corun__cuda_live_mark(b, slot, false);
     if (clean) {
         b->free_ring[(b->free_head + b->free_n++) % CTL_SLOTS] = slot;
     } else {
