@@ -923,8 +923,9 @@ static int mode_latency(int trials)
  * and a narrowing that takes SMs 0-7 away (sm_lo = 8), timed from the
  * peer's call (CLOCK_MONOTONIC, the same clock in both processes) to the
  * kernel's end, or to the workers of those SMs gone (exited, waited for on
- * a stream), as seen here. The same halt from this process, interleaved,
- * is the baseline.
+ * a stream), as seen here. Each side reads the kernel's progress on its
+ * signal stream just before it signals (timed_halt). The same halt from
+ * this process, interleaved, is the baseline.
  */
 static int xhalt_peer(int rfd, int wfd)
 {
@@ -942,6 +943,11 @@ static int xhalt_peer(int rfd, int wfd)
     CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
     while (read(rfd, &cmd, 1) == 1 && cmd != 'q') {
         const CUdeviceptr base = (CUdeviceptr)(uintptr_t)ctl;
+        unsigned long long done0;
+        /* the kernel's progress first, as timed_halt reads it (and a
+         * scheduler does before it decides) */
+        CK(cudaMemcpyAsync(&done0, &ctl->done, 8, cudaMemcpyDeviceToHost, hs));
+        CK(cudaStreamSynchronize(hs));
         const double t0 = now_us();
         if (cmd == 'h') {
             CU(cuStreamWriteValue32((CUstream)hs, base + offsetof(corun_ctl, halt_gen), 1, 0));

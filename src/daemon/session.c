@@ -777,7 +777,7 @@ static unsigned narrow(corun__daemon *d, corun__dclient *c, uint64_t w)
 {
     corun__backend *be = corun__ctx_backend(d->gpus[c->hello.gpu].ctx);
     const uint32_t lo = (uint32_t)w, hi = (uint32_t)(w >> 32);
-    const uint64_t t0 = corun__dnow();
+    uint64_t t0;
     unsigned n = 0, i;
     char why[256] = "";
 
@@ -797,6 +797,7 @@ static unsigned narrow(corun__daemon *d, corun__dclient *c, uint64_t w)
     if (c->peer == NULL) {
         return 0;
     }
+    t0 = corun__dnow();
     for (i = 0; i < CORUN_CHANNEL_LIVE; i++) {
         uint64_t m = __atomic_load_n(&c->chan->ctl_live[i], __ATOMIC_ACQUIRE);
         while (m != 0) {
