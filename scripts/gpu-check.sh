@@ -14,6 +14,8 @@
 #   latency      stop and evict latency vs a flag-polling baseline; halts after
 #                a running kernel's tasks slow down 4x; the halt of every
 #                correctness kernel a quarter of the way through
+#   multigpu     (not in the default list; a 2-GPU machine) one corund for both
+#                GPUs, a client on each (scripts/gpu-multi.sh)
 #   xhalt        the halt and an 8-SM narrowing written by another process
 #                through CUDA IPC (as corund writes them), against this
 #                process's own halt
@@ -230,6 +232,7 @@ if has sanitize; then
     summary+=("sanitize     SKIPPED (no compute-sanitizer)")
   fi
 fi
+has multigpu && run_step multigpu 200 env OUT="$OUT/multigpu" GPU_BUILD="$BUILD" scripts/gpu-multi.sh
 has processes && run_step processes 300 bash -c "for sc in ls-batch ls-batch-200us; do \
       '$BUILD/corun' demo --processes --scenario scenarios/\$sc.json --quiet \
         --keep '$OUT/processes/'\$sc || exit 1; done"

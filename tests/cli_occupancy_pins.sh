@@ -30,7 +30,7 @@ blocks_per_sm() {
 fail=0
 for entry in "${checks[@]}"; do
   file=${entry%%:*}
-  "$nvcc" -std=c++17 -arch=sm_90 -O3 -I"$src/include" -I"$src/src" -c "$src/$file" \
+  "$nvcc" -std=c++17 -arch=sm_90 -O3 -I"$src/include" -I"$src/src" -I"$src/gpu/check" -c "$src/$file" \
     -o "$tmp/k.o" --resource-usage 2> "$tmp/usage.txt"
   # lines: "Compiling entry function 'NAME' for 'sm_90'" then "Used R registers, ..., S bytes smem"
   : > "$tmp/res.txt"

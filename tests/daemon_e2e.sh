@@ -7,7 +7,8 @@
 # client of another user sees and reaches only its own; the daemon killed
 # leaves its clients running in-process, and they come back to it; on a
 # coordinated GPU the LS program gets SMs of its own and the batch one the
-# rest while LS work goes on; SIGTERM lets a running job finish.
+# rest while LS work goes on; two simulated GPUs with a program on each;
+# SIGTERM lets a running job finish.
 # Usage: daemon_e2e.sh CORUN_BINARY SOURCE_DIR DAEMON_CLIENT
 source "$(dirname "$0")/expect_common.sh"
 client=$3
@@ -237,6 +238,34 @@ check "coordinated: batch launches on every SM before and after" \
 check "coordinated: the LS program's launches on its SMs" grep -q '"sms": "0-19"' "$tmp/cls"
 check "coordinated: every launch ran, in each program" \
   test "$(grep -c '"rc": "CORUN_OK"' "$tmp/cbatch")" -eq 150
+stop_daemon
+
+# --- two GPUs, a scheduler each: a program on each (CORUN_DEVICE) ------------------------
+start_daemon --policy smguard --gpus 2 || { expect_done; exit 1; }
+for g in 0 1; do
+  CORUN_DEVICE=$g timeout "$T" "$client" --name "g$g" --class batch --kernel-us 100 --grid 1320 \
+    --count 30 --gap-ms 10 > "$tmp/gpu$g" 2>&1 &
+  eval "gw$g=\$!"
+done
+for i in $(seq 1 100); do
+  "$corun" status --socket "$sock" --json > "$tmp/gstatus" 2>&1
+  [ "$(tr -d ' \n' < "$tmp/gstatus" | grep -o '"clients":\[{' | wc -l)" -eq 2 ] && break
+  sleep 0.02
+done
+"$corun" status --socket "$sock" > "$tmp/gstatus.txt" 2>&1
+wait "$gw0"
+wait "$gw1"
+check "two GPUs: status lists both, a client on each" \
+  test "$(tr -d ' \n' < "$tmp/gstatus" | grep -o '"clients":\[{' | wc -l)" -eq 2
+check "two GPUs: the table names both" \
+  bash -c "grep -q 'simulated H100 0' '$tmp/gstatus.txt' && grep -q 'simulated H100 1' '$tmp/gstatus.txt'"
+check "two GPUs: every launch of each program on corund" \
+  bash -c "test \$(grep -c '\"where\": \"corund\"' '$tmp/gpu0') -eq 30 && test \$(grep -c '\"where\": \"corund\"' '$tmp/gpu1') -eq 30"
+CORUN_DEVICE=5 timeout "$T" "$client" --name g5 --class batch --kernel-us 100 --grid 132 \
+  --count 1 > "$tmp/gpu5" 2>&1
+check "a GPU the daemon does not serve: the program runs in-process" \
+  grep -q '"where": "in-process"' "$tmp/gpu5"
+check "a GPU the daemon does not serve: the daemon says so" grep -q "which corund does not serve" "$log"
 stop_daemon
 start_daemon --policy smguard || { expect_done; exit 1; }
 

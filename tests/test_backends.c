@@ -16,7 +16,7 @@ static void sim_is_the_simulator(void **state)
     corun__backend_pick p;
     char why[256] = "";
 
-    assert_int_equal(corun__backend_resolve("sim", &p, why, sizeof(why)), CORUN_OK);
+    assert_int_equal(corun__backend_resolve("sim", "auto", &p, why, sizeof(why)), CORUN_OK);
     assert_string_equal(p.name, "sim");
     assert_true(p.caps & CORUN_BE_VIRTUAL_TIME);
     assert_false(p.caps & CORUN_BE_USER_CODE);
@@ -27,9 +27,9 @@ static void auto_is_cuda_where_usable_else_sim(void **state)
 {
     corun__backend_pick cuda, aut;
     char why_cuda[256] = "", why_auto[256] = "";
-    int rc = corun__backend_resolve("cuda", &cuda, why_cuda, sizeof(why_cuda));
+    int rc = corun__backend_resolve("cuda", "auto", &cuda, why_cuda, sizeof(why_cuda));
 
-    assert_int_equal(corun__backend_resolve("auto", &aut, why_auto, sizeof(why_auto)), CORUN_OK);
+    assert_int_equal(corun__backend_resolve("auto", "auto", &aut, why_auto, sizeof(why_auto)), CORUN_OK);
     if (rc == CORUN_OK) {
         /* a GPU machine */
         assert_string_equal(cuda.name, "cuda");
@@ -53,9 +53,9 @@ static void unknown_names_are_refused(void **state)
     corun__backend_pick p;
     char why[256] = "";
 
-    assert_int_equal(corun__backend_resolve("tpu", &p, why, sizeof(why)), CORUN_EINVAL);
+    assert_int_equal(corun__backend_resolve("tpu", "auto", &p, why, sizeof(why)), CORUN_EINVAL);
     assert_non_null(strstr(why, "unknown backend 'tpu'"));
-    assert_int_equal(corun__backend_resolve("", &p, why, sizeof(why)), CORUN_EINVAL);
+    assert_int_equal(corun__backend_resolve("", "auto", &p, why, sizeof(why)), CORUN_EINVAL);
     assert_true(corun__backend_is_auto("auto"));
     assert_false(corun__backend_is_auto("sim"));
     assert_false(corun__backend_is_auto(NULL));
@@ -76,7 +76,7 @@ static void create_makes_the_pick(void **state)
         corun__backend_pick p;
         corun__backend *be = NULL;
         char why[256] = "";
-        assert_int_equal(corun__backend_resolve(names[i], &p, why, sizeof(why)), CORUN_OK);
+        assert_int_equal(corun__backend_resolve(names[i], set.device, &p, why, sizeof(why)), CORUN_OK);
         if (corun__backend_create(names[i], &set, &gpu, 1, &be, why, sizeof(why)) != CORUN_OK) {
             /* only a GPU that passes the check and then fails to be set up */
             assert_string_equal(p.name, "cuda");

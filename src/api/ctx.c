@@ -351,7 +351,8 @@ static int ctx_create(const corun_ctx_opts *opts, const char *const *over,
          * scheduler, on the SMs the daemon gives it. Its own scheduler stays
          * for when the daemon is away. */
         why[0] = '\0';
-        rc = corun__remote_open(&c->set, c->be->ops->name, &c->remote, why, sizeof(why));
+        rc = corun__remote_open(&c->set, c->be->ops->name, c->be->gpu_id, &c->remote, why,
+                                sizeof(why));
         if (rc == CORUN_ENOENT) {
             c->remote = NULL;
         } else if (rc != CORUN_OK) {

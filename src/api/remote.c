@@ -183,8 +183,8 @@ corun__daemon_mode corun__daemon_mode_of(const char *value)
     return value[0] == '/' ? CORUN__DAEMON_PATH : CORUN__DAEMON_BAD;
 }
 
-int corun__remote_open(const corun__settings *set, const char *backend, corun__remote **out,
-                       char *why, size_t why_len)
+int corun__remote_open(const corun__settings *set, const char *backend, uint32_t gpu,
+                       corun__remote **out, char *why, size_t why_len)
 {
     const char *want = set->daemon;
     const corun__daemon_mode mode = corun__daemon_mode_of(want);
@@ -209,6 +209,7 @@ int corun__remote_open(const corun__settings *set, const char *backend, corun__r
     snprintf(r->path, sizeof(r->path), "%s", automatic ? set->daemon_socket : want);
     corun__proto_str(r->backend, sizeof(r->backend), backend);
     fill_hello(r, set);
+    r->hello.gpu = gpu;
     rc = attach(r, why, why_len);
     if (rc != CORUN_OK) {
         pthread_mutex_destroy(&r->mu);

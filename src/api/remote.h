@@ -45,9 +45,10 @@ corun__daemon_mode corun__daemon_mode_of(const char *value);
  * of GPU); an absolute path must answer (else CORUN_EIO or CORUN_ENOENT,
  * or CORUN_ENOTSUP for a daemon that does not serve `backend`; why says
  * why); anything else is CORUN_EINVAL. On success the daemon has welcomed
- * the client (HELLO sent from set's LAUNCH_* defaults). */
-int corun__remote_open(const corun__settings *set, const char *backend, corun__remote **out,
-                       char *why, size_t why_len);
+ * the client (HELLO sent from set's LAUNCH_* defaults, on GPU `gpu`: the
+ * backend's gpu_id, which the daemon finds among its GPUs). */
+int corun__remote_open(const corun__settings *set, const char *backend, uint32_t gpu,
+                       corun__remote **out, char *why, size_t why_len);
 
 /* Says goodbye (the daemon halts what the client left running) and frees. */
 void corun__remote_close(corun__remote *r);

@@ -16,12 +16,31 @@ int corun__backend_have_cuda(void)
 }
 
 /* Whether the CUDA backend can be made here; why says why not. */
-static int cuda_usable(char *why, size_t why_len)
+static int cuda_usable(const char *device, char *why, size_t why_len)
 {
 #ifdef CORUN_HAVE_CUDA
-    return corun__cuda_usable(why, why_len);
+    return corun__cuda_usable(device, why, why_len);
 #else
+    (void)device;
     snprintf(why, why_len, "this corun was built without CUDA (no nvcc at build time)");
+    return 0;
+#endif
+}
+
+unsigned corun__backend_gpus(const char *name)
+{
+    corun__backend_pick pick;
+    char why[256];
+
+    if (corun__backend_resolve(name, NULL, &pick, why, sizeof(why)) != CORUN_OK) {
+        return 0;
+    }
+    if (strcmp(pick.name, CORUN_SIM_NAME) == 0) {
+        return 1;
+    }
+#ifdef CORUN_HAVE_CUDA
+    return corun__cuda_count();
+#else
     return 0;
 #endif
 }
@@ -31,7 +50,8 @@ int corun__backend_is_auto(const char *name)
     return name != NULL && strcmp(name, "auto") == 0;
 }
 
-int corun__backend_resolve(const char *name, corun__backend_pick *out, char *why, size_t why_len)
+int corun__backend_resolve(const char *name, const char *device, corun__backend_pick *out,
+                           char *why, size_t why_len)
 {
     const corun__backend_pick sim = {CORUN_SIM_NAME, CORUN_SIM_CAPS, 0};
     int is_auto = corun__backend_is_auto(name);
@@ -45,7 +65,7 @@ int corun__backend_resolve(const char *name, corun__backend_pick *out, char *why
                  name != NULL ? name : "(null)");
         return CORUN_EINVAL;
     }
-    if (!cuda_usable(why, why_len)) {
+    if (!cuda_usable(device, why, why_len)) {
         if (!is_auto) {
             return CORUN_ENODEV;
         }
@@ -81,7 +101,7 @@ int corun__backend_create(const char *name, const corun__settings *set,
                           char *why, size_t why_len)
 {
     corun__backend_pick pick;
-    int rc = corun__backend_resolve(name, &pick, why, why_len);
+    int rc = corun__backend_resolve(name, set->device, &pick, why, why_len);
 
     if (rc != CORUN_OK) {
         return rc;

@@ -338,7 +338,8 @@ int corun__cli_resolve_backend(const corun__cli *cli, char *name, size_t len, un
     corun__backend_pick pick;
     char why[512] = "";
 
-    if (corun__backend_resolve(cli->settings.backend, &pick, why, sizeof(why)) != CORUN_OK) {
+    if (corun__backend_resolve(cli->settings.backend, cli->settings.device, &pick, why,
+                               sizeof(why)) != CORUN_OK) {
         fprintf(stderr, "corun: backend %s: %s\n", cli->settings.backend, why);
         return -1;
     }

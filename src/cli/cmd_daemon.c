@@ -24,13 +24,15 @@ void corun__usage_daemon(FILE *out)
 {
     fprintf(out,
             "usage: corun daemon [--foreground] [--socket PATH] [--group NAME] [--policy P]\n"
-            "                    [--backend B] [--sim-speed F] [--coordinate] [--ls-sms N]\n"
-            "                    [--drain S]\n"
+            "                    [--backend B] [--gpus N] [--sim-speed F] [--coordinate]\n"
+            "                    [--ls-sms N] [--drain S]\n"
             "                    [--log-level L] [--log-file PATH]\n"
             "\n"
-            "Starts corund, the one scheduler of the host's GPU for every program that uses\n"
+            "Starts corund, the one scheduler of the host's GPUs for every program that uses\n"
             "corun: a program's context connects to it (setting CORUN_DAEMON) and its\n"
-            "kernels are scheduled beside every other program's, under one policy.\n"
+            "kernels are scheduled beside every other program's on its GPU, under one\n"
+            "policy (a scheduler per GPU; a program is on the GPU CUDA gives it, setting\n"
+            "CORUN_DEVICE, CUDA_VISIBLE_DEVICES).\n"
             "On a real GPU (--backend cuda or auto) it coordinates: each program keeps its\n"
             "context and launches its own kernels, corund sets each one's window of SMs (LS\n"
             "programs SMs of their own, batch ones the rest while LS work goes on; MPS makes\n"
@@ -49,6 +51,9 @@ void corun__usage_daemon(FILE *out)
             "  --policy P         the scheduling policy of every GPU (setting CORUN_POLICY;\n"
             "                     `corun policies` lists them)\n"
             "  --backend B        auto, cuda or sim (setting CORUN_BACKEND): what it serves\n"
+            "  --gpus N           serve the host's first N GPUs (default: all), or N\n"
+            "                     simulated GPUs (default 1; a program picks one with\n"
+            "                     CORUN_DEVICE=0..N-1)\n"
             "  --sim-speed F      simulated seconds per wall second (default 1)\n"
             "  --coordinate       coordinate a simulated GPU as a real one is: programs keep\n"
             "                     their own (simulated) GPU, corund only sets their SM\n"
@@ -162,7 +167,7 @@ int corun__cmd_daemon(corun__cli *cli, int argc, char **argv)
             strcmp(a, "--policy") != 0 && strcmp(a, "--backend") != 0 &&
             strcmp(a, "--sim-speed") != 0 && strcmp(a, "--drain") != 0 &&
             strcmp(a, "--log-level") != 0 && strcmp(a, "--log-file") != 0 &&
-            strcmp(a, "--ls-sms") != 0) {
+            strcmp(a, "--ls-sms") != 0 && strcmp(a, "--gpus") != 0) {
             fprintf(stderr, WHO ": unknown option '%s' (" WHO " --help lists them)\n", a);
             return CORUN_EXIT_USAGE;
         }
@@ -196,6 +201,14 @@ int corun__cmd_daemon(corun__cli *cli, int argc, char **argv)
                 return CORUN_EXIT_USAGE;
             }
             *(speed ? &o.sim_speed : &o.drain_s) = x;
+        } else if (strcmp(a, "--gpus") == 0) {
+            unsigned long long n;
+            if (corun__parse_u64(v, CORUN_DAEMON_MAX_GPUS, &n) != 0 || n == 0) {
+                fprintf(stderr, WHO ": option --gpus: '%s' is not a whole number in [1, %d]\n", v,
+                        CORUN_DAEMON_MAX_GPUS);
+                return CORUN_EXIT_USAGE;
+            }
+            o.gpus = (unsigned)n;
         } else if (strcmp(a, "--ls-sms") == 0) {
             unsigned long long n;
             if (corun__parse_u64(v, 4096, &n) != 0 || n == 0) {

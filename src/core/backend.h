@@ -98,6 +98,14 @@ typedef enum corun__builtin {
                                     between calls, so no scheduler thread */
 #define CORUN_BE_DIRECT 4u       /* direct_launch */
 
+/* A GPU's identity across the processes of a host (a client's HELLO): a
+ * real GPU's PCI location, with the top bit set so that it is never a
+ * simulated GPU's, which is its index. */
+static inline uint32_t corun__gpu_id_pci(uint32_t domain, uint32_t bus, uint32_t device)
+{
+    return 0x80000000u | (domain & 0x7fffu) << 16 | (bus & 0xffu) << 8 | (device & 0xffu);
+}
+
 /* Bytes of a ctl_share handle (a CUipcMemHandle). */
 #define CORUN_CTL_HANDLE 64
 
@@ -285,6 +293,8 @@ typedef struct corun__backend_ops {
 struct corun__backend {
     const corun__backend_ops *ops;
     corun_gpu_desc desc;
+    uint32_t gpu_id;            /* which GPU of the host: corun__gpu_id_pci of a real
+                                   one, a simulated one's index (setting DEVICE) */
 };
 
 #endif

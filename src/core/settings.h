@@ -133,6 +133,10 @@
     X(LAUNCH_WEIGHT, launch_weight, UINT, "0", 0, 1000000, "",                                   \
       "transformed programs: the fair-share weight of their kernel launches; 0 = 1 (corun run "  \
       "--weight sets it)")                                                                       \
+    X(DEVICE, device, STR, "auto", 1, 0, "",                                                     \
+      "cuda: the GPU corun runs on, an ordinal as CUDA numbers them (after "                     \
+      "CUDA_VISIBLE_DEVICES); auto = the GPU of the calling thread's current CUDA context "     \
+      "(a program's, once it has used CUDA), else 0. Launches on another GPU run plain")         \
     X(DAEMON, daemon, STR, "auto", 1, 0, "",                                                     \
       "libcorun: auto uses corund where DAEMON_SOCKET accepts a connection and else schedules "  \
       "in-process; off always in-process; an absolute path: that daemon's socket, an error "     \

@@ -25,6 +25,9 @@
 
 #include "core/settings.h"
 
+/* Most GPUs one daemon serves. */
+#define CORUN_DAEMON_MAX_GPUS 8
+
 typedef struct corun__daemon_opts {
     corun__settings settings; /* the GPUs' scheduler settings (policy, ...) */
     const char *backend;      /* what the daemon serves: "sim" */
@@ -36,6 +39,9 @@ typedef struct corun__daemon_opts {
     int coordinate;           /* a simulated GPU too is coordinated, not owned (tests) */
     unsigned ls_sms;          /* coordinated: SMs kept for LS programs; 0 = what
                                  they report they need, at least RESERVE_CAPSM */
+    unsigned gpus;            /* GPUs served (one scheduler each): a real host's
+                                 first ones, or this many simulated ones; 0 = every
+                                 GPU of the host, one simulated */
 } corun__daemon_opts;
 
 /* Runs the daemon until SIGTERM or SIGINT. Returns 0 after a clean stop, 1

@@ -23,7 +23,7 @@
 #include "daemon/corund.h"
 #include "wire/proto.h"
 
-#define CORUN__DAEMON_MAX_GPUS 8
+#define CORUN__DAEMON_MAX_GPUS CORUN_DAEMON_MAX_GPUS
 #define CORUN__DAEMON_MAX_CLIENTS 1024
 #define CORUN__DAEMON_MAX_KERNELS 4096 /* per client */
 #define CORUN__DAEMON_MAX_JOBS 65536   /* live, per client */
@@ -37,6 +37,7 @@ typedef struct corun__dclient corun__dclient;
 /* One GPU and its scheduler. */
 typedef struct corun__dgpu {
     unsigned index;
+    uint32_t id;               /* its backend's gpu_id: what a client's HELLO names */
     corun_ctx *ctx;
     char name[CORUN_PROTO_NAME];
     char mode[CORUN_PROTO_WORD]; /* "sim", "mps", "time-sliced" */
@@ -74,6 +75,7 @@ struct corun__dclient {
     char user[32];
     corun__drole role;
     corun__msg_hello hello;
+    unsigned gpu;              /* the index of the GPU its HELLO named */
     corun__proto_rx *rx;
     bool closing;              /* drop it at the end of this turn */
     /* kernels, by the client's id */

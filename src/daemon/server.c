@@ -27,6 +27,8 @@
 
 #include "common/dirs.h"
 #include "common/log.h"
+#include "backends/create.h"
+#include "core/backend.h"
 #include "daemon/daemon_int.h"
 
 #define SUB "server"
@@ -290,35 +292,52 @@ static void serve(corun__daemon *d, corun__dclient *c, bool readable)
 
 /* ---- GPUs and the clock ------------------------------------------------------- */
 
+/* One context (a scheduler) per GPU served: the host's first --gpus GPUs
+ * (default all), each the context of setting DEVICE = its ordinal, or
+ * --gpus simulated ones (default 1), DEVICE = their index. */
 static int gpus_init(corun__daemon *d, char *why, size_t why_len)
 {
+    const unsigned host = corun__backend_gpus(d->o->backend);
+    unsigned want = d->o->gpus, i;
     corun_ctx_opts co;
-    corun__dgpu *g = &d->gpus[0];
-    int rc;
 
     memset(&co, 0, sizeof(co));
     co.backend = d->o->backend;
-    rc = corun__ctx_create_with(&d->o->settings, &co, &g->ctx);
-    if (rc != CORUN_OK) {
-        snprintf(why, why_len, "GPU 0: %s", corun_last_error());
-        return -1;
+    for (i = 0; i == 0 || i < want; i++) {
+        corun__settings set = d->o->settings;
+        corun__dgpu *g = &d->gpus[i];
+        snprintf(set.device, sizeof(set.device), "%u", i);
+        if (corun__ctx_create_with(&set, &co, &g->ctx) != CORUN_OK) {
+            snprintf(why, why_len, "GPU %u: %s", i, corun_last_error());
+            return -1;
+        }
+        d->ngpus = i + 1;
+        g->index = i;
+        g->id = corun__ctx_backend(g->ctx)->gpu_id;
+        g->sms = corun__ctx_sm_count(g->ctx);
+        g->coordinate = corun_ctx_runs_cuda(g->ctx) || d->o->coordinate;
+        if (corun_ctx_runs_cuda(g->ctx)) {
+            /* MPS is on where its control pipe answers; without it the
+             * processes' contexts take turns on the GPU */
+            const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
+            char ctl[300];
+            if (i == 0 && want > host) {
+                snprintf(why, why_len, "--gpus %u: the host has %u GPU%s", want, host,
+                         host == 1 ? "" : "s");
+                return -1;
+            }
+            want = i == 0 && want == 0 ? (host < CORUN__DAEMON_MAX_GPUS ? host
+                                                                        : CORUN__DAEMON_MAX_GPUS)
+                                       : want;
+            snprintf(ctl, sizeof(ctl), "%s/control", pipe != NULL ? pipe : "/tmp/nvidia-mps");
+            snprintf(g->name, sizeof(g->name), "GPU %u (%u SMs)", i, g->sms);
+            snprintf(g->mode, sizeof(g->mode), "%s",
+                     access(ctl, F_OK) == 0 ? "mps" : "time-sliced");
+        } else {
+            snprintf(g->name, sizeof(g->name), "simulated H100 %u (%u SMs)", i, g->sms);
+            snprintf(g->mode, sizeof(g->mode), "sim");
+        }
     }
-    g->index = 0;
-    g->sms = corun__ctx_sm_count(g->ctx);
-    g->coordinate = corun_ctx_runs_cuda(g->ctx) || d->o->coordinate;
-    if (corun_ctx_runs_cuda(g->ctx)) {
-        /* MPS is on where its control pipe answers; without it the
-         * processes' contexts take turns on the GPU */
-        const char *pipe = getenv("CUDA_MPS_PIPE_DIRECTORY");
-        char ctl[300];
-        snprintf(ctl, sizeof(ctl), "%s/control", pipe != NULL ? pipe : "/tmp/nvidia-mps");
-        snprintf(g->name, sizeof(g->name), "GPU 0 (%u SMs)", g->sms);
-        snprintf(g->mode, sizeof(g->mode), "%s", access(ctl, F_OK) == 0 ? "mps" : "time-sliced");
-    } else {
-        snprintf(g->name, sizeof(g->name), "simulated H100 (%u SMs)", g->sms);
-        snprintf(g->mode, sizeof(g->mode), "sim");
-    }
-    d->ngpus = 1;
     return 0;
 }
 
@@ -458,8 +477,9 @@ int corun__daemon_run(const corun__daemon_opts *o)
     if (signals_init(&d) != 0) {
         snprintf(why, sizeof(why), "pipe: %s", strerror(errno));
     } else if (gpus_init(&d, why, sizeof(why)) == 0 && listen_on(&d, &lock_fd, why, sizeof(why)) == 0) {
-        CORUN_LOG(CORUN_LOG_INFO, SUB, "listening on %s (pid %d); %u GPU: %s, %s, policy %s",
-                  o->socket_path, (int)getpid(), d.ngpus, d.gpus[0].name,
+        CORUN_LOG(CORUN_LOG_INFO, SUB, "listening on %s (pid %d); %u GPU%s: %s%s, %s, policy %s",
+                  o->socket_path, (int)getpid(), d.ngpus, d.ngpus == 1 ? "" : "s",
+                  d.gpus[0].name, d.ngpus > 1 ? " ..." : "",
                   d.gpus[0].coordinate ? "coordinated (programs keep their contexts)"
                                        : "owned (programs run on it through the daemon)",
                   corun__ctx_policy(d.gpus[0].ctx));

@@ -49,7 +49,7 @@ static const struct corun__dkernel *find_kernel(const corun__dclient *c, uint32_
 
 static corun_ctx *gpu_of(corun__daemon *d, const corun__dclient *c)
 {
-    return d->gpus[c->hello.gpu].ctx;
+    return d->gpus[c->gpu].ctx;
 }
 
 /* ---- traces ------------------------------------------------------------------- */
@@ -266,11 +266,25 @@ static int open_channel(corun__dclient *c, const corun__dgpu *g)
     return 0;
 }
 
+/* A GPU's id (corun__gpu_id_pci, or a simulated GPU's index) in words. */
+static const char *gpu_words(uint32_t id, char *buf, size_t len)
+{
+    if (id & 0x80000000u) {
+        snprintf(buf, len, "at PCI %04x:%02x:%02x", (id >> 16) & 0x7fffu, (id >> 8) & 0xffu,
+                 id & 0xffu);
+    } else {
+        snprintf(buf, len, "%u (simulated)", id);
+    }
+    return buf;
+}
+
 static void hello(corun__daemon *d, corun__dclient *c, const corun__msg *m)
 {
     const corun__msg_hello *h = &m->u.hello;
     corun__msg w;
     corun__dgpu *g;
+    char gw[48];
+    unsigned i;
 
     if (h->pid != (uint32_t)c->pid) {
         reply_err(c, m->seq, CORUN_EINVAL, "HELLO says pid %u; the socket says %d", h->pid,
@@ -278,8 +292,14 @@ static void hello(corun__daemon *d, corun__dclient *c, const corun__msg *m)
         c->closing = true;
         return;
     }
-    if (h->gpu >= d->ngpus) {
-        reply_err(c, m->seq, CORUN_ENODEV, "GPU %u: corund serves %u", h->gpu, d->ngpus);
+    for (i = 0; i < d->ngpus && d->gpus[i].id != h->gpu; i++) {
+    }
+    if (i == d->ngpus) {
+        CORUN_LOG(CORUN_LOG_INFO, SUB, "connection %u (pid %d, %s): on GPU %s, which corund "
+                  "does not serve: refused", c->id, (int)c->pid, h->command,
+                  gpu_words(h->gpu, gw, sizeof(gw)));
+        reply_err(c, m->seq, CORUN_ENODEV, "GPU %s: corund does not serve it (it serves %u: "
+                  "corun status lists them)", gpu_words(h->gpu, gw, sizeof(gw)), d->ngpus);
         c->closing = true;
         return;
     }
@@ -288,7 +308,8 @@ static void hello(corun__daemon *d, corun__dclient *c, const corun__msg *m)
         c->closing = true;
         return;
     }
-    g = &d->gpus[h->gpu];
+    g = &d->gpus[i];
+    c->gpu = i;
     if (g->coordinate && open_channel(c, g) != 0) {
         reply_err(c, m->seq, CORUN_ENOMEM, "cannot make the shared page: %s", strerror(errno));
         c->closing = true;
@@ -411,7 +432,7 @@ static void launch(corun__daemon *d, corun__dclient *c, const corun__msg *m)
         return;
     }
     j->id = l->job;
-    j->gpu = c->hello.gpu;
+    j->gpu = c->gpu;
     j->owner = c;
     j->pid = (uint32_t)c->pid;
     for (lane = 0; lane < 63 && (c->lanes & (1ull << lane)) != 0; lane++) {
@@ -728,7 +749,7 @@ void corun__dsession_drop(corun__daemon *d, corun__dclient *c)
     unsigned cut = 0;
 
     if (c->peer != NULL) {
-        corun__backend *be = corun__ctx_backend(d->gpus[c->hello.gpu].ctx);
+        corun__backend *be = corun__ctx_backend(d->gpus[c->gpu].ctx);
         be->ops->peer_close(be, c->peer);
         c->peer = NULL;
     }
@@ -775,7 +796,7 @@ static bool ls_client(const corun__dclient *c)
  * it next looks (every 5 ms). Returns the kernels narrowed. */
 static unsigned narrow(corun__daemon *d, corun__dclient *c, uint64_t w)
 {
-    corun__backend *be = corun__ctx_backend(d->gpus[c->hello.gpu].ctx);
+    corun__backend *be = corun__ctx_backend(d->gpus[c->gpu].ctx);
     const uint32_t lo = (uint32_t)w, hi = (uint32_t)(w >> 32);
     uint64_t t0;
     unsigned n = 0, i;
@@ -834,7 +855,7 @@ void corun__dsession_coordinate(corun__daemon *d)
             continue;
         }
         for (c = d->clients; c != NULL; c = c->next) {
-            if (c->chan == NULL || c->hello.gpu != g) {
+            if (c->chan == NULL || c->gpu != g) {
                 continue;
             }
             if (ls_client(c)) {
@@ -855,7 +876,7 @@ void corun__dsession_coordinate(corun__daemon *d)
         }
         for (c = d->clients; c != NULL; c = c->next) {
             uint64_t w;
-            if (c->chan == NULL || c->hello.gpu != g) {
+            if (c->chan == NULL || c->gpu != g) {
                 continue;
             }
             /* the LS SMs first, the batch ones after them */

@@ -102,7 +102,7 @@ json_t *corun__dstatus(corun__daemon *d, uid_t uid)
         json_int_t others = 0;
         const corun__dclient *c;
         for (c = d->clients; c != NULL; c = c->next) {
-            if (c->role != CORUN_DR_CLIENT || c->hello.gpu != i) {
+            if (c->role != CORUN_DR_CLIENT || c->gpu != i) {
                 continue;
             }
             if (!all && c->uid != uid) {

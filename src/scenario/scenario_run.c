@@ -568,7 +568,8 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
             set.launch_priority = sc->apps[only_app].attr.priority > 0
                                       ? (uint64_t)sc->apps[only_app].attr.priority : 0;
         }
-        if (corun__remote_open(&set, be->ops->name, &rc->remote, w2, sizeof(w2)) != CORUN_OK) {
+        if (corun__remote_open(&set, be->ops->name, be->gpu_id, &rc->remote, w2, sizeof(w2)) !=
+            CORUN_OK) {
             rc->remote = NULL;
         } else if (!corun__remote_coordinated(rc->remote)) {
             corun__remote_close(rc->remote);

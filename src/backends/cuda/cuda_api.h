@@ -25,6 +25,7 @@
     X(cuDevicePrimaryCtxRelease)                      \
     X(cuCtxSetCurrent)                                \
     X(cuCtxGetCurrent)                                \
+    X(cuCtxGetDevice)                                 \
     X(cuCtxSynchronize)                               \
     X(cuCtxGetStreamPriorityRange)                    \
     X(cuStreamCreateWithPriority)                     \

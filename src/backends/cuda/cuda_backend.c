@@ -698,21 +698,25 @@ static const corun__backend_ops cuda_ops = {
 int corun__cuda_create(const corun__settings *set, corun__backend **out, char *why,
                        size_t why_len)
 {
-    device_state *d = corun__cuda_device(why, why_len);
+    device_state *d = corun__cuda_device(set->device, why, why_len);
     const corun__cu *cu;
     cuda_backend *b;
+    CUcontext before = NULL;
     int i, rc = CORUN_ECUDA;
 
     if (d == NULL) {
         return CORUN_ENODEV;
     }
     cu = d->cu;
+    /* the calling thread (a program's, at its first launch) keeps its context */
+    (void)cu->cuCtxGetCurrent(&before);
     b = calloc(1, sizeof(*b));
     if (b == NULL) {
         return CORUN_ENOMEM;
     }
     b->be.ops = &cuda_ops;
     b->be.desc = d->desc;
+    b->be.gpu_id = d->gpu_id;
     b->d = d;
     b->set = *set;
     b->efd = -1;
@@ -744,9 +748,15 @@ int corun__cuda_create(const corun__settings *set, corun__backend **out, char *w
         goto out_destroy;
     }
     *out = &b->be;
+    if (before != NULL) {
+        (void)cu->cuCtxSetCurrent(before);
+    }
     return CORUN_OK;
 
 out_destroy:
     cuda_destroy(&b->be);
+    if (before != NULL) {
+        (void)cu->cuCtxSetCurrent(before);
+    }
     return rc;
 }

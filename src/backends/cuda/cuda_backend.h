@@ -31,15 +31,23 @@
 /* The backend's name (its ops, profile store keys) and what it can do. */
 #define CORUN_CUDA_NAME "cuda"
 #define CORUN_CUDA_CAPS (CORUN_BE_USER_CODE | CORUN_BE_DIRECT)
+/* Setting DEVICE's value for the GPU of the calling thread's current context
+ * (a GPU's choice, not a backend's). */
+#define CORUN_CUDA_DEVICE_AUTO "auto"
 
-/* 1 if device 0 passes the check corun__cuda_create makes first (a driver,
- * a GPU of compute capability 7.0+, its primary context, corun's synthetic
- * kernel loaded); else 0 with the reason in why. The check runs once per
- * process and keeps what it set up for the backends made later. */
-int corun__cuda_usable(char *why, size_t why_len);
+/* 1 if the GPU `device` names (setting DEVICE: "auto", the GPU of the
+ * calling thread's current CUDA context, else 0; or an ordinal) passes the
+ * check corun__cuda_create makes first (a driver, a GPU of compute
+ * capability 7.0+, its primary context, corun's synthetic kernel loaded);
+ * else 0 with the reason in why. The check runs once per process and GPU
+ * and keeps what it set up for the backends made later. */
+int corun__cuda_usable(const char *device, char *why, size_t why_len);
 
 int corun__cuda_create(const corun__settings *set, corun__backend **out, char *why,
                        size_t why_len);
+
+/* The GPUs the driver sees, at most the backend's limit; 0 without a driver. */
+unsigned corun__cuda_count(void);
 
 /* Wakes a poll() in progress (from another thread). */
 void corun__cuda_wake(corun__backend *be);

@@ -61,8 +61,13 @@ typedef struct synth_cal {
     double it_per_ns;          /* iterations per ns of one block at full occupancy */
 } synth_cal;
 
+/* Devices the backend can run on: the first of a host's. */
+#define CORUN_CUDA_MAX_DEVICES 16
+
 typedef struct device_state {
     const corun__cu *cu;
+    int ordinal;
+    uint32_t gpu_id;            /* corun__gpu_id_pci of its PCI location */
     CUdevice dev;
     CUcontext ctx;
     CUmodule synth_mod;
@@ -93,8 +98,9 @@ typedef struct device_state {
     int ok;
 } device_state;
 
-/* The process's device state, initialised once; NULL with the reason. */
-device_state *corun__cuda_device(char *why, size_t why_len);
+/* The state of the device `device` names (setting DEVICE: "auto" or an
+ * ordinal), made once per process and device; NULL with the reason. */
+device_state *corun__cuda_device(const char *device, char *why, size_t why_len);
 
 /* True if r is success; otherwise writes "CALL failed: NAME: text" to why. */
 bool corun__cu_ok(const corun__cu *cu, CUresult r, const char *call, char *why, size_t why_len);

@@ -39,6 +39,8 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     cuda_code *c = (cuda_code *)spec->user;
     CUstream s = (CUstream)req->stream;
     CUstreamCaptureStatus cap = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUcontext cur = NULL;
+    CUdevice dev;
     corun__exec *k;
     corun__launch_req lr;
     bool ahead_ok = false;
@@ -50,6 +52,14 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     *ahead = false;
     if (c == NULL || spec->code != CORUN_CODE_USER) {
         return CORUN_EINVAL;
+    }
+    /* A program on several GPUs: its launches on another one than corun's
+     * run plain (their functions, stream and memory are that GPU's). */
+    if (cu->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != NULL && cur != b->d->ctx &&
+        cu->cuCtxGetDevice(&dev) == CUDA_SUCCESS && dev != b->d->dev) {
+        snprintf(why, why_len, "kernel '%s': launched on another GPU than corun's (GPU %d; "
+                 "CORUN_DEVICE)", c->name, b->d->ordinal);
+        return CORUN_ENOTSUP;
     }
     if (cu->cuStreamIsCapturing(s, &cap) == CUDA_SUCCESS && cap != CU_STREAM_CAPTURE_STATUS_NONE) {
         snprintf(why, why_len,

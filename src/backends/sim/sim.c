@@ -52,6 +52,7 @@ void corun__sim_opts_from(corun__sim_opts *o, const corun__settings *set)
     o->block_speedup = set->sim_block_speedup;
     o->budget_ns = corun__budget_ns(set);
     o->chunk_max = (uint32_t)set->chunk_max;
+    o->gpu_index = (uint32_t)strtoul(set->device, NULL, 10); /* "auto": 0 */
 }
 
 void corun__sim_opts_default(corun__sim_opts *o)
@@ -926,6 +927,7 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
     s->opts.faults.signal_kernel[sizeof(s->opts.faults.signal_kernel) - 1] = '\0';
     s->base.ops = &sim_ops;
     s->base.desc = o->desc;
+    s->base.gpu_id = o->gpu_index;
     s->signal_ns = (uint64_t)llround(o->signal_ns);
     s->launch_ns = (uint64_t)llround(o->launch_ns);
     s->notify_ns = (uint64_t)llround(o->notify_ns);

@@ -75,6 +75,8 @@ typedef struct corun__sim_opts {
                             occupancy, when its SM has issue to spare (>= 1) */
     uint32_t budget_ns;  /* chunk latency budget (corun_chunk.h) */
     uint32_t chunk_max;  /* most tasks per claim */
+    uint32_t gpu_index;  /* which of corund's simulated GPUs it is (setting DEVICE: a
+                            number; "auto": 0) */
     corun__sim_faults faults;
 } corun__sim_opts;
 
