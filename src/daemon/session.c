@@ -339,9 +339,9 @@ static void hello(corun__daemon *d, corun__dclient *c, const corun__msg *m)
         snprintf(name, sizeof(name), "%s (pid %d)", h->command, (int)c->pid);
         trace(d, "M", "process_name", (uint32_t)c->pid, 0, 0, 0, json_pack("{s:s}", "name", name));
     }
-    CORUN_LOG(CORUN_LOG_INFO, SUB, "client %u: pid %d (%s, uid %u), GPU %u, class %s", c->id,
-              (int)c->pid, h->command, (unsigned)c->uid, h->gpu,
-              h->cls == CORUN_CLASS_LS ? "ls" : "batch");
+    CORUN_LOG(CORUN_LOG_INFO, SUB, "client %u: pid %d (%s, uid %u), GPU %u (%s), class %s",
+              c->id, (int)c->pid, h->command, (unsigned)c->uid, i,
+              gpu_words(h->gpu, gw, sizeof(gw)), h->cls == CORUN_CLASS_LS ? "ls" : "batch");
 }
 
 static void reg(corun__daemon *d, corun__dclient *c, const corun__msg *m)

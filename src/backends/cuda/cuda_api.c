@@ -17,14 +17,17 @@ typedef CUresult (*get_proc_fn)(const char *, void **, int, cuuint64_t,
 /* The CUDA version whose ABI of `name` cuda.h declares under that name.
  * cuGetProcAddress hands out the newest version up to the one asked for, and
  * for most names that is the ABI cuda.h maps the name to. Not for
- * cuCtxSynchronize: CUDA 13.0 added a version taking the context
- * (cuCtxSynchronize_v2) while cuda.h keeps cuCtxSynchronize(void), so asked
- * for by CUDA_VERSION it came back taking an argument it was never passed,
- * and returned CUDA_ERROR_CONTEXT_IS_DESTROYED without waiting (H100,
- * driver 580). */
+ * cuCtxSynchronize and cuCtxGetDevice: CUDA 13.0 added versions taking the
+ * context (cuCtxSynchronize_v2, cuCtxGetDevice_v2) while cuda.h keeps the
+ * old names with the old arguments, so asked for by CUDA_VERSION they came
+ * back taking an argument they were never passed (cuCtxSynchronize returned
+ * CUDA_ERROR_CONTEXT_IS_DESTROYED without waiting; cuCtxGetDevice crashed;
+ * H100, driver 580). */
 static int abi_version(const char *name)
 {
-    return strcmp(name, "cuCtxSynchronize") == 0 ? 2000 : CUDA_VERSION;
+    return strcmp(name, "cuCtxSynchronize") == 0 || strcmp(name, "cuCtxGetDevice") == 0
+               ? 2000
+               : CUDA_VERSION;
 }
 
 static void load(void)
