@@ -244,10 +244,10 @@ stop_daemon
 start_daemon --policy smguard --gpus 2 || { expect_done; exit 1; }
 for g in 0 1; do
   CORUN_DEVICE=$g timeout "$T" "$client" --name "g$g" --class batch --kernel-us 100 --grid 1320 \
-    --count 30 --gap-ms 10 > "$tmp/gpu$g" 2>&1 &
+    --count 100 --gap-ms 10 > "$tmp/gpu$g" 2>&1 &
   eval "gw$g=\$!"
 done
-for i in $(seq 1 100); do
+for i in $(seq 1 250); do
   "$corun" status --socket "$sock" --json > "$tmp/gstatus" 2>&1
   [ "$(tr -d ' \n' < "$tmp/gstatus" | grep -o '"clients":\[{' | wc -l)" -eq 2 ] && break
   sleep 0.02
@@ -260,7 +260,7 @@ check "two GPUs: status lists both, a client on each" \
 check "two GPUs: the table names both" \
   bash -c "grep -q 'simulated H100 0' '$tmp/gstatus.txt' && grep -q 'simulated H100 1' '$tmp/gstatus.txt'"
 check "two GPUs: every launch of each program on corund" \
-  bash -c "test \$(grep -c '\"where\": \"corund\"' '$tmp/gpu0') -eq 30 && test \$(grep -c '\"where\": \"corund\"' '$tmp/gpu1') -eq 30"
+  bash -c "test \$(grep -c '\"where\": \"corund\"' '$tmp/gpu0') -eq 100 && test \$(grep -c '\"where\": \"corund\"' '$tmp/gpu1') -eq 100"
 CORUN_DEVICE=5 timeout "$T" "$client" --name g5 --class batch --kernel-us 100 --grid 132 \
   --count 1 > "$tmp/gpu5" 2>&1
 check "a GPU the daemon does not serve: the program runs in-process" \
