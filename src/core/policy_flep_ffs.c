@@ -38,11 +38,6 @@
  *    count against it. Counted in wall time, a flow of short launches lost
  *    those gaps: 2:1 weights gave the H100 shares of 0.61 / 0.35. A wall
  *    clock of four epochs bounds an epoch all the same.
- *  - What a flow gets past its epoch (its kernel holds the GPU until its
- *    workers have left, a task's length with tasks of ~100 us, against
- *    epochs of a few hundred) is taken off its next epoch, as deficit round
- *    robin does, so over the rounds each flow's service follows its weight
- *    (the overrun alone turned 2:1 into about 1.8:1 on the H100).
  *  - Preemption does not relaunch: workers leave after their chunk and the
  *    next epoch's workers continue from the task counter.
  */
@@ -59,8 +54,6 @@ typedef struct ffs_flow {
     char name[64];
     uint32_t weight;
     double served_done;  /* CapSM-ns its finished launches held */
-    double from, quota;  /* its last epoch: its service when it began, and its quota
-                            (CapSM-ns); quota 0 = none yet */
     uint64_t last_done;  /* when its last launch finished with none left; 0 = not so */
     double gap_ns;       /* mean time from such a finish to its next launch */
 } ffs_flow;
@@ -136,7 +129,6 @@ static size_t flow_of(ffs *f, const corun__job *k)
     snprintf(f->flows[f->nflows].name, sizeof(f->flows[0].name), "%s", k->name);
     f->flows[f->nflows].weight = k->attr.weight ? k->attr.weight : 1;
     f->flows[f->nflows].served_done = 0;
-    f->flows[f->nflows].from = f->flows[f->nflows].quota = 0;
     f->flows[f->nflows].last_done = 0;
     f->flows[f->nflows].gap_ns = 0;
     return f->nflows++;
@@ -224,24 +216,14 @@ static uint64_t epoch_check(corun__sched *s, const ffs *f, uint64_t now, const c
     return at < (double)f->epoch_cap ? (uint64_t)at : f->epoch_cap;
 }
 
-/* Starts an epoch of flow `flow` now: T x its weight of service, less
- * what its last epoch ran over (between a quarter and twice T x W). */
+/* Starts an epoch of flow `flow` now, T x its weight of service. */
 static void epoch_begin(corun__sched *s, ffs *f, size_t flow, uint64_t now, double unit)
 {
-    ffs_flow *fl = &f->flows[flow];
-    const double t = unit * fl->weight, base = t * corun__sched_gpu(s)->sm_count;
-    const double have = served(s, f, flow);
-    double q = base;
+    const double t = unit * f->flows[flow].weight;
 
-    if (fl->quota > 0) {
-        q = base - ((have - fl->from) - fl->quota);
-        q = q < 0.25 * base ? 0.25 * base : q > 2 * base ? 2 * base : q;
-    }
-    fl->from = have;
-    fl->quota = q;
     f->cur = flow;
-    f->epoch_from = have;
-    f->epoch_quota = q;
+    f->epoch_from = served(s, f, flow);
+    f->epoch_quota = t * corun__sched_gpu(s)->sm_count;
     f->epoch_cap = now + (uint64_t)(4 * t);
 }
 
