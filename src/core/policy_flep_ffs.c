@@ -23,21 +23,11 @@
  *    that completes inside its flow's epoch hands the rest of the epoch to
  *    the flow's next launch.
  *  - When a flow has nothing left to run inside its epoch, its epoch waits
- *    for the program's next launch before moving on, so the moment between
- *    a completion and the next launch does not cost the flow its turn:
- *    FFS_GRACE_US, or twice the gap the flow's launches have kept so far
- *    when that is longer (on a GPU a program hears of a completion and
- *    launches again some tens of microseconds later), at most its epoch's
- *    T x W_i; with no other flow waiting, nothing is preempted at all.
+ *    FFS_GRACE_US for the program's next launch before moving on, so the
+ *    moment between a completion and the next launch does not cost the flow
+ *    its turn; with no other flow waiting, nothing is preempted at all.
  *  - T has a floor (FFS_MIN_EPOCH_US): overheads measured near zero would
  *    otherwise make epochs arbitrarily short.
- *  - An epoch is T x W_i of service, not of wall time: it ends when the flow
- *    has held the GPU (its kernels' CapSMs, integrated) for T x W_i, so the
- *    time its kernels wait between launches (a short kernel's loop through
- *    the host) and the time the previous flow's kernel takes to leave do not
- *    count against it. Counted in wall time, a flow of short launches lost
- *    those gaps: 2:1 weights gave the H100 shares of 0.61 / 0.35. A wall
- *    clock of four epochs bounds an epoch all the same.
  *  - Preemption does not relaunch: workers leave after their chunk and the
  *    next epoch's workers continue from the task counter.
  */
@@ -53,9 +43,6 @@
 typedef struct ffs_flow {
     char name[64];
     uint32_t weight;
-    double served_done;  /* CapSM-ns its finished launches held */
-    uint64_t last_done;  /* when its last launch finished with none left; 0 = not so */
-    double gap_ns;       /* mean time from such a finish to its next launch */
 } ffs_flow;
 
 typedef struct ffs_kernel {
@@ -68,9 +55,7 @@ typedef struct ffs {
     size_t nflows, cap;
     corun__pcost_table cost;
     size_t cur;          /* flow whose epoch it is, or NO_FLOW */
-    double epoch_from;   /* cur's service (CapSM-ns) when its epoch began */
-    double epoch_quota;  /* its epoch's service, CapSM-ns */
-    uint64_t epoch_cap;  /* wall-clock bound of its epoch */
+    uint64_t epoch_end;
     uint64_t hold_until; /* cur has nothing to run: its epoch waits until then */
     double max_overhead, min_epoch_ns, grace_ns;
 } ffs;
@@ -128,9 +113,6 @@ static size_t flow_of(ffs *f, const corun__job *k)
     }
     snprintf(f->flows[f->nflows].name, sizeof(f->flows[0].name), "%s", k->name);
     f->flows[f->nflows].weight = k->attr.weight ? k->attr.weight : 1;
-    f->flows[f->nflows].served_done = 0;
-    f->flows[f->nflows].last_done = 0;
-    f->flows[f->nflows].gap_ns = 0;
     return f->nflows++;
 }
 
@@ -175,56 +157,6 @@ static bool flow_live(corun__sched *s, size_t flow)
         }
     }
     return false;
-}
-
-/* The service flow has had (CapSM-ns): its finished launches' and what its
- * live ones hold up to now. */
-static double served(corun__sched *s, const ffs *f, size_t flow)
-{
-    double v = f->flows[flow].served_done;
-    corun__job *k;
-
-    for (k = corun__sched_first(s); k != NULL; k = k->next) {
-        if (in_flow(k, flow)) {
-            v += corun__sched_capsm_ns(s, k);
-        }
-    }
-    return v;
-}
-
-/* What is left of cur's epoch, in ns of the whole GPU; <= 0 once over. */
-static double epoch_left(corun__sched *s, const ffs *f, uint64_t now)
-{
-    if (now >= f->epoch_cap) {
-        return 0;
-    }
-    return (f->epoch_quota - (served(s, f, f->cur) - f->epoch_from)) /
-           corun__sched_gpu(s)->sm_count;
-}
-
-/* When to look again at cur's epoch: when kernel r (NULL: none runs) will
- * have used it up at the CapSMs it holds, or the wall-clock bound. */
-static uint64_t epoch_check(corun__sched *s, const ffs *f, uint64_t now, const corun__job *r)
-{
-    const uint32_t held = r != NULL ? corun__job_capsm(r) : 0;
-    double left = epoch_left(s, f, now), at;
-
-    if (held == 0 || left <= 0) {
-        return f->epoch_cap;
-    }
-    at = (double)now + left * corun__sched_gpu(s)->sm_count / held + 1;
-    return at < (double)f->epoch_cap ? (uint64_t)at : f->epoch_cap;
-}
-
-/* Starts an epoch of flow `flow` now, T x its weight of service. */
-static void epoch_begin(corun__sched *s, ffs *f, size_t flow, uint64_t now, double unit)
-{
-    const double t = unit * f->flows[flow].weight;
-
-    f->cur = flow;
-    f->epoch_from = served(s, f, flow);
-    f->epoch_quota = t * corun__sched_gpu(s)->sm_count;
-    f->epoch_cap = now + (uint64_t)(4 * t);
 }
 
 /* The epoch unit T over the flows taking part (those with launches). */
@@ -281,10 +213,11 @@ static void switch_flow(corun__sched *s, ffs *f, uint64_t now)
     if (next == NO_FLOW) {
         return;
     }
+    f->cur = next;
     f->hold_until = 0;
-    epoch_begin(s, f, next, now, epoch_unit(s, f));
+    f->epoch_end = now + (uint64_t)(epoch_unit(s, f) * f->flows[next].weight);
     run_next_of(s, next);
-    corun__sched_timer(s, epoch_check(s, f, now, flow_running(s, next)));
+    corun__sched_timer(s, f->epoch_end);
 }
 
 static void step(corun__sched *s, ffs *f)
@@ -299,8 +232,8 @@ static void step(corun__sched *s, ffs *f)
     r = flow_running(s, f->cur);
     if (r != NULL) {
         f->hold_until = 0;
-        if (epoch_left(s, f, now) > 0) {
-            corun__sched_timer(s, epoch_check(s, f, now, r));
+        if (now < f->epoch_end) {
+            corun__sched_timer(s, f->epoch_end);
         } else if (next_flow(s, f) != NO_FLOW) {
             if (corun__sched_stop(s, r) == CORUN_OK) {
                 fk(r)->t_stop = now;
@@ -308,34 +241,31 @@ static void step(corun__sched *s, ffs *f)
             switch_flow(s, f, now);
         } else {
             /* Alone: a new epoch, nothing preempted. */
-            epoch_begin(s, f, f->cur, now, epoch_unit(s, f));
-            corun__sched_timer(s, epoch_check(s, f, now, r));
+            f->epoch_end = now + (uint64_t)(epoch_unit(s, f) * f->flows[f->cur].weight);
+            corun__sched_timer(s, f->epoch_end);
         }
         return;
     }
     if (flow_next(s, f->cur) != NULL) {
         f->hold_until = 0;
-        if (epoch_left(s, f, now) <= 0 && next_flow(s, f) != NO_FLOW) {
+        if (now >= f->epoch_end && next_flow(s, f) != NO_FLOW) {
             switch_flow(s, f, now);
             return;
         }
         run_next_of(s, f->cur);
-        corun__sched_timer(s, epoch_check(s, f, now, flow_running(s, f->cur)));
+        corun__sched_timer(s, f->epoch_end);
         return;
     }
     /* The flow has nothing to run: keep its epoch a moment for its
      * program's next launch, then move on. */
     if (f->hold_until == 0) {
-        double hold = 2 * f->flows[f->cur].gap_ns;
-        const double most = f->epoch_quota / corun__sched_gpu(s)->sm_count;
-        hold = hold > f->grace_ns ? hold : f->grace_ns;
-        f->hold_until = now + (uint64_t)(hold < most ? hold : most);
+        f->hold_until = now + (uint64_t)f->grace_ns;
     }
     if (next_flow(s, f) == NO_FLOW) {
         return;
     }
-    if (now < f->hold_until && epoch_left(s, f, now) > 0) {
-        corun__sched_timer(s, f->hold_until < f->epoch_cap ? f->hold_until : f->epoch_cap);
+    if (now < f->hold_until && now < f->epoch_end) {
+        corun__sched_timer(s, f->hold_until < f->epoch_end ? f->hold_until : f->epoch_end);
         return;
     }
     switch_flow(s, f, now);
@@ -359,13 +289,6 @@ static void ffs_arrive(corun__sched *s, void *state, corun__job *k)
         return;
     }
     k->pdata = p;
-    if (f->flows[p->flow].last_done != 0) {
-        /* the gap from the flow's last finish to this launch */
-        ffs_flow *fl = &f->flows[p->flow];
-        const double gap = (double)(corun__sched_now(s) - fl->last_done);
-        fl->gap_ns = fl->gap_ns == 0 ? gap : 0.75 * fl->gap_ns + 0.25 * gap;
-        fl->last_done = 0;
-    }
     step(s, f);
 }
 
@@ -382,17 +305,7 @@ static void ffs_paused(corun__sched *s, void *state, corun__job *k)
 
 static void ffs_complete(corun__sched *s, void *state, corun__job *k)
 {
-    ffs *f = state;
-
-    size_t flow = k->pdata != NULL ? fk(k)->flow : NO_FLOW;
-
-    if (flow != NO_FLOW) {
-        f->flows[flow].served_done += corun__sched_capsm_ns(s, k);
-    }
     corun__policy_forget_pdata(s, state, k);
-    if (flow != NO_FLOW && !flow_live(s, flow)) {
-        f->flows[flow].last_done = corun__sched_now(s);
-    }
     step(s, state);
 }
 
