@@ -64,6 +64,22 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return CUDA_SUCCESS;
 }
 
+/* The calling thread's current context and its device, as the fakes say. */
+static CUcontext current_ctx;
+static CUdevice current_dev;
+
+static CUresult fake_ctx_current(CUcontext *c)
+{
+    *c = current_ctx;
+    return CUDA_SUCCESS;
+}
+
+static CUresult fake_ctx_device(CUdevice *d)
+{
+    *d = current_dev;
+    return CUDA_SUCCESS;
+}
+
 typedef struct fixture {
     corun__cu cu;
     device_state d;
@@ -79,6 +95,10 @@ static int setup(void **state)
     f.cu.cuFuncGetAttribute = fake_attribute;
     f.cu.cuStreamIsCapturing = fake_capturing;
     f.cu.cuLaunchKernel = fake_launch;
+    f.cu.cuCtxGetCurrent = fake_ctx_current;
+    f.cu.cuCtxGetDevice = fake_ctx_device;
+    current_ctx = NULL; /* no context current: the launch is corun's to make */
+    current_dev = 0;
     corun_gpu_desc_h100(&f.d.desc);
     f.d.cu = &f.cu;
     f.b.d = &f.d;
@@ -188,6 +208,33 @@ static void direct_launch_honours_the_flag(void **state)
     assert_int_equal(plain_launches, 1);
 }
 
+/* A program on two GPUs: a launch on the other one than corun's is
+ * refused with the reason (the shim runs it plain); on corun's GPU through
+ * another context of that device, it runs. */
+static void a_launch_on_another_gpu_is_refused(void **state)
+{
+    fixture *f = *state;
+    uint32_t per_sm = 0;
+    char why[320] = "";
+
+    f->d.ctx = (CUcontext)0x1000;
+    f->d.dev = 0;
+    f->d.ordinal = 0;
+    current_ctx = (CUcontext)0x2000; /* another device's primary context */
+    current_dev = 1;
+    assert_int_equal(direct_plain(f, registered(f, CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS), &per_sm,
+                                  why, sizeof(why)),
+                     CORUN_ENOTSUP);
+    assert_non_null(strstr(why, "another GPU than corun's (GPU 0"));
+    assert_int_equal(plain_launches, 0);
+    current_dev = 0; /* a context of its own on corun's GPU */
+    why[0] = '\0';
+    assert_int_equal(direct_plain(f, registered(f, CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS), &per_sm,
+                                  why, sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(plain_launches, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +242,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(occupancy_loss_is_taken_with_the_flag, setup, teardown),
         cmocka_unit_test_setup_teardown(direct_launch_honours_the_flag, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_launch_on_another_gpu_is_refused, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
