@@ -13,6 +13,12 @@
  *   daemon_client --raw SOCKET preempt ID | garbage
  *     speaks the protocol itself: HELLO, then a PREEMPT of job ID (not its
  *     own) or bytes that are no message; prints the daemon's answer.
+ *   daemon_client --raw SOCKET ring MS
+ *     to a coordinated daemon: HELLO, then into the page's event ring (as
+ *     a program's scheduler writes it): job 7 of kernel "ringk" launched,
+ *     run on 100 CapSMs, resized to 60, halted, then an event of no known
+ *     kind; "paused" on stdout and MS ms of sleep (the test looks at
+ *     `corun status` meanwhile); then the job resumed and ended.
  *
  * The first line says where the context runs (corun_ctx_describe). Exit 0
  * when every launch was made (a wait may fail: the line says how).
@@ -23,8 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+
 #include "corun/corun.h"
 #include "corun/corun_sim.h"
+#include "wire/channel.h"
 #include "wire/proto.h"
 
 static double now_ms(void)
@@ -33,6 +42,69 @@ static double now_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+    nanosleep(&ts, NULL);
+}
+
+/* Pushes one event of job 7 of kernel "ringk" into the ring. */
+static void ring_push(corun__channel *ch, uint32_t kind, uint32_t capsm)
+{
+    corun__chan_event e;
+    struct timespec ts;
+
+    memset(&e, 0, sizeof(e));
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    e.t_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    e.kind = kind;
+    e.job = 7;
+    e.capsm = capsm;
+    e.run_ns = e.turnaround_ns = 1000000;
+    e.tasks = 1320;
+    snprintf(e.kernel, sizeof(e.kernel), "ringk");
+    (void)corun__channel_push(ch, &e);
+}
+
+/* `ring MS` after the WELCOME (see the top). */
+static int ring(int fd, corun__proto_rx *rx, long ms)
+{
+    int cfd = corun__proto_take_fd(rx);
+    corun__channel *ch;
+
+    if (cfd < 0) {
+        printf("{\"ring\": \"no page (not a coordinated daemon?)\"}\n");
+        return 1;
+    }
+    ch = mmap(NULL, CORUN_CHANNEL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
+    close(cfd);
+    if (ch == MAP_FAILED) {
+        printf("{\"ring\": \"mmap failed\"}\n");
+        return 1;
+    }
+    atomic_fetch_add(&ch->launches, 1);
+    ring_push(ch, CORUN_CHAN_LAUNCH, 0);
+    ring_push(ch, CORUN_CHAN_RUN, 100);
+    ring_push(ch, CORUN_CHAN_RESIZE, 60);
+    ring_push(ch, CORUN_CHAN_HALT, 0);
+    ring_push(ch, CORUN_CHAN_PAUSED, 0);
+    ring_push(ch, 99, 0); /* no kind the daemon knows */
+    printf("{\"ring\": \"paused\"}\n");
+    fflush(stdout);
+    sleep_ms(ms);
+    ring_push(ch, CORUN_CHAN_RUN, 100);
+    sleep_ms(20);
+    ring_push(ch, CORUN_CHAN_END, 0);
+    atomic_fetch_add(&ch->finished, 1);
+    sleep_ms(50); /* the daemon reads the ring every turn (1 ms) */
+    printf("{\"ring\": \"ended\"}\n");
+    munmap(ch, CORUN_CHANNEL_SIZE);
+    close(fd);
+    free(rx);
+    return 0;
 }
 
 static int raw(const char *path, const char *what, const char *arg)
@@ -55,6 +127,9 @@ static int raw(const char *path, const char *what, const char *arg)
     corun__proto_send(fd, &m);
     rc = corun__proto_recv(fd, rx, &m, 5000, why, sizeof(why));
     printf("{\"hello\": \"%s\"}\n", rc == CORUN_OK ? corun__proto_type_name(m.type) : why);
+    if (strcmp(what, "ring") == 0) {
+        return ring(fd, rx, strtol(arg, NULL, 10));
+    }
     if (strcmp(what, "preempt") == 0) {
         memset(&m, 0, sizeof(m));
         m.type = CORUN_MSG_PREEMPT;

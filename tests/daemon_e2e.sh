@@ -228,8 +228,31 @@ check "coordinated: status has a latency from the ring" grep -q '"latency_ms":{"
 check "coordinated: status lists kernels running, no event lost" \
   bash -c "grep -q '\"kernels_running\":\[' '$tmp/cstatus2.flat' && grep -q '\"events_dropped\":0' '$tmp/cstatus2.flat' && ! grep -q '\"events_dropped\":[1-9]' '$tmp/cstatus2.flat'"
 check "coordinated: trace written" grep -q "wrote [0-9]* events" "$tmp/ctrace.out"
+check "coordinated: the trace follows jobs from their runs to their ends" \
+  bash -c "grep -q '\"args\":{\"job\":[0-9]*,\"capsm\":[0-9]*}' '$tmp/ctrace.json' && grep -q '\"name\":\"end\"' '$tmp/ctrace.json'"
 check "coordinated: the trace has kernels as stretches and launches" \
   bash -c "grep -q '\"ph\":\"X\"' '$tmp/ctrace.json' && grep -q '\"name\":\"launch\"' '$tmp/ctrace.json' && grep -q '\"name\":\"ls\"' '$tmp/ctrace.json' && grep -q '\"name\":\"batch\"' '$tmp/ctrace.json'"
+# a program's halts and resizes reach status and traces through the ring
+timeout "$T" "$corun" trace --socket "$sock" --seconds 1 -o "$tmp/rtrace.json" > /dev/null 2>&1 &
+rtw=$!
+sleep 0.1
+timeout "$T" "$client" --raw "$sock" ring 400 > "$tmp/ring" 2>&1 &
+rgw=$!
+for i in $(seq 1 100); do
+  grep -q paused "$tmp/ring" && break
+  sleep 0.02
+done
+sleep 0.05
+"$corun" status --socket "$sock" --json | tr -d ' \n' > "$tmp/rstatus"
+wait "$rgw"
+wait "$rtw"
+check "ring: a halted job shows paused, its CapSMs given back" \
+  grep -q '"job":7,"kernel":"ringk","state":"paused","capsm":0' "$tmp/rstatus"
+check "ring: an event of no known kind is counted, not followed" grep -q '"events_malformed":1' "$tmp/rstatus"
+check "ring: the trace has its resize, halt and resume" \
+  bash -c "grep -q '\"name\":\"resize\"' '$tmp/rtrace.json' && grep -q '\"name\":\"halt\"' '$tmp/rtrace.json' && grep -q '\"name\":\"resume\"' '$tmp/rtrace.json'"
+check "ring: the trace has its two running stretches" \
+  test "$(grep -o '\"name\":\"ringk\",\"ph\":\"X\"' "$tmp/rtrace.json" | wc -l)" -eq 2
 check "coordinated: the LS program on SMs 0-19" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[0,19\]'"
 check "coordinated: the batch program on SMs 20-131 meanwhile" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[20,131\]'"
 check "coordinated: batch launches on SMs 20-131 while LS ran" grep -q '"sms": "20-131"' "$tmp/cbatch"

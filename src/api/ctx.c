@@ -178,6 +178,18 @@ static bool owned(const corun_ctx *c)
 /* How often a coordinated context's scheduler thread looks at its window. */
 #define WINDOW_POLL_NS 5000000ull
 
+/* The scheduler's observer: on a GPU a daemon coordinates, the daemon
+ * hears of each job's runs, halts and resizes (c->remote is set once, at
+ * creation, before any job). */
+static void observe_job(void *p, const corun__job *k, corun__job_change what)
+{
+    const corun_ctx *c = p;
+
+    if (c->remote != NULL && corun__remote_coordinated(c->remote)) {
+        corun__remote_count_change(c->remote, k, (int)what);
+    }
+}
+
 /* Under c->mu: a coordinated context's kernels move to the SMs the daemon
  * gives it now (the whole GPU while the daemon is away). */
 static void follow_window(corun_ctx *c)
@@ -330,6 +342,8 @@ static int ctx_create(const corun_ctx_opts *opts, const char *const *over,
     c->caps = c->be->ops->caps;
     so.backend = c->be;
     so.settings = c->set;
+    so.observe = observe_job; /* a coordinated GPU's daemon hears of it */
+    so.observe_ctx = c;
     why[0] = '\0';
     so.why = why;
     so.why_len = sizeof(why);

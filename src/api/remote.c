@@ -346,6 +346,7 @@ void corun__remote_count_job(corun__remote *r, const corun__job *k)
     ev.preemptions = k->preemptions;
     ev.status = k->state == CORUN_JS_DONE ? CORUN_OK : k->status != CORUN_OK ? k->status
                                                                              : CORUN_ELAUNCH;
+    ev.job = k->id;
     snprintf(ev.kernel, sizeof(ev.kernel), "%s", k->name);
     (void)corun__channel_push(ch, &ev);
     atomic_fetch_add(&ch->finished, 1);
@@ -392,6 +393,31 @@ void corun__remote_unshare_ctl(corun__remote *r, corun__backend *be)
         (void)be->ops->ctl_share(be, NULL, &n, NULL, 0, NULL, 0);
         r->shared = NULL;
     }
+}
+
+void corun__remote_count_change(void *rv, const corun__job *k, int what)
+{
+    static const uint32_t kinds[] = {
+        [CORUN_JC_RUN] = CORUN_CHAN_RUN,
+        [CORUN_JC_STOP] = CORUN_CHAN_HALT,
+        [CORUN_JC_PAUSED] = CORUN_CHAN_PAUSED,
+        [CORUN_JC_RESIZE] = CORUN_CHAN_RESIZE,
+    };
+    corun__remote *r = rv;
+    corun__channel *ch = r != NULL ? atomic_load(&r->chan) : NULL;
+    corun__chan_event ev;
+
+    if (ch == NULL || what < 0 || (size_t)what >= sizeof(kinds) / sizeof(kinds[0])) {
+        return;
+    }
+    memset(&ev, 0, sizeof(ev));
+    ev.kind = kinds[what];
+    ev.t_ns = mono_ns();
+    ev.job = k->id;
+    ev.capsm = corun__job_capsm(k);
+    ev.ls = corun__attr_ls(&k->attr);
+    snprintf(ev.kernel, sizeof(ev.kernel), "%s", k->name);
+    (void)corun__channel_push(ch, &ev);
 }
 
 uint32_t corun__remote_gen(corun__remote *r)

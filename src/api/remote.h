@@ -79,6 +79,10 @@ bool corun__remote_follow(corun__remote *r, struct corun__sched *s, uint64_t *ap
  * of it fills). Never wait. No-ops otherwise (r may be NULL for count_job). */
 void corun__remote_count_launch(corun__remote *r, bool ls, const char *kernel);
 void corun__remote_count_job(corun__remote *r, const struct corun__job *k);
+/* Coordinated: job k runs, was told to stop, is halted or was resized
+ * (what: a corun__job_change), into the ring; a no-op otherwise. A
+ * scheduler observer (corun__sched_opts.observe): never waits. */
+void corun__remote_count_change(void *r, const struct corun__job *k, int what);
 
 /* Coordinated, with a backend that shares its control blocks (ctl_share):
  * gives the daemon this process's blocks through the page of the current

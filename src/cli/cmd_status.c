@@ -218,15 +218,7 @@ static void client_row_of(const json_t *c, client_row r)
     cell_int(r[C_PRIO], c, "priority");
     cell_int(r[C_WEIGHT], c, "weight");
     cell_int(r[C_CAPSM], c, "capsm");
-    if (json_object_get(c, "sm_window") != NULL) {
-        /* a coordinated GPU: its kernels launched and not finished, as it
-         * counts them (the daemon does not see their halts) */
-        json_int_t l = json_integer_value(json_object_get(c, "launches"));
-        json_int_t f = json_integer_value(json_object_get(c, "finished"));
-        snprintf(r[C_JOBS], CELL, "%lld run", (long long)(l > f ? l - f : 0));
-    } else {
-        cell_jobs(r[C_JOBS], json_object_get(c, "jobs"));
-    }
+    cell_jobs(r[C_JOBS], json_object_get(c, "jobs"));
     cell_int(r[C_TASKS], c, "tasks_done");
     cell_int(r[C_PREEMPT], c, "preemptions");
     if (json_is_null(lat)) {

@@ -21,6 +21,8 @@ struct corun__sched {
     const corun__policy_ops *pol;
     void *pst;
     corun__settings set;
+    void (*observe)(void *ctx, const corun__job *k, corun__job_change what);
+    void *observe_ctx;
     corun__job *head, *tail;     /* live kernels, submission order */
     corun__job **deferred;       /* kernels whose completion is not yet announced */
     size_t ndeferred, capdeferred;
@@ -38,6 +40,15 @@ struct corun__sched {
     corun__job *free_list;       /* released records, reused */
     corun__bevent ev[CORUN_SCHED_EVBUF];
 };
+
+/* Tells the observer, if any, what changed of k. */
+static void observed(corun__sched *s, const corun__job *k, corun__job_change what)
+{
+    if (s->observe != NULL) {
+        s->observe(s->observe_ctx, k, what);
+    }
+}
+
 
 /* Per-kernel state the scheduler keeps beside the public record. */
 typedef struct kernel_ext {
@@ -145,6 +156,8 @@ int corun__sched_create(const corun__sched_opts *o, corun__sched **out)
         return CORUN_ENOMEM;
     }
     s->be = o->backend;
+    s->observe = o->observe;
+    s->observe_ctx = o->observe_ctx;
     s->win_hi = o->backend->desc.sm_count - 1;
     s->pol = o->policy;
     s->set = o->settings;
@@ -496,7 +509,7 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
         s->held += info->capsm;
         k->state = CORUN_JS_RUNNING;
         k->t_run_since = info->t_launch;
-        ext(k)->clock_on = true;
+        ext(k)->clock_on = true;        observed(s, k, CORUN_JC_RUN);
     }
     if (s->pol->direct) {
         s->pol->direct(s, s->pst, k);
@@ -642,6 +655,7 @@ static int resume_direct(corun__sched *s, corun__job *k, uint32_t n)
     k->state = CORUN_JS_RUNNING;
     k->t_run_since = corun__sched_now(s);
     ext(k)->clock_on = true;
+    observed(s, k, CORUN_JC_RUN);
     return CORUN_OK;
 }
 
@@ -699,6 +713,7 @@ int corun__sched_run(corun__sched *s, corun__job *k, uint32_t n)
     k->t_run_since = corun__sched_now(s);
     e->clock_on = true;
     set_nworkers(s, k);
+    observed(s, k, CORUN_JC_RUN);
     return CORUN_OK;
 }
 
@@ -753,6 +768,7 @@ int corun__sched_run_plain_part(corun__sched *s, corun__job *k, int32_t priority
     k->t_run_since = k->t_start;
     ext(k)->clock_on = true;
     k->state = CORUN_JS_RUNNING;
+    observed(s, k, CORUN_JC_RUN);
     return CORUN_OK;
 }
 
@@ -784,6 +800,7 @@ int corun__sched_grow(corun__sched *s, corun__job *k, uint32_t n)
     k->capsm_hi += n;
     s->held += n;
     set_nworkers(s, k);
+    observed(s, k, CORUN_JC_RESIZE);
     return CORUN_OK;
 }
 
@@ -813,6 +830,7 @@ int corun__sched_shrink(corun__sched *s, corun__job *k, uint32_t n)
     k->capsm_lo += n;
     s->held -= n;
     set_nworkers(s, k);
+    observed(s, k, CORUN_JC_RESIZE);
     return CORUN_OK;
 }
 
@@ -859,6 +877,7 @@ int corun__sched_stop(corun__sched *s, corun__job *k)
     drop_capsm(s, k);
     k->preemptions++;
     k->state = CORUN_JS_STOPPING;
+    observed(s, k, CORUN_JC_STOP);
     return CORUN_OK;
 }
 
@@ -1005,6 +1024,7 @@ static void quiescent(corun__sched *s, corun__job *k)
     drop_capsm(s, k);
     stop_running_clock(s, k);
     k->state = CORUN_JS_PAUSED;
+    observed(s, k, CORUN_JC_PAUSED);
     if (s->pol->paused) {
         s->pol->paused(s, s->pst, k);
     }
@@ -1029,6 +1049,7 @@ static void direct_event(corun__sched *s, corun__job *k, const corun__bevent *ev
             drop_capsm(s, k);
             stop_running_clock(s, k);
             k->state = CORUN_JS_PAUSED;
+            observed(s, k, CORUN_JC_PAUSED);
             if (s->pol->paused) {
                 s->pol->paused(s, s->pst, k);
             }

@@ -102,10 +102,23 @@ struct corun__job {
     corun__job *prev, *next; /* in the scheduler's list of live kernels */
 };
 
+/* What changed of a job, for an observer (corun__sched_opts.observe). */
+typedef enum corun__job_change {
+    CORUN_JC_RUN,     /* it runs: started, resumed or taken in (its CapSMs now) */
+    CORUN_JC_STOP,    /* it was told to stop (a halt: its workers leave) */
+    CORUN_JC_PAUSED,  /* it is halted: its workers are gone */
+    CORUN_JC_RESIZE   /* its CapSMs changed while it runs */
+} corun__job_change;
+
 typedef struct corun__sched_opts {
     corun__backend *backend;          /* not owned */
     const corun__policy_ops *policy;
     corun__settings settings;
+    /* Optional: hears each job's changes as the scheduler makes them, on
+     * the thread that makes them, under whatever lock it holds (so it must
+     * not call back into the scheduler); a job's end is on_done's. */
+    void (*observe)(void *ctx, const corun__job *k, corun__job_change what);
+    void *observe_ctx;
     char *why;                        /* optional: why creation failed */
     size_t why_len;
 } corun__sched_opts;

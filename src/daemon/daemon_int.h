@@ -30,6 +30,7 @@
 #define CORUN__DAEMON_LATENCIES 65536  /* per client, the most recent */
 #define CORUN__CHAN_LANES 16           /* trace tracks of a coordinated client's kernels */
 #define CORUN__CHAN_KERNELS 32         /* kernel names a coordinated client's status lists */
+#define CORUN__CHAN_JOBS 64            /* a coordinated client's jobs the daemon follows */
 
 typedef struct corun__dtrace corun__dtrace;
 typedef struct corun__dclient corun__dclient;
@@ -63,6 +64,8 @@ typedef struct corun__djob {
                                   CapSMs' return was logged */
     struct corun__djob *next;  /* in the daemon's list */
 } corun__djob;
+
+enum { CORUN__CJ_RUNNING = 1, CORUN__CJ_STOPPING, CORUN__CJ_HALTED };
 
 typedef enum corun__drole { CORUN_DR_NEW, CORUN_DR_CLIENT, CORUN_DR_OBSERVER } corun__drole;
 
@@ -102,6 +105,17 @@ struct corun__dclient {
     struct corun__dkrun { char name[CORUN_PROTO_NAME]; uint32_t running; }
         krun[CORUN__CHAN_KERNELS]; /* its kernels launched and not ended, by name */
     uint64_t krun_other;       /* the same for names past the table */
+    /* its jobs, as its ring tells of them (RUN to END; a job that ran out
+     * of room is traced from its END alone) */
+    struct corun__dcjob {
+        uint32_t id;
+        bool used;
+        uint8_t state;         /* CORUN__CJ_RUNNING, _STOPPING, _HALTED */
+        uint32_t capsm;
+        uint64_t since;        /* its running stretch's start (trace clock) */
+        char kernel[CORUN_PROTO_NAME];
+    } cjobs[CORUN__CHAN_JOBS];
+    uint64_t cjobs_untracked;
     void *peer;                /* its control blocks opened here (backend peer_open) */
     bool peer_tried;           /* opened or failed once: not tried again */
     uint64_t narrowed;         /* its kernels the daemon narrowed itself */

@@ -169,32 +169,131 @@ static uint32_t chan_lane(corun__dclient *c, uint64_t from, uint64_t to)
     return i;
 }
 
+/* c's job `id` as its ring told of it; with add, a free entry made its own
+ * (NULL when none is left: the job is traced from its END alone). */
+static struct corun__dcjob *cjob(corun__dclient *c, uint32_t id, bool add)
+{
+    struct corun__dcjob *free_e = NULL;
+    size_t i;
+
+    for (i = 0; i < CORUN__CHAN_JOBS; i++) {
+        if (c->cjobs[i].used && c->cjobs[i].id == id) {
+            return &c->cjobs[i];
+        }
+        if (!c->cjobs[i].used && free_e == NULL) {
+            free_e = &c->cjobs[i];
+        }
+    }
+    if (!add) {
+        return NULL;
+    }
+    if (free_e == NULL) {
+        c->cjobs_untracked++;
+        return NULL;
+    }
+    memset(free_e, 0, sizeof(*free_e));
+    free_e->used = true;
+    free_e->id = id;
+    return free_e;
+}
+
+/* A running stretch of job j of c, from its start to t, as a trace slice. */
+static void cjob_stretch(corun__daemon *d, corun__dclient *c, const struct corun__dcjob *j,
+                         uint64_t t)
+{
+    const uint64_t from = j->since < t ? j->since : t;
+
+    if (tracing(d)) {
+        trace(d, "X", j->kernel, (uint32_t)c->pid, 2 + chan_lane(c, from, t), from, t - from,
+              json_pack("{s:I, s:I}", "job", (json_int_t)j->id, "capsm", (json_int_t)j->capsm));
+    }
+}
+
 /* One event of c's ring: counted for status, traced when a trace records.
  * Times are CLOCK_MONOTONIC since the daemon started (the client's clock
  * for how long a kernel ran: a simulated client's own). */
 static void chan_event(corun__daemon *d, corun__dclient *c, const corun__chan_event *e)
 {
     const uint64_t t = e->t_ns > d->t0 ? e->t_ns - d->t0 : 0;
+    const bool tr = tracing(d);
+    struct corun__dcjob *j;
 
-    if (e->kind == CORUN_CHAN_LAUNCH) {
+    switch (e->kind) {
+    case CORUN_CHAN_LAUNCH:
         kernel_running(c, e->kernel, 1);
-        if (tracing(d)) {
+        if (tr) {
             trace(d, "i", "launch", (uint32_t)c->pid, 1, t, 0,
                   json_pack("{s:s, s:b}", "kernel", e->kernel, "ls", e->ls != 0));
         }
         return;
+    case CORUN_CHAN_RUN:
+        if ((j = cjob(c, e->job, true)) == NULL) {
+            return;
+        }
+        if (j->state == CORUN__CJ_HALTED && tr) {
+            trace(d, "i", "resume", (uint32_t)c->pid, 1, t, 0,
+                  json_pack("{s:s, s:I}", "kernel", e->kernel, "job", (json_int_t)e->job));
+        }
+        if (j->state != CORUN__CJ_RUNNING) {
+            j->since = t;
+        }
+        j->state = CORUN__CJ_RUNNING;
+        j->capsm = e->capsm;
+        snprintf(j->kernel, sizeof(j->kernel), "%s", e->kernel);
+        return;
+    case CORUN_CHAN_HALT:
+    case CORUN_CHAN_RESIZE:
+        if ((j = cjob(c, e->job, false)) == NULL) {
+            return;
+        }
+        if (tr) {
+            trace(d, "i", e->kind == CORUN_CHAN_HALT ? "halt" : "resize", (uint32_t)c->pid, 1, t,
+                  0, json_pack("{s:s, s:I, s:I, s:I}", "kernel", j->kernel, "job",
+                               (json_int_t)j->id, "from", (json_int_t)j->capsm, "capsm",
+                               (json_int_t)e->capsm));
+        }
+        if (e->kind == CORUN_CHAN_HALT) {
+            j->state = CORUN__CJ_STOPPING;
+        } else {
+            j->capsm = e->capsm;
+        }
+        return;
+    case CORUN_CHAN_PAUSED:
+        if ((j = cjob(c, e->job, false)) == NULL) {
+            return;
+        }
+        if (j->state != CORUN__CJ_HALTED) {
+            cjob_stretch(d, c, j, t);
+        }
+        j->state = CORUN__CJ_HALTED;
+        j->capsm = 0;
+        return;
+    case CORUN_CHAN_END:
+    default:
+        break;
     }
     kernel_running(c, e->kernel, -1);
     c->preemptions += e->preemptions;
     c->lat_ms[c->nlat % CORUN__DAEMON_LATENCIES] = (double)e->turnaround_ns / 1e6;
     c->nlat++;
-    if (tracing(d)) {
+    j = cjob(c, e->job, false);
+    if (j != NULL) {
+        if (j->state != CORUN__CJ_HALTED) {
+            cjob_stretch(d, c, j, t);
+        }
+        j->used = false;
+    } else if (tr) {
+        /* not followed from its start: its run as its END tells it */
         const uint64_t from = t > e->run_ns ? t - e->run_ns : 0;
         trace(d, "X", e->kernel, (uint32_t)c->pid, 2 + chan_lane(c, from, t), from, t - from,
-              json_pack("{s:I, s:I, s:f, s:s}", "tasks", (json_int_t)e->tasks, "preemptions",
+              json_pack("{s:I}", "job", (json_int_t)e->job));
+    }
+    if (tr) {
+        trace(d, "i", e->status == CORUN_OK ? "end" : "failed", (uint32_t)c->pid, 1, t, 0,
+              json_pack("{s:s, s:I, s:I, s:I, s:f}", "kernel", e->kernel, "job",
+                        (json_int_t)e->job, "tasks", (json_int_t)e->tasks, "preemptions",
                         (json_int_t)e->preemptions, "turnaround_us",
-                        (double)e->turnaround_ns / 1e3, "status",
-                        e->status == CORUN_OK ? "done" : corun_strerror(e->status)));
+                        (double)e->turnaround_ns / 1e3));
     }
 }
 

@@ -48,9 +48,23 @@ static json_t *client_json(corun__daemon *d, const corun__dclient *c)
     }
     json_t *o;
     uint64_t launches = c->launches, finished = c->finished, tasks = c->tasks_done;
+    size_t i;
 
     if (c->chan != NULL) {
-        /* a coordinated GPU: what the client counts, and where it may run */
+        /* a coordinated GPU: its jobs as its ring told of them, what the
+         * client counts, and where it may run */
+        static const char *const states[] = {"?", "running", "stopping", "paused"};
+        for (i = 0; i < CORUN__CHAN_JOBS; i++) {
+            const struct corun__dcjob *cj = &c->cjobs[i];
+            if (!cj->used) {
+                continue;
+            }
+            capsm += cj->capsm;
+            json_array_append_new(jobs, json_pack("{s:I, s:s, s:s, s:I}", "job",
+                                                  (json_int_t)cj->id, "kernel", cj->kernel,
+                                                  "state", states[cj->state <= 3 ? cj->state : 0],
+                                                  "capsm", (json_int_t)cj->capsm));
+        }
         launches = atomic_load(&c->chan->launches);
         finished = atomic_load(&c->chan->finished);
         tasks = atomic_load(&c->chan->tasks_done);
@@ -66,7 +80,6 @@ static json_t *client_json(corun__daemon *d, const corun__dclient *c)
     if (o != NULL && c->chan != NULL) {
         /* and its kernels running by name, and the events its ring lost */
         json_t *kr = json_array();
-        size_t i;
         for (i = 0; i < CORUN__CHAN_KERNELS; i++) {
             if (c->krun[i].name[0] != '\0' && c->krun[i].running > 0) {
                 json_array_append_new(kr, json_pack("{s:s, s:I}", "kernel", c->krun[i].name,
@@ -84,6 +97,7 @@ static json_t *client_json(corun__daemon *d, const corun__dclient *c)
         json_object_set_new(o, "events_dropped",
                             json_integer((json_int_t)atomic_load(&c->chan->dropped)));
         json_object_set_new(o, "events_malformed", json_integer((json_int_t)c->chan_bad));
+        json_object_set_new(o, "jobs_untracked", json_integer((json_int_t)c->cjobs_untracked));
         json_object_set_new(o, "shares_ctl", json_boolean(atomic_load(&c->chan->ctl_ok) != 0));
         json_object_set_new(o, "narrowed", json_integer((json_int_t)c->narrowed));
     }

@@ -67,6 +67,17 @@ typedef struct run_ctx {
 /* How often a coordinated run looks at its window. */
 #define WINDOW_POLL_NS 5000000ull
 
+/* The scheduler's observer: a coordinated run's daemon hears of each job's
+ * runs, halts and resizes (rc->remote is set before any job). */
+static void observe_job(void *p, const corun__job *k, corun__job_change what)
+{
+    const run_ctx *rc = p;
+
+    if (rc->remote != NULL) {
+        corun__remote_count_change(rc->remote, k, (int)what);
+    }
+}
+
 /* A coordinated run's kernels move to the SMs corund gives it now. */
 static void follow_window(run_ctx *rc)
 {
@@ -535,6 +546,8 @@ int corun__scenario_run(const corun__scenario *sc, const corun__run_env *env, co
     memset(&so, 0, sizeof(so));
     so.backend = be;
     so.policy = pol;
+    so.observe = observe_job;
+    so.observe_ctx = rc;
     so.settings = env->settings;
     so.why = why;
     so.why_len = why_len;

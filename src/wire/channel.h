@@ -29,13 +29,17 @@
 
 #define CORUN_CHANNEL_MAGIC 0x4c4e4843u /* "CHNL" */
 #define CORUN_CHANNEL_VERSION 2u
-#define CORUN_CHANNEL_SIZE 65536u
+#define CORUN_CHANNEL_SIZE 131072u
 #define CORUN_CHANNEL_RING 512u /* events; a power of two */
 #define CORUN_CHANNEL_LIVE 64u  /* words of the map of control blocks in use: 4096 blocks */
 
 typedef enum corun__chan_kind {
     CORUN_CHAN_LAUNCH = 1, /* a kernel launched: t_ns, kernel, ls */
-    CORUN_CHAN_END = 2     /* a kernel ended: all fields */
+    CORUN_CHAN_END = 2,    /* a kernel ended: all fields */
+    CORUN_CHAN_RUN = 3,    /* job `job` runs (started, resumed): t_ns, kernel, capsm */
+    CORUN_CHAN_HALT = 4,   /* it was told to stop */
+    CORUN_CHAN_PAUSED = 5, /* it is halted: its workers are gone */
+    CORUN_CHAN_RESIZE = 6  /* its CapSMs are now capsm */
 } corun__chan_kind;
 
 typedef struct corun__chan_event {
@@ -48,6 +52,8 @@ typedef struct corun__chan_event {
     uint32_t ls;           /* LS class or priority > 0 */
     uint32_t preemptions;  /* END */
     int32_t status;        /* END: CORUN_OK, or why it failed */
+    uint32_t job;          /* the client's id of the job (all but LAUNCH) */
+    uint32_t capsm;        /* RUN, RESIZE: CapSMs it holds */
     char kernel[64];       /* its name, NUL-terminated (the daemon checks) */
 } corun__chan_event;
 
@@ -122,6 +128,8 @@ static inline bool corun__channel_push(corun__channel *ch, const corun__chan_eve
     e->ls = ev->ls;
     e->preemptions = ev->preemptions;
     e->status = ev->status;
+    e->job = ev->job;
+    e->capsm = ev->capsm;
     memcpy(e->kernel, ev->kernel, sizeof(e->kernel));
     atomic_store_explicit(&e->seq, h + 1, memory_order_release);
     return true;
@@ -146,12 +154,14 @@ static inline bool corun__channel_pop(corun__channel *ch, uint64_t *tail, corun_
     out->ls = e->ls != 0;
     out->preemptions = e->preemptions;
     out->status = e->status;
+    out->job = e->job;
+    out->capsm = e->capsm;
     memcpy(out->kernel, e->kernel, sizeof(out->kernel));
     out->kernel[sizeof(out->kernel) - 1] = '\0';
     atomic_store_explicit(&e->seq, *tail + CORUN_CHANNEL_RING, memory_order_release);
     (*tail)++;
     ch->tail = *tail;
-    if (out->kind != CORUN_CHAN_LAUNCH && out->kind != CORUN_CHAN_END) {
+    if (out->kind < CORUN_CHAN_LAUNCH || out->kind > CORUN_CHAN_RESIZE) {
         out->kind = 0;
     }
     return true;
