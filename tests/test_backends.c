@@ -56,6 +56,10 @@ static void unknown_names_are_refused(void **state)
     assert_int_equal(corun__backend_resolve("tpu", "auto", &p, why, sizeof(why)), CORUN_EINVAL);
     assert_non_null(strstr(why, "unknown backend 'tpu'"));
     assert_int_equal(corun__backend_resolve("", "auto", &p, why, sizeof(why)), CORUN_EINVAL);
+    /* setting DEVICE: auto or a number, on every backend */
+    assert_int_equal(corun__backend_resolve("sim", "one", &p, why, sizeof(why)), CORUN_EINVAL);
+    assert_non_null(strstr(why, "CORUN_DEVICE = 'one'"));
+    assert_int_equal(corun__backend_resolve("sim", "1", &p, why, sizeof(why)), CORUN_OK);
     assert_true(corun__backend_is_auto("auto"));
     assert_false(corun__backend_is_auto("sim"));
     assert_false(corun__backend_is_auto(NULL));

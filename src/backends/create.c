@@ -56,6 +56,11 @@ int corun__backend_resolve(const char *name, const char *device, corun__backend_
     const corun__backend_pick sim = {CORUN_SIM_NAME, CORUN_SIM_CAPS, 0};
     int is_auto = corun__backend_is_auto(name);
 
+    if (device != NULL && device[0] != '\0' && strcmp(device, CORUN_CUDA_DEVICE_AUTO) != 0 &&
+        strspn(device, "0123456789") != strlen(device)) {
+        snprintf(why, why_len, "CORUN_DEVICE = '%s': not auto or a GPU's number", device);
+        return CORUN_EINVAL;
+    }
     if (name != NULL && strcmp(name, CORUN_SIM_NAME) == 0) {
         *out = sim;
         return CORUN_OK;
