@@ -253,6 +253,13 @@ static void free_client(corun__daemon *d, corun__dclient *c)
     }
     close(c->fd);
     if (c->chan != NULL) {
+        const uint64_t lost = atomic_load(&c->chan->dropped);
+        if (lost != 0 || c->chan_bad != 0 || c->cjobs_untracked != 0) {
+            CORUN_LOG(CORUN_LOG_INFO, SUB, "client %u (pid %d): its ring lost %llu events (full), "
+                      "%llu were malformed, %llu jobs were not followed", c->id, (int)c->pid,
+                      (unsigned long long)lost, (unsigned long long)c->chan_bad,
+                      (unsigned long long)c->cjobs_untracked);
+        }
         munmap(c->chan, CORUN_CHANNEL_SIZE);
     }
     corun__dtrace_free(c->tr);

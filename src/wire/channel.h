@@ -29,8 +29,9 @@
 
 #define CORUN_CHANNEL_MAGIC 0x4c4e4843u /* "CHNL" */
 #define CORUN_CHANNEL_VERSION 2u
-#define CORUN_CHANNEL_SIZE 131072u
-#define CORUN_CHANNEL_RING 512u /* events; a power of two */
+#define CORUN_CHANNEL_SIZE (130u * 4096u)
+#define CORUN_CHANNEL_RING 4096u /* events (a power of two): some 3 ms of a loop of 2 us
+                                    kernels, three events each, the daemon reading every 1 ms */
 #define CORUN_CHANNEL_LIVE 64u  /* words of the map of control blocks in use: 4096 blocks */
 
 typedef enum corun__chan_kind {
