@@ -509,7 +509,8 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
         s->held += info->capsm;
         k->state = CORUN_JS_RUNNING;
         k->t_run_since = info->t_launch;
-        ext(k)->clock_on = true;        observed(s, k, CORUN_JC_RUN);
+        ext(k)->clock_on = true;
+        observed(s, k, CORUN_JC_RUN);
     }
     if (s->pol->direct) {
         s->pol->direct(s, s->pst, k);
