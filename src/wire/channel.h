@@ -9,7 +9,8 @@
  * window: the SMs the client's kernels may use, lo | hi << 32 (its
  * scheduler keeps every kernel there: corun__sched_window). The counters
  * are the client's, for the daemon's policy and `corun status`; the ring
- * carries each launch and each end, for latencies and traces; ctl_* give
+ * carries each launch, and each job's runs, halts, pauses, resizes and end,
+ * for status, latencies and traces; ctl_* give
  * the daemon the client's control blocks (CUDA IPC), so it can narrow the
  * client's running kernels itself when it takes SMs away. The client's
  * threads push into the ring (a bounded multi-producer queue after Vyukov:
