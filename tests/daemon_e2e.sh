@@ -54,9 +54,8 @@ mean_ms() {
 }
 # The median of a client's launch-to-end wall times (ms): a wall-clock
 # figure on a 2-core machine busy with other tests, so one late launch must
-# not decide it (smguard's mean once read 10.9 ms, against 1.1-1.8 in every
-# other run). Under mps most LS kernels find no batch task in the way and a
-# few wait tens of ms, so there the mean says it.
+# not decide it. Under mps most LS kernels find no batch task in the way and
+# a few wait tens of ms, so there the mean says it.
 median_ms() {
   grep -o '"ms": [0-9.]*' "$1" | awk '{print $2}' | sort -g |
     awk '{v[n++] = $1} END {if (n) printf "%.3f\n", n % 2 ? v[int(n / 2)] : (v[n / 2 - 1] + v[n / 2]) / 2; else print -1}'

@@ -199,23 +199,22 @@ static struct corun__dcjob *cjob(corun__dclient *c, uint32_t id, bool add)
 
 /* A running stretch of job j of c, from its start to t, as a trace slice. */
 static void cjob_stretch(corun__daemon *d, corun__dclient *c, const struct corun__dcjob *j,
-                         uint64_t t)
+                         uint64_t t, bool tr)
 {
     const uint64_t from = j->since < t ? j->since : t;
 
-    if (tracing(d)) {
+    if (tr) {
         trace(d, "X", j->kernel, (uint32_t)c->pid, 2 + chan_lane(c, from, t), from, t - from,
               json_pack("{s:I, s:I}", "job", (json_int_t)j->id, "capsm", (json_int_t)j->capsm));
     }
 }
 
-/* One event of c's ring: counted for status, traced when a trace records.
+/* One event of c's ring: counted for status, traced when tr (a trace records).
  * Times are CLOCK_MONOTONIC since the daemon started (the client's clock
  * for how long a kernel ran: a simulated client's own). */
-static void chan_event(corun__daemon *d, corun__dclient *c, const corun__chan_event *e)
+static void chan_event(corun__daemon *d, corun__dclient *c, const corun__chan_event *e, bool tr)
 {
     const uint64_t t = e->t_ns > d->t0 ? e->t_ns - d->t0 : 0;
-    const bool tr = tracing(d);
     struct corun__dcjob *j;
 
     switch (e->kind) {
@@ -263,7 +262,7 @@ static void chan_event(corun__daemon *d, corun__dclient *c, const corun__chan_ev
             return;
         }
         if (j->state != CORUN__CJ_HALTED) {
-            cjob_stretch(d, c, j, t);
+            cjob_stretch(d, c, j, t, tr);
         }
         j->state = CORUN__CJ_HALTED;
         j->capsm = 0;
@@ -279,7 +278,7 @@ static void chan_event(corun__daemon *d, corun__dclient *c, const corun__chan_ev
     j = cjob(c, e->job, false);
     if (j != NULL) {
         if (j->state != CORUN__CJ_HALTED) {
-            cjob_stretch(d, c, j, t);
+            cjob_stretch(d, c, j, t, tr);
         }
         j->used = false;
     } else if (tr) {
@@ -300,6 +299,7 @@ static void chan_event(corun__daemon *d, corun__dclient *c, const corun__chan_ev
 /* What a coordinated client wrote into its ring since the last turn. */
 static void drain_channel(corun__daemon *d, corun__dclient *c)
 {
+    const bool tr = tracing(d); /* once a turn: a turn may read thousands of events */
     corun__chan_event e;
     unsigned n;
 
@@ -307,7 +307,7 @@ static void drain_channel(corun__daemon *d, corun__dclient *c)
         if (e.kind == 0) {
             c->chan_bad++;
         } else {
-            chan_event(d, c, &e);
+            chan_event(d, c, &e, tr);
         }
     }
 }
