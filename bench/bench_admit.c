@@ -59,7 +59,7 @@ static void run_case(corun__backend *be, corun__sched *s, corun_class cls, uint3
                      double *t, const char *label, FILE *out, int last)
 {
     corun__kspec k = spec(label);
-    corun_launch_attr a = {cls, capsm, 0, 1, 0};
+    corun_launch_attr a = {.cls = cls, .capsm = capsm, .weight = 1};
     char why[128];
     int i;
 
@@ -106,7 +106,7 @@ int main(void)
     /* 64 batch kernels in flight, 2 CapSMs each: 128 of 132 held. */
     for (i = 0; i < IN_FLIGHT; i++) {
         corun__kspec k = spec("batch");
-        corun_launch_attr a = {CORUN_CLASS_BATCH, 2, 0, 1, 0};
+        corun_launch_attr a = {.cls = CORUN_CLASS_BATCH, .capsm = 2, .weight = 1};
         if (corun__sched_submit(s, &k, &a, NULL, NULL, &live[i], why, sizeof(why)) != CORUN_OK) {
             fprintf(stderr, "setup: %s\n", why);
             return 1;

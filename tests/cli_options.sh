@@ -130,11 +130,12 @@ done
 
 # --- training ---------------------------------------------------------------
 
-# the same training twice (same seed) stores its runs once
+# the same training twice (same seed) stores its runs once: 5 at random
+# sizes and the 3 of the intensity profile at the kernel's own size
 "$corun" profile --train-scenario slate-pair-mm-bs --runs 5 --json > "$tmp/first" 2> /dev/null
 "$corun" profile --train-scenario slate-pair-mm-bs --runs 5 --json > "$tmp/second" 2> /dev/null
-check "training records runs" grep -q '"runs": 5' "$tmp/first"
+check "training records runs" grep -q '"runs": 8' "$tmp/first"
 check "training again with the same seed stores no duplicate runs" \
-  bash -c "! grep -q '\"runs\": 10' '$tmp/second' && grep -q '\"runs\": 5' '$tmp/second'"
+  bash -c "! grep -q '\"runs\": 16' '$tmp/second' && grep -q '\"runs\": 8' '$tmp/second'"
 
 expect_done

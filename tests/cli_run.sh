@@ -10,11 +10,12 @@ unset CORUN_LAUNCH_CLASS CORUN_LAUNCH_CAPSM CORUN_LAUNCH_PRIORITY CORUN_LAUNCH_W
 expect 0 "usage: corun run" -- run --help
 expect 0 "usage: corun run" -- help run
 
-# the four attributes, and the daemon, as given
-"$corun" run --class ls --priority 3 --weight 2 --reserve 12 --daemon off -- env > "$tmp/env" 2>&1
+# the five attributes, and the daemon, as given
+"$corun" run --class ls --priority 3 --weight 2 --qos 0.7 --reserve 12 --daemon off -- env \
+  > "$tmp/env" 2>&1
 check "run: exit 0" test $? -eq 0
 for kv in CORUN_LAUNCH_CLASS=ls CORUN_LAUNCH_CAPSM=12 CORUN_LAUNCH_PRIORITY=3 \
-          CORUN_LAUNCH_WEIGHT=2 CORUN_DAEMON=off; do
+          CORUN_LAUNCH_WEIGHT=2 CORUN_LAUNCH_QOS=0.7 CORUN_DAEMON=off; do
   check "run: $kv in the program's environment" grep -qx "$kv" "$tmp/env"
 done
 # --reserve means class ls, --quota class batch
@@ -32,6 +33,7 @@ expect 2 "--reserve and --quota exclude each other" -- run --reserve 4 --quota 4
 expect 2 "option --priority: 5000 is outside [0, 1000] (setting CORUN_LAUNCH_PRIORITY)" -- \
   run --priority 5000 -- true
 expect 2 "setting CORUN_LAUNCH_WEIGHT" -- run --weight x -- true
+expect 2 "option --qos: 1.5 is outside [0, 1] (setting CORUN_LAUNCH_QOS)" -- run --qos 1.5 -- true
 expect 2 "setting CORUN_LAUNCH_CAPSM" -- run --reserve 5000 -- true
 expect 2 "setting CORUN_LAUNCH_CLASS" -- run --class rt -- true
 expect 2 "setting CORUN_DAEMON" -- run --daemon relative.sock -- true

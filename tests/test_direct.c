@@ -344,7 +344,7 @@ static void launch_1056(corun_ctx *ctx, corun_kernel *k, const corun_launch_attr
  * and preemptible again after an LS launch. */
 static void the_plain_line_is_shorter_while_ls_work_runs(void **state)
 {
-    const corun_launch_attr ls = {CORUN_CLASS_LS, 0, 0, 0, 0};
+    const corun_launch_attr ls = {.cls = CORUN_CLASS_LS};
     corun_kernel *k;
     corun_ctx *ctx;
     corun_job *j;

@@ -115,7 +115,7 @@ static int teardown_null(void **state)
 static corun__job *submit(const char *name, int32_t prio, uint32_t tasks)
 {
     corun__kspec k;
-    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, prio, 1, 0};
+    corun_launch_attr a = {.cls = CORUN_CLASS_BATCH, .priority = prio, .weight = 1};
     corun__job *out = NULL;
     char why[256];
 
@@ -289,7 +289,7 @@ static void host_api_runs_flep_hpf_by_name(void **state)
 {
     corun_ctx_opts co = {"sim", "flep-hpf"};
     corun_sim_kernel_desc kd;
-    corun_launch_attr lo = {CORUN_CLASS_BATCH, 0, 0, 1, 0}, hi = lo;
+    corun_launch_attr lo = {.cls = CORUN_CLASS_BATCH, .weight = 1}, hi = lo;
     corun_progress p;
     corun_ctx *ctx;
     corun_kernel *k;

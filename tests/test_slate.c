@@ -377,7 +377,7 @@ static int teardown_null(void **state)
 static corun__job *submit(const char *name, uint32_t tasks)
 {
     corun__kspec k;
-    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, 0, 1, 0};
+    corun_launch_attr a = {.cls = CORUN_CLASS_BATCH, .weight = 1};
     corun__job *out = NULL;
     char why[256];
 

@@ -91,7 +91,7 @@ static corun__job *submit_n(fixture *f, const char *name, corun_class cls, uint3
                            uint32_t blocks)
 {
     corun__kspec k = spec(name, blocks);
-    corun_launch_attr a = {cls, capsm, 0, 1, 0};
+    corun_launch_attr a = {.cls = cls, .capsm = capsm, .weight = 1};
     corun__job *out = NULL;
     char why[256];
     assert_int_equal(corun__sched_submit(f->s, &k, &a, on_done, f, &out, why, sizeof(why)), CORUN_OK);
@@ -463,7 +463,7 @@ static void limit_waits_for_the_next_resume(void **state)
 static void expect_refused(fixture *f, corun_class cls, uint32_t capsm, const char *words)
 {
     corun__kspec k = spec("refused", 100);
-    corun_launch_attr a = {cls, capsm, 0, 1, 0};
+    corun_launch_attr a = {.cls = cls, .capsm = capsm, .weight = 1};
     corun__job *out = NULL;
     char why[256] = "";
 
@@ -497,7 +497,7 @@ static void impossible_shape_is_refused(void **state)
 {
     fixture *f = *state;
     corun__kspec k = spec("wide", 100);
-    corun_launch_attr a = {CORUN_CLASS_BATCH, 0, 0, 1, 0};
+    corun_launch_attr a = {.cls = CORUN_CLASS_BATCH, .weight = 1};
     corun__job *out = NULL;
     char why[256] = "";
 

@@ -148,6 +148,8 @@ typedef struct corun_launch_attr {
     int32_t priority;   /* larger is more urgent; 0 is the default */
     uint32_t weight;    /* fair-share weight, >= 1; 0 means 1 */
     double size_hint;   /* input size, for duration models; 0 if unknown */
+    double qos;         /* QoS goal (policy fgqos): a fraction of the kernel's isolated
+                           rate of block-tasks, in (0, 1]; 0 = no goal */
 } corun_launch_attr;
 
 /* Progress of a kernel, counted in block-tasks by its workers. */
@@ -275,8 +277,8 @@ CORUN_API corun_ctx *corun_default_ctx(void);
 
 /* The launch attributes a program gives its launches when it names none, from
  * ctx's settings: class CORUN_LAUNCH_CLASS (batch or ls), capsm
- * CORUN_LAUNCH_CAPSM, priority CORUN_LAUNCH_PRIORITY, weight CORUN_LAUNCH_WEIGHT, size_hint
- * 0. Transformed programs launch with these. */
+ * CORUN_LAUNCH_CAPSM, priority CORUN_LAUNCH_PRIORITY, weight CORUN_LAUNCH_WEIGHT, qos
+ * CORUN_LAUNCH_QOS, size_hint 0. Transformed programs launch with these. */
 CORUN_API void corun_ctx_launch_attr(const corun_ctx *ctx, corun_launch_attr *out);
 
 /* The kernel registered for these functions in ctx, registering it on first

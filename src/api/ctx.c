@@ -324,6 +324,7 @@ static int ctx_create(const corun_ctx_opts *opts, const char *const *over,
     c->launch_attr.capsm = c->set.launch_capsm;
     c->launch_attr.priority = (int32_t)c->set.launch_priority;
     c->launch_attr.weight = c->set.launch_weight;
+    c->launch_attr.qos = c->set.launch_qos;
     backend = opts != NULL && opts->backend != NULL ? opts->backend : c->set.backend;
     policy = opts != NULL && opts->policy != NULL ? opts->policy : c->set.policy;
     memset(&so, 0, sizeof(so));

@@ -1,5 +1,5 @@
 /*
- * cmd_experiment.c — `corun experiment`: the FLEP and Slate evaluations
+ * cmd_experiment.c — `corun experiment`: the FLEP, Slate and fine-grained QoS evaluations
  * (scenario/experiments.h) on the simulator or the GPU, as one JSON object.
  */
 #include <stdio.h>
@@ -38,7 +38,9 @@ void corun__usage_experiment(FILE *out)
             "  ffs      FLEP 6.3.3: GPU shares at weights 2:1, and throughput lost (28 pairs)\n"
             "  model    FLEP 6.2: held-out error of each kernel's duration model\n"
             "  slate    Slate V-E: co-run or solo per Table I, STP against mps (15 pairings)\n"
-            "  all      every one of them, as members of one object\n"
+            "  fgqos    fine-grained QoS 4.2-4.3: QoS_reach of each quota scheme and spart,\n"
+            "           90 pairs x 10 goals and 120 trios (minutes on the simulator)\n"
+            "  all      FLEP's and Slate's (not fgqos), as members of one object\n"
             "\n"
             "Kernel profiles the policies need are recorded first in the profile store\n"
             "(CORUN_PROFILE_PATH). Progress goes to stderr, one line per run set.\n"

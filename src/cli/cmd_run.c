@@ -1,6 +1,6 @@
 /*
  * cmd_run.c — `corun run`: starts a program with its scheduling attributes
- * (class, CapSMs, priority, weight, which daemon) in its environment, where
+ * (class, CapSMs, priority, weight, QoS goal, which daemon) in its environment, where
  * libcorun reads them as the LAUNCH_* and DAEMON settings.
  *
  * The program replaces corun (execvp): its signals and exit status are its
@@ -25,11 +25,11 @@ void corun__usage_run(FILE *out)
 {
     fprintf(out,
             "usage: corun run [--class ls|batch] [--reserve N | --quota N] [--priority P]\n"
-            "                 [--weight W] [--daemon auto|off|PATH] -- PROG [ARGS...]\n"
+            "                 [--weight W] [--qos G] [--daemon auto|off|PATH] -- PROG [ARGS...]\n"
             "\n"
             "Runs PROG with the scheduling attributes of its kernel launches in its\n"
             "environment (CORUN_LAUNCH_CLASS, CORUN_LAUNCH_CAPSM, CORUN_LAUNCH_PRIORITY,\n"
-            "CORUN_LAUNCH_WEIGHT, CORUN_DAEMON), checked against the settings table first.\n"
+            "CORUN_LAUNCH_WEIGHT, CORUN_LAUNCH_QOS, CORUN_DAEMON), checked against the settings table first.\n"
             "PROG replaces corun: its signals and exit status are its own. An attribute\n"
             "not given keeps its setting's value (CORUN_* variable, --set, or default).\n"
             "\n"
@@ -40,6 +40,8 @@ void corun__usage_run(FILE *out)
             "  --quota N          most CapSMs its launches use (class batch)\n"
             "  --priority P       priority of its launches, larger is more urgent\n"
             "  --weight W         fair-share weight of its launches (0 = 1)\n"
+            "  --qos G            QoS goal of its launches under policy fgqos: a fraction\n"
+            "                     of each kernel's isolated rate, in [0, 1] (0 = none)\n"
             "  --daemon auto|off|PATH\n"
             "                     auto: corund if its socket answers, else in-process;\n"
             "                     off: in-process; PATH: that daemon's socket (absolute)\n"
@@ -50,7 +52,7 @@ void corun__usage_run(FILE *out)
 
 /* The options given; NULL where not. */
 typedef struct run_opts {
-    const char *cls, *reserve, *quota, *priority, *weight, *daemon;
+    const char *cls, *reserve, *quota, *priority, *weight, *qos, *daemon;
 } run_opts;
 
 /* Reads the options before `--` into *o; *prog receives the index of PROG.
@@ -79,6 +81,8 @@ static int parse(int argc, char **argv, run_opts *o, int *prog)
             dst = &o->priority;
         } else if (strcmp(a, "--weight") == 0) {
             dst = &o->weight;
+        } else if (strcmp(a, "--qos") == 0) {
+            dst = &o->qos;
         } else if (strcmp(a, "--daemon") == 0) {
             dst = &o->daemon;
         } else if (a[0] == '-') {
@@ -133,6 +137,7 @@ static int apply(corun__cli *cli, const run_opts *o)
          corun__cli_set_option(cli, WHO, "--priority", "launch_priority", o->priority) != 0) ||
         (o->weight != NULL &&
          corun__cli_set_option(cli, WHO, "--weight", "launch_weight", o->weight) != 0) ||
+        (o->qos != NULL && corun__cli_set_option(cli, WHO, "--qos", "launch_qos", o->qos) != 0) ||
         (d != NULL && corun__cli_set_option(cli, WHO, "--daemon", "daemon", d) != 0)) {
         return -1;
     }
@@ -169,7 +174,7 @@ static int export_setting(const corun__settings *s, const char *name)
 int corun__cmd_run(corun__cli *cli, int argc, char **argv)
 {
     static const char *const exported[] = {"launch_class", "launch_capsm", "launch_priority",
-                                            "launch_weight", "daemon"};
+                                            "launch_weight", "launch_qos", "daemon"};
     run_opts o = {0};
     size_t i;
     int prog = 0, err;

@@ -12,6 +12,7 @@ static const corun__policy_ops *const policies[] = {
     &corun__policy_flep_ffs,
     &corun__policy_slate,
     &corun__policy_green,
+    &corun__policy_fgqos,
 };
 
 #define NPOLICIES (sizeof(policies) / sizeof(policies[0]))

@@ -78,5 +78,6 @@ extern const corun__policy_ops corun__policy_flep_hpf;
 extern const corun__policy_ops corun__policy_flep_ffs;
 extern const corun__policy_ops corun__policy_slate;
 extern const corun__policy_ops corun__policy_green;
+extern const corun__policy_ops corun__policy_fgqos;
 
 #endif

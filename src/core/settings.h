@@ -26,7 +26,7 @@
     X(BACKEND, backend, STR, "auto", 0, 0, "auto,cuda,sim",                                      \
       "GPU backend: auto picks cuda when a GPU is usable, else sim (a usable GPU whose "         \
       "backend cannot be set up is an error)")                                                   \
-    X(POLICY, policy, STR, "smguard", 0, 0, "mps,priority,smguard,manual,flep-hpf,flep-ffs,slate,green", \
+    X(POLICY, policy, STR, "smguard", 0, 0, "mps,priority,smguard,manual,flep-hpf,flep-ffs,slate,green,fgqos", \
       "scheduling policy of the in-process scheduler (corun policies describes them)")           \
     X(LOG_LEVEL, log_level, STR, "warn", 0, 0, "error,warn,info,debug",                          \
       "how much the command line logs")                                                          \
@@ -105,6 +105,18 @@
       "flep-ffs: shortest epoch unit T, whatever the measured overheads")                        \
     X(FFS_GRACE_US, ffs_grace_us, DBL, "20", 0, 1e6, "",                                         \
       "flep-ffs: how long a kernel's epoch waits for its program's next launch before moving on") \
+    X(FGQOS_SCHEME, fgqos_scheme, STR, "rollover", 0, 0, "naive,history,elastic,rollover,spart", \
+      "fgqos: how quotas follow the epochs (docs/policies.md): naive, history (alpha), "        \
+      "elastic (epochs end once every quota is used), rollover (QoS kernels keep unused "       \
+      "quota), or spart (no quotas: a spatial split hill-climbed by SMs, the baseline)")         \
+    X(FGQOS_EPOCH_US, fgqos_epoch_us, DBL, "1000", 10, 1e7, "",                                  \
+      "fgqos: epoch length; each kernel's quota of block-tasks is set per epoch")               \
+    X(FGQOS_MARGIN, fgqos_margin, DBL, "0.02", 0, 0.5, "",                                        \
+      "fgqos: QoS quotas aim this fraction above the goal (corun's quotas are met to the "      \
+      "task, where the paper's counters overshoot)")                                              \
+    X(FGQOS_NONQOS_INIT, fgqos_nonqos_init, DBL, "0.05", 0.001, 1, "",                            \
+      "fgqos: a non-QoS kernel's first rate and its floor, as a fraction of its isolated rate " \
+      "(the paper's small initial IPC_epoch)")                                                   \
     X(SLATE_COMPUTE_MED, slate_compute_med, DBL, "0.01", 0, 1, "",                               \
       "slate: achieved FLOP/s over peak from which compute intensity is Medium (Table II)")      \
     X(SLATE_COMPUTE_HIGH, slate_compute_high, DBL, "0.10", 0, 1, "",                             \
@@ -133,6 +145,9 @@
     X(LAUNCH_WEIGHT, launch_weight, UINT, "0", 0, 1000000, "",                                   \
       "transformed programs: the fair-share weight of their kernel launches; 0 = 1 (corun run "  \
       "--weight sets it)")                                                                       \
+    X(LAUNCH_QOS, launch_qos, DBL, "0", 0, 1, "",                                                \
+      "transformed programs: the QoS goal of their kernel launches under fgqos, a fraction of " \
+      "the kernel's isolated rate; 0 = none (corun run --qos sets it)")                         \
     X(DEVICE, device, STR, "auto", 1, 0, "",                                                     \
       "cuda: the GPU corun runs on, an ordinal as CUDA numbers them (after "                     \
       "CUDA_VISIBLE_DEVICES); auto = the GPU of the calling thread's current CUDA context "     \

@@ -16,7 +16,8 @@
 #include "core/profile_store.h"
 #include "scenario/experiments.h"
 
-const char *const corun__exp_names[] = {"hpf", "srt", "spatial", "ffs", "model", "slate", NULL};
+const char *const corun__exp_names[] = {"hpf",   "srt",   "spatial", "ffs",
+                                        "model", "slate", "fgqos",   NULL};
 
 /* FLEP's benchmarks (Table 1) and the sets its figures use. */
 static const char *const flep_all[] = {"cfd", "nn", "pf", "pl", "md", "spmv", "mm", "va", NULL};
@@ -24,6 +25,10 @@ static const char *const flep_low[] = {"cfd", "nn", "pf", "pl", NULL};        /*
 static const char *const flep_short[] = {"md", "mm", "spmv", "va", NULL};     /* Fig. 10 */
 
 #define MAX_SETS 64
+/* fgqos: the ten kernels' 90 ordered pairs and 60 trios of each kind */
+#define FQ_KERNELS 10
+#define FQ_TRIOS 60
+#define FQ_GOALS 10
 
 typedef struct ectx {
     const corun__exp_opts *o;
@@ -31,6 +36,8 @@ typedef struct ectx {
     bool solo_done[CORUN_SCENARIO_MAX_APPS];
     double solo_mean[CORUN_SCENARIO_MAX_APPS];   /* turnaround alone, ns */
     double solo_rate[CORUN_SCENARIO_MAX_APPS];   /* kernels per second alone */
+    bool wsolo_done[CORUN_SCENARIO_MAX_APPS];
+    double wsolo_rate[CORUN_SCENARIO_MAX_APPS];  /* the same as corun's workers */
     char *why;
     size_t why_len;
 } ectx;
@@ -69,6 +76,7 @@ static int load(ectx *e, const char *file)
         return CORUN_ENOMEM;
     }
     memset(e->solo_done, 0, sizeof(e->solo_done));
+    memset(e->wsolo_done, 0, sizeof(e->wsolo_done));
     rc = corun__scenario_load(path, e->sc, e->why, e->why_len);
     if (rc != CORUN_OK) {
         unload(e);
@@ -139,6 +147,38 @@ static int solo(ectx *e, int i)
     e->solo_mean[i] = r.apps[0].mean_ns;
     e->solo_rate[i] = r.apps[0].rate_per_s;
     e->solo_done[i] = true;
+    corun__run_result_free(&r);
+    return CORUN_OK;
+}
+
+/* The file's app i alone as corun's workers on the whole GPU (policy
+ * manual), once per experiment: the isolated rate fgqos's goals are
+ * fractions of, as `corun profile` measures it. */
+static int solo_workers(ectx *e, int i)
+{
+    corun__scenario *p;
+    corun__run_result r;
+    int rc;
+
+    if (e->wsolo_done[i]) {
+        return CORUN_OK;
+    }
+    p = pick(e, &i, 1);
+    if (p == NULL) {
+        return CORUN_ENOMEM;
+    }
+    rc = corun__scenario_run(p, &e->o->env, "manual", -1, 0, &r, e->why, e->why_len);
+    free(p);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    if (r.apps[0].completed == 0) {
+        snprintf(e->why, e->why_len, "app '%s' completed no kernel alone", e->sc->apps[i].name);
+        corun__run_result_free(&r);
+        return CORUN_ESTATE;
+    }
+    e->wsolo_rate[i] = r.apps[0].rate_per_s;
+    e->wsolo_done[i] = true;
     corun__run_result_free(&r);
     return CORUN_OK;
 }
@@ -746,10 +786,261 @@ out_fail:
     return NULL;
 }
 
+
+/* ---- fgqos: fine-grained QoS (qos-fine-grained.md §4) ---------------------- */
+
+static const char *const fq_schemes[] = {"naive", "history", "elastic", "rollover", "spart"};
+#define FQ_NSCHEMES 5
+#define FQ_ROLLOVER 3
+#define FQ_SPART 4
+
+/* Tally of one scheme over a kind of case. */
+typedef struct fq_tally {
+    size_t cases, met;
+    size_t met_plain; /* cases whose goals held against the plain kernels alone too */
+    double nq_sum;   /* non-QoS throughput (over alone), cases that met their goals */
+    double over_sum; /* QoS rate over its goal, cases that met it */
+} fq_tally;
+
+/* Runs apps idx[0..n) with QoS goals goal[0..n) (0: none) under fgqos with
+ * scheme sch; achieved[i] = app i's block-tasks per second in the window over
+ * its rate alone as corun's workers (the isolated rate the goal is a
+ * fraction of), plain[i] over its rate alone as the plain kernel. */
+static int fq_case(ectx *e, const int *idx, size_t n, const double *goal, const char *sch,
+                   double *achieved, double *plain)
+{
+    corun__scenario *p = pick(e, idx, n);
+    corun__run_env env = e->o->env;
+    corun__run_result r;
+    size_t i;
+    int rc;
+
+    if (p == NULL) {
+        return CORUN_ENOMEM;
+    }
+    for (i = 0; i < n; i++) {
+        p->apps[i].attr.qos = goal[i];
+    }
+    snprintf(env.settings.fgqos_scheme, sizeof(env.settings.fgqos_scheme), "%s", sch);
+    rc = corun__scenario_run(p, &env, "fgqos", -1, 0, &r, e->why, e->why_len);
+    if (rc != CORUN_OK) {
+        /* which case, for whoever reruns it */
+        size_t len = strlen(e->why);
+        snprintf(e->why + len, e->why_len - len, " (fgqos, FGQOS_SCHEME=%s, apps", sch);
+        for (i = 0; i < n; i++) {
+            len = strlen(e->why);
+            snprintf(e->why + len, e->why_len - len, " %s qos %.2f", p->apps[i].name, goal[i]);
+        }
+        len = strlen(e->why);
+        snprintf(e->why + len, e->why_len - len, ")");
+        free(p);
+        return rc;
+    }
+    free(p);
+    for (i = 0; i < n && rc == CORUN_OK; i++) {
+        const corun_dim3 *g = &e->sc->apps[idx[i]].kernel.grid;
+        const double tasks = (double)g->x * g->y * g->z;
+        double alone = 0, walone = 0;
+        rc = solo(e, idx[i]);
+        if (rc == CORUN_OK) {
+            rc = solo_workers(e, idx[i]);
+        }
+        if (rc == CORUN_OK) {
+            alone = e->solo_rate[idx[i]] * 1e-9 * tasks;
+            walone = e->wsolo_rate[idx[i]] * 1e-9 * tasks;
+            if (!(alone > 0) || !(walone > 0) || !(r.window_ns > 0)) {
+                snprintf(e->why, e->why_len, "fgqos: app '%s' has no rate", r.apps[i].name);
+                rc = CORUN_ESTATE;
+            }
+        }
+        if (rc == CORUN_OK) {
+            achieved[i] = r.apps[i].window_tasks / r.window_ns / walone;
+            plain[i] = r.apps[i].window_tasks / r.window_ns / alone;
+        }
+    }
+    corun__run_result_free(&r);
+    return rc;
+}
+
+/* Counts one case: met when every app with a goal reached it. */
+static bool fq_count(fq_tally *t, const double *goal, const double *got, const double *plain,
+                     size_t n)
+{
+    double nq = 0, over = 0;
+    size_t i, q = 0;
+    bool met = true, met_plain = true;
+
+    for (i = 0; i < n; i++) {
+        if (goal[i] > 0) {
+            met &= got[i] >= goal[i];
+            met_plain &= plain[i] >= goal[i];
+            over += got[i] / goal[i];
+            q++;
+        } else {
+            nq += got[i];
+        }
+    }
+    t->cases++;
+    t->met_plain += met_plain;
+    if (met) {
+        t->met++;
+        t->nq_sum += nq;
+        t->over_sum += q ? over / q : 0;
+    }
+    return met;
+}
+
+static json_t *fq_tally_json(const fq_tally *t)
+{
+    return json_pack("{s:I, s:I, s:f, s:f, s:o, s:o}", "cases", (json_int_t)t->cases, "met",
+                     (json_int_t)t->met, "qos_reach", t->cases ? (double)t->met / t->cases : 0.0,
+                     "qos_reach_plain", t->cases ? (double)t->met_plain / t->cases : 0.0,
+                     "nonqos_throughput_met",
+                     t->met ? json_real(t->nq_sum / t->met) : json_null(), "qos_over_goal_met",
+                     t->met ? json_real(t->over_sum / t->met) : json_null());
+}
+
+/* Trios in a fixed order: every 6th of (QoS, a, b) with a < b (one QoS
+ * kernel), or of (QoS a < QoS b, c) (two). */
+static size_t fq_trios(int two, int (*out)[3])
+{
+    size_t n = 0, seen = 0;
+    int a, b, c;
+
+    for (a = 0; a < FQ_KERNELS; a++) {
+        for (b = 0; b < FQ_KERNELS; b++) {
+            for (c = 0; c < FQ_KERNELS; c++) {
+                bool ok = two ? (a < b && c != a && c != b) : (b < c && a != b && a != c);
+                if (!ok || seen++ % 6 != 0 || n == FQ_TRIOS) {
+                    continue;
+                }
+                out[n][0] = a;
+                out[n][1] = b;
+                out[n][2] = c;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+static json_t *exp_fgqos(ectx *e)
+{
+    int pairs[FQ_KERNELS * FQ_KERNELS][3], trios[FQ_TRIOS][3], all[FQ_KERNELS][3];
+    fq_tally pt[FQ_NSCHEMES], t1[FQ_NSCHEMES], t2[FQ_NSCHEMES];
+    size_t np = 0, nt, i, g, sc, two;
+    json_t *root = NULL, *cases = NULL;
+    int a, b;
+
+    memset(pt, 0, sizeof(pt));
+    memset(t1, 0, sizeof(t1));
+    memset(t2, 0, sizeof(t2));
+    if (load(e, "fgqos-kernels.json") != CORUN_OK) {
+        return NULL;
+    }
+    if (e->sc->napps != FQ_KERNELS) {
+        snprintf(e->why, e->why_len, "fgqos-kernels.json: %zu apps, the experiment takes %d",
+                 e->sc->napps, FQ_KERNELS);
+        goto fail;
+    }
+    for (a = 0; a < FQ_KERNELS; a++) {
+        all[a][0] = a;
+        all[a][1] = all[a][2] = -1;
+        for (b = 0; b < FQ_KERNELS; b++) {
+            if (a != b) {
+                pairs[np][0] = a;
+                pairs[np][1] = b;
+                pairs[np][2] = -1;
+                np++;
+            }
+        }
+    }
+    if (e->o->max_sets > 0 && np > e->o->max_sets) {
+        np = e->o->max_sets;
+    }
+    if (ensure(e, all, FQ_KERNELS, corun__policy_fgqos.needs) != CORUN_OK) {
+        goto fail;
+    }
+    root = json_object();
+    cases = json_array();
+    for (i = 0; i < np; i++) {
+        size_t met[FQ_NSCHEMES] = {0};
+        for (g = 0; g < FQ_GOALS; g++) {
+            const double goal[2] = {0.50 + 0.05 * (double)g, 0};
+            for (sc = 0; sc < FQ_NSCHEMES; sc++) {
+                double got[2], plain[2];
+                if (fq_case(e, pairs[i], 2, goal, fq_schemes[sc], got, plain) != CORUN_OK) {
+                    goto fail;
+                }
+                met[sc] += fq_count(&pt[sc], goal, got, plain, 2);
+                json_array_append_new(
+                    cases, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f}", "qos",
+                                     e->sc->apps[pairs[i][0]].name, "other",
+                                     e->sc->apps[pairs[i][1]].name, "scheme", fq_schemes[sc],
+                                     "goal", goal[0], "qos_rate", got[0], "qos_rate_plain",
+                                     plain[0], "other_rate", got[1]));
+            }
+        }
+        progress_line(e->o,
+                      "fgqos %s (QoS) + %s: goals met of %d: naive %zu, history %zu, elastic "
+                      "%zu, rollover %zu, spart %zu",
+                      e->sc->apps[pairs[i][0]].name, e->sc->apps[pairs[i][1]].name, FQ_GOALS,
+                      met[0], met[1], met[2], met[3], met[4]);
+    }
+    for (two = 0; two < 2; two++) {
+        nt = fq_trios((int)two, trios);
+        if (e->o->max_sets > 0 && nt > e->o->max_sets) {
+            nt = e->o->max_sets;
+        }
+        for (i = 0; i < nt; i++) {
+            size_t met[FQ_NSCHEMES] = {0};
+            for (g = 0; g < FQ_GOALS; g++) {
+                /* one QoS kernel: 50-95 %; two: 25-70 % each (the paper's sweep) */
+                const double x = two ? 0.25 + 0.05 * (double)g : 0.50 + 0.05 * (double)g;
+                const double goal[3] = {x, two ? x : 0, 0};
+                for (sc = FQ_ROLLOVER; sc <= FQ_SPART; sc++) {
+                    double got[3], plain[3];
+                    if (fq_case(e, trios[i], 3, goal, fq_schemes[sc], got, plain) != CORUN_OK) {
+                        goto fail;
+                    }
+                    met[sc] += fq_count(two ? &t2[sc] : &t1[sc], goal, got, plain, 3);
+                }
+            }
+            progress_line(e->o, "fgqos trio %s%s + %s%s + %s: goals met of %d: rollover %zu, "
+                                "spart %zu",
+                          e->sc->apps[trios[i][0]].name, " (QoS)", e->sc->apps[trios[i][1]].name,
+                          two ? " (QoS)" : "", e->sc->apps[trios[i][2]].name, FQ_GOALS,
+                          met[FQ_ROLLOVER], met[FQ_SPART]);
+        }
+    }
+    {
+        json_t *sch = json_object();
+        for (sc = 0; sc < FQ_NSCHEMES; sc++) {
+            json_t *o = json_object();
+            json_object_set_new(o, "pairs", fq_tally_json(&pt[sc]));
+            if (sc >= FQ_ROLLOVER) {
+                json_object_set_new(o, "trios_one_qos", fq_tally_json(&t1[sc]));
+                json_object_set_new(o, "trios_two_qos", fq_tally_json(&t2[sc]));
+            }
+            json_object_set_new(sch, fq_schemes[sc], o);
+        }
+        json_object_set_new(root, "schemes", sch);
+    }
+    json_object_set_new(root, "epoch_us", json_real(e->o->env.settings.fgqos_epoch_us));
+    json_object_set_new(root, "cases", cases);
+    unload(e);
+    return root;
+fail:
+    json_decref(root);
+    json_decref(cases);
+    unload(e);
+    return NULL;
+}
+
 json_t *corun__exp_run(const char *name, const corun__exp_opts *o, char *why, size_t why_len)
 {
-    static json_t *(*const fns[])(ectx *) = {exp_hpf,   exp_srt,   exp_spatial,
-                                             exp_ffs,   exp_model, exp_slate};
+    static json_t *(*const fns[])(ectx *) = {exp_hpf,   exp_srt,   exp_spatial, exp_ffs,
+                                             exp_model, exp_slate, exp_fgqos};
     ectx e;
     size_t i;
 
@@ -763,7 +1054,11 @@ json_t *corun__exp_run(const char *name, const corun__exp_opts *o, char *why, si
     if (strcmp(name, "all") == 0) {
         json_t *root = json_object();
         for (i = 0; corun__exp_names[i] != NULL; i++) {
-            json_t *r = corun__exp_run(corun__exp_names[i], o, why, why_len);
+            json_t *r;
+            if (strcmp(corun__exp_names[i], "fgqos") == 0) {
+                continue; /* thousands of runs of its own: not one of FLEP's and Slate's */
+            }
+            r = corun__exp_run(corun__exp_names[i], o, why, why_len);
             if (r == NULL) {
                 json_decref(root);
                 return NULL;
@@ -785,7 +1080,8 @@ json_t *corun__exp_run(const char *name, const corun__exp_opts *o, char *why, si
             return r;
         }
     }
-    snprintf(why, why_len, "unknown experiment '%s' (hpf, srt, spatial, ffs, model, slate, all)",
+    snprintf(why, why_len,
+             "unknown experiment '%s' (hpf, srt, spatial, ffs, model, slate, fgqos, all)",
              name);
     return NULL;
 }

@@ -1,5 +1,6 @@
 /*
- * experiments.h — the FLEP and Slate evaluations (FLEP §6, Slate §V-E) as
+ * experiments.h — the FLEP, Slate and fine-grained QoS evaluations (FLEP §6,
+ * Slate §V-E, qos-fine-grained.md §4) as
  * functions over the scenario files in scenarios/, so that the tests,
  * `corun experiment` and the GPU check run the same code on either backend.
  *
@@ -18,6 +19,11 @@
  *   slate    Slate V-E: every pairing of its five benchmarks in loops; the
  *            decision (co-run or solo), how much of the time they co-ran,
  *            STP under slate and mps (15 pairings).
+ *   fgqos    qos-fine-grained.md §4: ten kernels in loops, 90 ordered pairs
+ *            (one QoS kernel) x goals 50-95 % under each quota scheme and
+ *            spart, 60 trios with one QoS kernel and 60 with two under
+ *            rollover and spart; QoS_reach and the non-QoS throughput of the
+ *            cases that met their goals.
  *
  * Definitions of every number: docs/policies.md.
  */
@@ -41,8 +47,9 @@ typedef struct corun__exp_opts {
     void *log_ctx;
 } corun__exp_opts;
 
-/* "hpf", "srt", "spatial", "ffs", "model", "slate", or "all" (an object
- * with one member per experiment). */
+/* "hpf", "srt", "spatial", "ffs", "model", "slate", "fgqos", or "all" (an
+ * object with one member per experiment of FLEP and Slate: fgqos is not in
+ * it). */
 extern const char *const corun__exp_names[];
 
 /* Runs one experiment; returns a new JSON object (json_decref it), or NULL

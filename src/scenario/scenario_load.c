@@ -414,7 +414,7 @@ static int parse_app(const ctx *c, const char *path, json_t *v, const corun_gpu_
                      corun__app *app)
 {
     static const char *const keys[] = {"name", "class", "capsm", "priority", "weight",
-                                       "size_hint", "arrival", "kernel", "kernels", NULL};
+                                       "size_hint", "qos", "arrival", "kernel", "kernels", NULL};
     char cls[16] = "batch", p[96];
     double prio = 0;
     int rc;
@@ -429,7 +429,8 @@ static int parse_app(const ctx *c, const char *path, json_t *v, const corun_gpu_
         (rc = get_u32(c, path, v, "capsm", 0, 1u << 20, &app->attr.capsm, 0)) != CORUN_OK ||
         (rc = get_number(c, path, v, "priority", -1000, 1000, &prio, 0)) != CORUN_OK ||
         (rc = get_u32(c, path, v, "weight", 1, 1000000, &app->attr.weight, 0)) != CORUN_OK ||
-        (rc = get_number(c, path, v, "size_hint", 0, 1e18, &app->attr.size_hint, 0)) != CORUN_OK) {
+        (rc = get_number(c, path, v, "size_hint", 0, 1e18, &app->attr.size_hint, 0)) != CORUN_OK ||
+        (rc = get_number(c, path, v, "qos", 0, 1, &app->attr.qos, 0)) != CORUN_OK) {
         return rc;
     }
     if (app->name[0] == '\0') {

@@ -198,7 +198,14 @@ static int train_kernel(corun__sched *s, corun__backend *be, const corun__app *a
         report(env, o, i + 1);
     }
     for (i = 0; i < o->profile_runs; i++) {
+        corun__prun r;
         rc = run_alone(s, kernel, &attr, &dur, &per_sm, why, why_len);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        /* a solo run at the kernel's own size: fgqos's isolated rate */
+        fill_run(&r, backend, kernel, &attr, dur);
+        rc = corun__pstore_add_run(out, &r);
         if (rc != CORUN_OK) {
             return rc;
         }
