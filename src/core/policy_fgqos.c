@@ -132,26 +132,26 @@ static int scheme_of(const char *name, fq_scheme *out)
     return CORUN_EINVAL;
 }
 
-/* Block-tasks per ns of launch k alone: the mean of its kernel's solo runs
- * of this very size (corun profile records them), else the duration model's
- * prediction; 0 if neither is known. */
+/* Block-tasks per ns of launch k alone: the fastest of its kernel's solo
+ * runs of this very size (corun profile records them; noise on a real GPU
+ * only ever slows a run, a process's first launch most), else the duration
+ * model's prediction; 0 if neither is known. */
 static double isolated_rate(const fq *f, const corun__job *k)
 {
     const corun__dmodel *m;
-    double sum = 0;
-    size_t i, n = 0;
+    double best = 0;
+    size_t i;
 
     for (i = 0; i < f->store.nruns; i++) {
         const corun__prun *r = &f->store.runs[i];
         if (r->grid == (double)k->tasks && r->block == (double)k->block_threads &&
             r->dur_ns > 0 && strcmp(r->kernel, k->name) == 0 &&
             strcmp(r->backend, f->backend) == 0) {
-            sum += r->grid / r->dur_ns;
-            n++;
+            best = fmax(best, r->grid / r->dur_ns);
         }
     }
-    if (n > 0) {
-        return sum / (double)n;
+    if (best > 0) {
+        return best;
     }
     m = corun__dm_set_find(&f->models, k->name);
     if (m != NULL) {
