@@ -89,8 +89,20 @@ typedef enum corun__builtin {
     CORUN_BUILTIN_MATMUL, /* 32x32 threads, 2D grid: C = A B, n = 32 max(grid.x, grid.y) */
     CORUN_BUILTIN_REDUCE, /* 256 threads, 1D grid: the sum of 1024 grid.x integers */
     CORUN_BUILTIN_VADD,   /* 256 threads, 1D grid: c = a + b over 256 grid.x floats */
+    CORUN_BUILTIN_STENCIL3D,    /* 8x8x4 threads, 3D grid: a 7-point stencil over an
+                                   8 grid.x x 8 grid.y x 4 grid.z volume */
+    CORUN_BUILTIN_BLACKSCHOLES, /* 128 threads, 1D grid: 128 grid.x options */
+    CORUN_BUILTIN_TRANSPOSE,    /* 32x8 threads, 2D grid: a 32 grid.x x 32 grid.y matrix */
+    CORUN_BUILTIN_RAGGED,       /* 256 threads, 1D grid: 256 grid.x - 17 values mixed, the
+                                   last block's last threads past the end */
+    CORUN_BUILTIN_LONGTASK,     /* 256 threads, 1D grid: an integer mixing loop of
+                                   CORUN_BUILTIN_LONGTASK_ROUNDS rounds per thread */
     CORUN_BUILTIN_COUNT
 } corun__builtin;
+
+/* longtask's rounds as a scenario runs it: block-tasks of ~100 us on the H100
+ * (gpu-check's 30,000 make ~665 us). */
+#define CORUN_BUILTIN_LONGTASK_ROUNDS 4500
 
 /* What a backend can do (corun__backend_ops.caps). */
 #define CORUN_BE_USER_CODE 1u    /* runs the CUDA kernels a program registers */

@@ -218,11 +218,16 @@ static const struct builtin_def {
     const char *name;
     corun__builtin id;
     corun_dim3 block;
-    unsigned grid_rank; /* 1: grid.y = grid.z = 1; 2: grid.z = 1 */
+    unsigned grid_rank; /* 1: grid.y = grid.z = 1; 2: grid.z = 1; 3: any */
 } builtins[] = {
     {"matmul", CORUN_BUILTIN_MATMUL, {32, 32, 1}, 2},
     {"reduce", CORUN_BUILTIN_REDUCE, {256, 1, 1}, 1},
     {"vadd", CORUN_BUILTIN_VADD, {256, 1, 1}, 1},
+    {"stencil3d", CORUN_BUILTIN_STENCIL3D, {8, 8, 4}, 3},
+    {"blackscholes", CORUN_BUILTIN_BLACKSCHOLES, {128, 1, 1}, 1},
+    {"transpose", CORUN_BUILTIN_TRANSPOSE, {32, 8, 1}, 2},
+    {"ragged", CORUN_BUILTIN_RAGGED, {256, 1, 1}, 1},
+    {"longtask", CORUN_BUILTIN_LONGTASK, {256, 1, 1}, 1},
 };
 _Static_assert(sizeof(builtins) / sizeof(builtins[0]) == CORUN_BUILTIN_COUNT - 1,
                "a builtin per corun__builtin");
@@ -231,7 +236,7 @@ _Static_assert(sizeof(builtins) / sizeof(builtins[0]) == CORUN_BUILTIN_COUNT - 1
  * and grid rank the kernel must have. */
 static int parse_code(const ctx *c, const char *path, json_t *v, corun__kspec *k)
 {
-    char code[16] = "synthetic";
+    char code[32] = "synthetic";
     size_t i;
     int rc;
 
@@ -251,7 +256,7 @@ static int parse_code(const ctx *c, const char *path, json_t *v, corun__kspec *k
                        "[%u, %u, %u]", code, b->block.x, b->block.y, b->block.z, k->block.x,
                        k->block.y, k->block.z);
         }
-        if (k->grid.z != 1 || (b->grid_rank == 1 && k->grid.y != 1)) {
+        if ((b->grid_rank < 3 && k->grid.z != 1) || (b->grid_rank == 1 && k->grid.y != 1)) {
             return bad(c, path, "'code' = '%s' takes a %uD grid; 'grid' is [%u, %u, %u]", code,
                        b->grid_rank, k->grid.x, k->grid.y, k->grid.z);
         }
@@ -259,7 +264,10 @@ static int parse_code(const ctx *c, const char *path, json_t *v, corun__kspec *k
         k->builtin = b->id;
         return CORUN_OK;
     }
-    return bad(c, path, "'code' = '%s' is not one of synthetic, matmul, reduce, vadd", code);
+    return bad(c, path,
+               "'code' = '%s' is not one of synthetic, matmul, reduce, vadd, stencil3d, "
+               "blackscholes, transpose, ragged, longtask",
+               code);
 }
 
 static int parse_kernel(const ctx *c, const char *path, json_t *v, corun__kspec *k,

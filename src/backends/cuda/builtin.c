@@ -1,10 +1,10 @@
 /*
  * builtin.c — the repo's real kernels a scenario names (kernel key "code":
- * gpu-check's matmul, reduce and vadd, compiled into the synthetic kernel's
- * module), launched as a program's registered kernels are, on buffers of
- * the device's own whose size follows from the grid. Their contents are
- * set once (ones) and not checked: a scenario measures time, gpu-check
- * checks the kernels' results.
+ * gpu-check's kernels, compiled into the synthetic kernel's module),
+ * launched as a program's registered kernels are, on buffers of the
+ * device's own whose size follows from the grid. Their contents are set
+ * once (ones) and not checked: a scenario measures time, gpu-check checks
+ * the kernels' results.
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,40 +14,80 @@
 static const struct builtin_def {
     const char *name;
     bool ahead;       /* CORUN_SHARED: has NAME__corun_ahead */
-    unsigned nbufs;
+    unsigned nbufs;   /* its first parameters; then nints integers */
+    unsigned nints;
+    bool ones_int;    /* buffers of integers 1 (else floats 1.0f) */
 } defs[CORUN_BUILTIN_COUNT] = {
-    [CORUN_BUILTIN_MATMUL] = {"matmul", true, 3}, /* A, B, C: n x n floats */
-    [CORUN_BUILTIN_REDUCE] = {"reduce", true, 2}, /* n integers, their 64-bit sum */
-    [CORUN_BUILTIN_VADD] = {"vadd", false, 3},    /* a, b, c: n floats */
+    [CORUN_BUILTIN_MATMUL] = {"matmul", true, 3, 1, false},   /* A, B, C: n x n floats */
+    [CORUN_BUILTIN_REDUCE] = {"reduce", true, 2, 1, true},    /* n integers, a 64-bit sum */
+    [CORUN_BUILTIN_VADD] = {"vadd", false, 3, 1, false},      /* a, b, c: n floats */
+    [CORUN_BUILTIN_STENCIL3D] = {"stencil3d", false, 2, 3, false}, /* in, out; nx, ny, nz */
+    /* call, put, S, X, T: n floats; R and V (floats) come before n */
+    [CORUN_BUILTIN_BLACKSCHOLES] = {"blackscholes", false, 5, 1, false},
+    [CORUN_BUILTIN_TRANSPOSE] = {"transpose", true, 2, 2, false}, /* in, out; w, h */
+    [CORUN_BUILTIN_RAGGED] = {"ragged", false, 2, 1, true},       /* out, in; n */
+    [CORUN_BUILTIN_LONGTASK] = {"longtask", false, 1, 1, true},   /* out; rounds */
 };
 
 /* Most bytes one buffer may take. */
 #define BUF_MAX (4ull << 30)
 
-/* The problem size and buffer sizes of a launch of grid g; false if too big. */
-static bool sizes(corun__builtin id, corun_dim3 g, int *n, size_t bytes[3])
+/* The integer parameters and buffer sizes of a launch of grid g; false if
+ * too big. */
+static bool sizes(corun__builtin id, corun_dim3 g, int n[3], size_t bytes[BUILTIN_MAX_BUFS])
 {
-    unsigned long long m;
+    unsigned long long m[3] = {0, 0, 0}, elems = 0, big = 0;
+    size_t i, nb = defs[id].nbufs, elem = 4;
 
     switch (id) {
     case CORUN_BUILTIN_MATMUL:
-        m = 32ull * (g.x > g.y ? g.x : g.y);
-        bytes[0] = bytes[1] = bytes[2] = m * m * sizeof(float);
+        m[0] = 32ull * (g.x > g.y ? g.x : g.y);
+        elems = m[0] * m[0];
         break;
     case CORUN_BUILTIN_REDUCE:
-        m = 1024ull * g.x; /* 256 threads, 4 integers each */
-        bytes[0] = m * sizeof(unsigned);
-        bytes[1] = sizeof(unsigned long long);
-        bytes[2] = 0;
+        m[0] = 1024ull * g.x; /* 256 threads, 4 integers each */
+        elems = m[0];
+        break;
+    case CORUN_BUILTIN_STENCIL3D:
+        m[0] = 8ull * g.x;
+        m[1] = 8ull * g.y;
+        m[2] = 4ull * g.z;
+        elems = m[0] * m[1] * m[2];
+        break;
+    case CORUN_BUILTIN_BLACKSCHOLES:
+        m[0] = 128ull * g.x;
+        elems = m[0];
+        break;
+    case CORUN_BUILTIN_TRANSPOSE:
+        m[0] = 32ull * g.x;
+        m[1] = 32ull * g.y;
+        elems = m[0] * m[1];
+        break;
+    case CORUN_BUILTIN_RAGGED:
+        m[0] = 256ull * g.x - 17;
+        elems = 256ull * g.x;
+        break;
+    case CORUN_BUILTIN_LONGTASK:
+        m[0] = CORUN_BUILTIN_LONGTASK_ROUNDS;
+        elems = 256ull * g.x;
         break;
     case CORUN_BUILTIN_VADD:
     default:
-        m = 256ull * g.x;
-        bytes[0] = bytes[1] = bytes[2] = m * sizeof(float);
+        m[0] = 256ull * g.x;
+        elems = m[0];
         break;
     }
-    *n = (int)m;
-    return m <= 0x7fffffffull && bytes[0] <= BUF_MAX;
+    for (i = 0; i < BUILTIN_MAX_BUFS; i++) {
+        bytes[i] = i < nb ? elems * elem : 0;
+    }
+    if (id == CORUN_BUILTIN_REDUCE) {
+        bytes[1] = sizeof(unsigned long long);
+    }
+    for (i = 0; i < 3; i++) {
+        n[i] = (int)m[i];
+        big = m[i] > big ? m[i] : big;
+    }
+    return big <= 0x7fffffffull && elems <= 0x7fffffffull && bytes[0] <= BUF_MAX;
 }
 
 /* The kernel's functions in the module, looked up once. Under builtin_mu. */
@@ -78,13 +118,13 @@ static int functions(device_state *d, const struct builtin_def *def, corun__buil
     return CORUN_OK;
 }
 
-/* Buffers of at least bytes[], filled with ones (floats 1.0f for matmul and
- * vadd, integers 1 for reduce). Under builtin_mu. */
+/* Buffers of at least bytes[], filled with ones (floats 1.0f, or integers
+ * 1 where the kernel reads integers). Under builtin_mu. */
 static int buffers(device_state *d, const struct builtin_def *def, corun__builtin id,
-                   const size_t bytes[3], char *why, size_t why_len)
+                   const size_t bytes[BUILTIN_MAX_BUFS], char *why, size_t why_len)
 {
     const corun__cu *cu = d->cu;
-    const unsigned one = id == CORUN_BUILTIN_REDUCE ? 1u : 0x3f800000u;
+    const unsigned one = def->ones_int ? 1u : 0x3f800000u;
     unsigned i;
 
     for (i = 0; i < def->nbufs; i++) {
@@ -113,7 +153,8 @@ int corun__cuda_builtin_bind(cuda_backend *b, corun__kspec *spec, builtin_args *
     device_state *d = b->d;
     const corun__builtin id = spec->builtin;
     const struct builtin_def *def;
-    size_t bytes[3];
+    size_t bytes[BUILTIN_MAX_BUFS];
+    unsigned i, k = 0;
     int rc;
 
     if (id <= CORUN_BUILTIN_NONE || id >= CORUN_BUILTIN_COUNT) {
@@ -121,7 +162,7 @@ int corun__cuda_builtin_bind(cuda_backend *b, corun__kspec *spec, builtin_args *
         return CORUN_EINVAL;
     }
     def = &defs[id];
-    if (!sizes(id, spec->grid, &a->n, bytes)) {
+    if (!sizes(id, spec->grid, a->n, bytes)) {
         snprintf(why, why_len, "kernel '%s': a %s grid of [%u, %u, %u] needs buffers of more "
                  "than %llu GiB", spec->name, def->name, spec->grid.x, spec->grid.y,
                  spec->grid.z, BUF_MAX >> 30);
@@ -142,11 +183,20 @@ int corun__cuda_builtin_bind(cuda_backend *b, corun__kspec *spec, builtin_args *
     if (rc != CORUN_OK) {
         return rc;
     }
-    /* every kernel's parameters: its buffers in order, then n */
-    for (unsigned i = 0; i < def->nbufs; i++) {
-        a->argv[i] = &a->p[i];
+    /* every kernel's parameters: its buffers in order, then its integers
+     * (blackscholes: R and V before n) */
+    for (i = 0; i < def->nbufs; i++) {
+        a->argv[k++] = &a->p[i];
     }
-    a->argv[def->nbufs] = &a->n;
+    if (id == CORUN_BUILTIN_BLACKSCHOLES) {
+        a->f[0] = 0.02f; /* R */
+        a->f[1] = 0.30f; /* V */
+        a->argv[k++] = &a->f[0];
+        a->argv[k++] = &a->f[1];
+    }
+    for (i = 0; i < def->nints; i++) {
+        a->argv[k++] = &a->n[i];
+    }
     spec->code = CORUN_CODE_USER;
     spec->user = b->builtin_code[id];
     spec->args = (const void *)a->argv;

@@ -64,6 +64,9 @@ typedef struct synth_cal {
 /* Devices the backend can run on: the first of a host's. */
 #define CORUN_CUDA_MAX_DEVICES 16
 
+/* Most device buffers a builtin kernel takes (blackscholes: five). */
+#define BUILTIN_MAX_BUFS 5
+
 typedef struct device_state {
     const corun__cu *cu;
     int ordinal;
@@ -92,8 +95,8 @@ typedef struct device_state {
      * functions in synth_mod and their buffers, grown to the largest grid. */
     pthread_mutex_t builtin_mu;
     CUfunction builtin_fn[CORUN_BUILTIN_COUNT][3]; /* plain, worker, ahead (or NULL) */
-    CUdeviceptr builtin_buf[CORUN_BUILTIN_COUNT][3];
-    size_t builtin_bytes[CORUN_BUILTIN_COUNT][3];
+    CUdeviceptr builtin_buf[CORUN_BUILTIN_COUNT][BUILTIN_MAX_BUFS];
+    size_t builtin_bytes[CORUN_BUILTIN_COUNT][BUILTIN_MAX_BUFS];
     char error[256];
     int ok;
 } device_state;
@@ -112,9 +115,10 @@ uint64_t corun__mono_ns(void);
 
 /* A real kernel's arguments, as builtin_bind makes them. */
 typedef struct builtin_args {
-    CUdeviceptr p[3];
-    int n;
-    void *argv[4];
+    CUdeviceptr p[BUILTIN_MAX_BUFS];
+    int n[3];      /* the kernel's integer sizes, in its parameters' order */
+    float f[2];    /* blackscholes: R, V */
+    void *argv[BUILTIN_MAX_BUFS + 5];
 } builtin_args;
 
 struct cuda_backend;
