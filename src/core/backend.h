@@ -100,9 +100,9 @@ typedef enum corun__builtin {
     CORUN_BUILTIN_COUNT
 } corun__builtin;
 
-/* longtask's rounds as a scenario runs it: block-tasks of ~100 us on the H100
- * (gpu-check's 30,000 make ~665 us). */
-#define CORUN_BUILTIN_LONGTASK_ROUNDS 4500
+/* longtask's rounds as a scenario runs it: block-tasks of ~125 us on the H100
+ * (4,500 rounds took ~570 us there). */
+#define CORUN_BUILTIN_LONGTASK_ROUNDS 1000
 
 /* What a backend can do (corun__backend_ops.caps). */
 #define CORUN_BE_USER_CODE 1u    /* runs the CUDA kernels a program registers */

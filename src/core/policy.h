@@ -20,6 +20,8 @@
  * command line can record what is missing before a run. */
 #define CORUN_POLICY_NEEDS_DURATIONS 1u /* solo runs: duration models (FLEP) */
 #define CORUN_POLICY_NEEDS_PROFILES 2u  /* intensity profiles (Slate) */
+#define CORUN_POLICY_NEEDS_RATES 4u     /* solo runs at each kernel's own size: its
+                                           isolated rate (fgqos) */
 
 /* What a direct launch gets at once (corun__sched_allot): decided in the
  * program's thread from the allotment the scheduler last published, never

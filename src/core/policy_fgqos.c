@@ -763,7 +763,7 @@ const corun__policy_ops corun__policy_fgqos = {
     .name = "fgqos",
     .help = "fine-grained QoS: per-epoch task quotas for QoS kernels (launch attribute qos), "
             "the rest to the others (FGQOS_SCHEME)",
-    .needs = CORUN_POLICY_NEEDS_DURATIONS | CORUN_POLICY_NEEDS_PROFILES,
+    .needs = CORUN_POLICY_NEEDS_DURATIONS | CORUN_POLICY_NEEDS_RATES,
     .create = fq_create,
     .destroy = fq_destroy,
     .arrive = fq_arrive,

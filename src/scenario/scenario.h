@@ -257,8 +257,11 @@ typedef struct corun__train_opts {
     double min_scale;       /* the grid (and size hint) of a training run is the
                                app's times a factor uniform in [min_scale, max_scale] */
     double max_scale;
-    uint32_t profile_runs;  /* solo runs at the app's own size for the intensity
-                               profile; 0 = no profile */
+    uint32_t profile_runs;  /* solo runs at the app's own size, each recorded as a
+                               run, and for the intensity profile; 0 = none */
+    bool no_profile;        /* those runs only, no intensity profile (the
+                               isolated rate of a kernel whose rates cannot be
+                               measured) */
     uint64_t seed;
     /* if not NULL, hears each profile's measured rates and how they were
      * measured */
@@ -279,7 +282,8 @@ void corun__train_opts_default(corun__train_opts *o, const corun__settings *set)
  * block-task is the app's "compute" and "mem_bw" (shares of the peaks on a
  * fully occupied GPU), so achieved = share x (solo time of the tasks spread
  * over all workers) / measured duration; DRAM saturation shows as a lower
- * achieved share. The records are added to *out (not written to any file). */
+ * achieved share. The runs at its own size are kept as runs too (fgqos's
+ * isolated rate). The records are added to *out (not written to any file). */
 int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
                           const corun__train_opts *o, int only_app, corun__pstore *out, char *why,
                           size_t why_len);

@@ -212,7 +212,7 @@ static int train_kernel(corun__sched *s, corun__backend *be, const corun__app *a
         sum += dur;
         report(env, o, o->runs + i + 1);
     }
-    if (o->profile_runs > 0) {
+    if (o->profile_runs > 0 && !o->no_profile) {
         corun__pprof p;
         memset(&p, 0, sizeof(p));
         snprintf(p.backend, sizeof(p.backend), "%s", backend);
@@ -279,6 +279,23 @@ out_destroy_backend:
     return rc;
 }
 
+/* Whether the store holds a solo run of kernel k at its own size. */
+static bool has_own_run(const corun__pstore *ps, const char *backend, const corun__kspec *k)
+{
+    const double grid = (double)k->grid.x * k->grid.y * k->grid.z;
+    const double block = (double)k->block.x * k->block.y * k->block.z;
+    size_t i;
+
+    for (i = 0; i < ps->nruns; i++) {
+        const corun__prun *r = &ps->runs[i];
+        if (r->grid == grid && r->block == block && strcmp(r->kernel, k->name) == 0 &&
+            strcmp(r->backend, backend) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_env *env,
                                     const char *backend, const char *store_path, unsigned needs,
                                     void (*log)(void *ctx, const char *line), void *log_ctx,
@@ -312,7 +329,7 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
         const char *name = sc->apps[i].kernel.name;
         /* what the log calls it: the kernel, or the application of a chain */
         const char *what = sc->apps[i].nthen > 0 ? sc->apps[i].name : name;
-        bool lack_runs = false, lack_prof = false;
+        bool lack_runs = false, lack_prof = false, lack_rates = false;
         int dup = 0;
         for (j = 0; j < i; j++) {
             dup |= strcmp(sc->apps[j].kernel.name, name) == 0;
@@ -332,6 +349,8 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
             }
             lack_prof |= (needs & CORUN_POLICY_NEEDS_PROFILES) &&
                          corun__pstore_find_prof(&ps, backend, kn) == NULL;
+            lack_rates |= (needs & CORUN_POLICY_NEEDS_RATES) &&
+                          !has_own_run(&ps, backend, corun__app_kernel(&sc->apps[i], j));
         }
         if (rc == CORUN_OK && lack_runs) {
             say(log, log_ctx, "profiling '%s' on %s: %u solo runs at random sizes", what,
@@ -341,6 +360,12 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
         if (rc == CORUN_OK && lack_prof) {
             say(log, log_ctx, "profiling '%s' on %s: its intensity", what, backend);
             rc = corun__scenario_train(sc, env, &prof, (int)i, &add, why, why_len);
+        } else if (rc == CORUN_OK && lack_rates) {
+            corun__train_opts own = prof;
+            own.no_profile = true;
+            say(log, log_ctx, "profiling '%s' on %s: %u solo runs at its own size", what,
+                backend, own.profile_runs);
+            rc = corun__scenario_train(sc, env, &own, (int)i, &add, why, why_len);
         }
     }
     corun__pstore_free(&ps);
