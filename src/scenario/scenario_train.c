@@ -363,6 +363,9 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
         } else if (rc == CORUN_OK && lack_rates) {
             corun__train_opts own = prof;
             own.no_profile = true;
+            /* a kernel's first launches at a size run slower (its entry and
+             * task time are still being measured): fgqos takes the fastest */
+            own.profile_runs = 10;
             say(log, log_ctx, "profiling '%s' on %s: %u solo runs at its own size", what,
                 backend, own.profile_runs);
             rc = corun__scenario_train(sc, env, &own, (int)i, &add, why, why_len);
