@@ -8,6 +8,7 @@
 #   build        cmake + nvcc build of libcorun, the CLI and gpu-check
 #   occupancy    registers and blocks/SM of plain vs worker kernels
 #   correctness  worker == plain, every block-task exactly once, >= 1000 events
+#                (stop, evict, grow, resume, and epoch task limits)
 #   correctahead the same for the ahead entries (CORUN_AHEAD=2: every run of
 #                the CORUN_SHARED kernels matmul, reduce, transpose through it)
 #   overhead     worker vs plain kernel alone on the GPU, per chunk budget

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "backends/sim/sim.h"
+#include "corun/corun_sim.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
 #include "core/sched.h"
@@ -244,6 +245,50 @@ static void every_task_once_in_every_scheme(void **state)
     }
 }
 
+/* The host API's epoch quota (corun_job_limit): a job pauses exactly at its
+ * limit, a new limit takes effect at the next resume, and raised to the
+ * grid it finishes. */
+static void job_limit_pauses_at_the_limit(void **state)
+{
+    corun_ctx_opts co = {.backend = "sim", .policy = "manual"};
+    corun_sim_kernel_desc kd = {.name = "q", .task_us = 10};
+    corun_launch_attr a = {.cls = CORUN_CLASS_BATCH};
+    corun_progress p;
+    corun_kernel *k;
+    corun_ctx *ctx;
+    corun_job *j;
+
+    (void)state;
+    assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
+    assert_int_equal(corun_sim_kernel_register(ctx, &kd, &k), CORUN_OK);
+    assert_int_equal(corun_launch(ctx, k, (corun_dim3){100000, 1, 1}, (corun_dim3){256, 1, 1}, 0,
+                                  NULL, &a, &j),
+                     CORUN_OK);
+    assert_int_equal(corun_job_limit(j, 100001), CORUN_ERANGE);
+    /* under running workers the limit waits for the next resume */
+    assert_int_equal(corun_job_preempt(j), CORUN_OK);
+    assert_int_equal(corun_job_limit(j, 30000), CORUN_OK);
+    assert_int_equal(corun_job_resume(j, 0), CORUN_OK);
+    /* it stops at its limit and stays */
+    assert_int_equal(corun_job_wait(j, 50), CORUN_ESTATE);
+    assert_int_equal(corun_job_progress(j, &p), CORUN_OK);
+    assert_int_equal(p.done, 30000);
+    /* a raised limit takes effect at the resume */
+    assert_int_equal(corun_job_limit(j, 70000), CORUN_OK);
+    assert_int_equal(corun_job_resume(j, 0), CORUN_OK);
+    assert_int_equal(corun_job_wait(j, 50), CORUN_ESTATE);
+    assert_int_equal(corun_job_progress(j, &p), CORUN_OK);
+    assert_int_equal(p.done, 70000);
+    assert_int_equal(corun_job_limit(j, 100000), CORUN_OK);
+    assert_int_equal(corun_job_resume(j, 0), CORUN_OK);
+    assert_int_equal(corun_job_wait(j, -1), CORUN_OK);
+    assert_int_equal(corun_job_progress(j, &p), CORUN_OK);
+    assert_int_equal(p.done, 100000);
+    assert_int_equal(corun_job_limit(j, 10), CORUN_ESTATE);
+    corun_job_release(j);
+    corun_ctx_destroy(ctx);
+}
+
 static double reach(json_t *r, const char *scheme)
 {
     json_t *v = json_object_get(
@@ -298,6 +343,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(naive_quota_holds_every_epoch),
         cmocka_unit_test(every_task_once_in_every_scheme),
+        cmocka_unit_test(job_limit_pauses_at_the_limit),
         cmocka_unit_test(rollover_reaches_most),
     };
     return cmocka_run_group_tests(tests, make_store, remove_store);

@@ -6,7 +6,8 @@
  *
  *   occupancy    registers and blocks/SM of plain vs worker form
  *   correctness  (hits build) worker == plain output, every task exactly once,
- *                under >= 1000 random stop / evict / grow / resume events
+ *                under >= 1000 random stop / evict / grow / resume events and
+ *                (scheduler path) epoch task limits
  *   overhead     worker vs plain kernel time alone on the GPU, per budget;
  *                each launch timed right after an untimed one of its own form
  *   latency      signal -> all workers gone, vs a flag-polling baseline; halts
@@ -376,14 +377,16 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
 
     CR(corun_ctx_create(&o, &ctx));
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    printf("%-13s %7s %6s %6s %6s %6s %6s %8s %9s %10s %s\n", "kernel", "events", "stops",
-           "evicts", "grows", "runs", "ahead", "bad_out", "bad_hits", "max_rel", "result");
+    printf("%-13s %7s %6s %6s %6s %6s %6s %6s %8s %9s %10s %s\n", "kernel", "events", "stops",
+           "evicts", "grows", "epochs", "runs", "ahead", "bad_out", "bad_hits", "max_rel",
+           "result");
     for (Case *c : cases) {
         corun_kernel *k = register_case(ctx, c);
         std::vector<uint8_t> ref = run_plain(c, s);
         unsigned *hits = nullptr;
         uint64_t n = c->tasks();
-        unsigned events = 0, stops = 0, evicts = 0, grows = 0, runs = 0, worst = 1, ahead = 0;
+        unsigned events = 0, stops = 0, evicts = 0, grows = 0, epochs = 0, runs = 0, worst = 1,
+                 ahead = 0;
         size_t bad_out = 0, bad_hit = 0;
         double max_rel = 0;
 
@@ -415,7 +418,22 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
             while (runs > 1 && corun_job_wait(j, 0) == CORUN_ETIMEDOUT) {
                 unsigned r = (unsigned)(rng() % 100);
                 sleep_us((double)(rng() % (quick ? 50 : 150)));
-                if (r < 30) {
+                if (r >= 90 && !g_stream) {
+                    /* an epoch's quota (fgqos): stop, a new task limit a
+                     * random way past what is done, resume; the job pauses
+                     * at it until a later epoch raises it */
+                    corun_progress p;
+                    if (!job_ok(corun_job_preempt(j)) || !job_ok(corun_job_progress(j, &p))) {
+                        break;
+                    }
+                    uint64_t lim = std::min<uint64_t>(n, p.done + 1 + rng() % (n / 8 + 1));
+                    if (!job_ok(corun_job_limit(j, lim)) ||
+                        !job_ok(corun_job_resume(j, 1 + (uint32_t)(rng() % nsm)))) {
+                        break;
+                    }
+                    epochs++;
+                    events++;
+                } else if (r < 30) {
                     if (!job_ok(corun_job_preempt(j))) {
                         break; /* finished meanwhile */
                     }
@@ -448,6 +466,12 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
                     }
                 }
             }
+            if (epochs > 0 && !g_stream && corun_job_wait(j, 0) == CORUN_ETIMEDOUT) {
+                /* the last epoch's limit off, so the job can finish */
+                if (job_ok(corun_job_preempt(j)) && job_ok(corun_job_limit(j, n))) {
+                    (void)job_ok(corun_job_resume(j, 0));
+                }
+            }
             CR(corun_job_wait(j, -1));
             corun_progress pr;
             CR(corun_job_progress(j, &pr));
@@ -468,14 +492,14 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
         }
         bool ok = bad_out == 0 && bad_hit == 0;
         failures += !ok;
-        printf("%-13s %7u %6u %6u %6u %6u %6u %8zu %9zu %10.2e %s\n", c->name, events, stops,
-               evicts, grows, runs, ahead, bad_out, bad_hit, max_rel, ok ? "ok" : "FAIL");
+        printf("%-13s %7u %6u %6u %6u %6u %6u %6u %8zu %9zu %10.2e %s\n", c->name, events, stops,
+               evicts, grows, epochs, runs, ahead, bad_out, bad_hit, max_rel, ok ? "ok" : "FAIL");
         jrec("{\"mode\":\"correctness\",\"path\":\"%s\",\"kernel\":\"%s\",\"tasks\":%llu,\"events\":%u,"
-             "\"stops\":%u,\"evicts\":%u,\"grows\":%u,\"runs\":%u,\"ahead_runs\":%u,"
+             "\"stops\":%u,\"evicts\":%u,\"grows\":%u,\"epochs\":%u,\"runs\":%u,\"ahead_runs\":%u,"
              "\"bad_outputs\":%zu,\"bad_task_hits\":%zu,\"worst_hit_count\":%u,"
              "\"max_rel_err\":%.3e,\"ok\":%s}",
              g_stream ? "stream" : "scheduler", c->name, (unsigned long long)n, events, stops,
-             evicts, grows, runs, ahead, bad_out,
+             evicts, grows, epochs, runs, ahead, bad_out,
              bad_hit, worst, max_rel, ok ? "true" : "false");
         CK(cudaFree(hits));
     }

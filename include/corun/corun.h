@@ -296,6 +296,14 @@ CORUN_API int corun_job_resize(corun_job *j, uint32_t capsm);
 /* Resumes a preempted job on `capsm` CapSMs (0: what it asked for at
  * launch), continuing from its task counter. */
 CORUN_API int corun_job_resume(corun_job *j, uint32_t capsm);
+/* An epoch's quota: the job's workers claim no block-task at or beyond
+ * `limit` (a task index, at most the grid's size), so a job that reaches it
+ * pauses. In force at once on a job not yet started, else from its next
+ * resume (the limit is written only while no worker runs): to change it
+ * under a running job, preempt, set, resume. CORUN_ENOTSUP for a
+ * stream-ordered launch (corun_launch_stream) or one run plain, and through
+ * a daemon. */
+CORUN_API int corun_job_limit(corun_job *j, uint64_t limit);
 /* Waits until the job has finished: CORUN_OK, the job's failure, or
  * CORUN_ETIMEDOUT after timeout_ms (< 0: no limit). A paused job under the
  * sim backend cannot finish: CORUN_ESTATE. */

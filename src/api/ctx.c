@@ -1192,6 +1192,33 @@ CORUN_API int corun_job_resume(corun_job *j, uint32_t capsm)
     return rc;
 }
 
+CORUN_API int corun_job_limit(corun_job *j, uint64_t limit)
+{
+    corun_ctx *c = j->ctx;
+    int rc;
+
+    if (j->remote) {
+        return fail(CORUN_ENOTSUP, "job limits are not passed to corund");
+    }
+    pthread_mutex_lock(&c->mu);
+    rc = settle(j);
+    if (rc == CORUN_OK && j->done) {
+        rc = fail(CORUN_ESTATE, "job '%s' has already finished", j->k->name);
+    } else if (rc == CORUN_OK && limit > j->k->tasks) {
+        rc = fail(CORUN_ERANGE, "job '%s': limit %llu is past its %llu tasks", j->k->name,
+                  (unsigned long long)limit, (unsigned long long)j->k->tasks);
+    } else if (rc == CORUN_OK) {
+        rc = corun__sched_limit(c->s, j->k, limit);
+        if (rc != CORUN_OK) {
+            fail(rc, "job '%s': limit: %s", j->k->name,
+                 rc == CORUN_ENOTSUP ? "a stream-ordered or plain launch is never rewound"
+                                     : corun_strerror(rc));
+        }
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
 CORUN_API int corun_job_wait(corun_job *j, int64_t timeout_ms)
 {
     corun_ctx *c = j->ctx;
