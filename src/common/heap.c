@@ -2,6 +2,8 @@
 #include <stdlib.h>
 
 #include "common/heap.h"
+
+#include "common/grow.h"
 #include "corun/corun.h"
 
 void corun__heap_init(corun__heap *h)
@@ -27,14 +29,8 @@ int corun__heap_push(corun__heap *h, const corun__hevent *ev)
 {
     size_t i;
 
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        corun__hevent *v = realloc(h->v, cap * sizeof(*v));
-        if (v == NULL) {
-            return CORUN_ENOMEM;
-        }
-        h->v = v;
-        h->cap = cap;
+    if (corun__grow((void **)&h->v, &h->cap, h->n, sizeof(*h->v), 64) != 0) {
+        return CORUN_ENOMEM;
     }
     i = h->n++;
     h->v[i] = *ev;

@@ -193,7 +193,12 @@ int corun__stdout_close(void)
     if (fflush(stdout) != 0) {
         err = errno != 0 ? errno : EIO;
     } else if (ferror(stdout)) {
-        err = EIO;
+        /* A write failed earlier and its reason is gone (a large write
+         * goes past the buffer): an empty write still meets it on a
+         * device that refuses writes (/dev/full: ENOSPC) or a descriptor
+         * that cannot be written (EBADF); a regular file takes it. */
+        errno = 0;
+        err = write(fileno(stdout), "", 0) < 0 && errno != 0 ? errno : EIO;
     }
     if (fclose(stdout) != 0 && err == 0 && errno != EBADF) {
         err = errno;

@@ -67,9 +67,9 @@ int corun__output_commit(const char *tmp, const char *path, char *why, size_t wh
 void corun__stdio_hold(void);
 
 /* Flushes and closes stdout. Returns 0 when everything written reached its
- * file, else the errno value of the failure (EIO when the stream failed
- * earlier and the reason is gone). A stdout closed by the caller that
- * nothing was written to is no failure. */
+ * file, else the errno value of the failure (when the stream failed earlier
+ * and the reason is gone, what an empty write meets, else EIO). A stdout
+ * closed by the caller that nothing was written to is no failure. */
 int corun__stdout_close(void);
 
 /* A command's exit: closes stdout (corun__stdout_close) and, if output was

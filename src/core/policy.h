@@ -69,6 +69,16 @@ static inline void corun__policy_forget_pdata(corun__sched *s, void *state, coru
     free(k->pdata);
     k->pdata = NULL;
 }
+/* A policy that cannot keep its record of k (out of memory) still runs it,
+ * on the CapSMs that are free. Inline, for the same reason. */
+static inline void corun__policy_run_on_free(corun__sched *s, corun__job *k)
+{
+    uint32_t n = corun__sched_free_capsm(s);
+
+    if (n > 0) {
+        (void)corun__sched_run(s, k, n);
+    }
+}
 size_t corun__policy_count(void);
 const corun__policy_ops *corun__policy_at(size_t i);
 

@@ -65,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "core/duration_model.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
@@ -657,14 +658,8 @@ static size_t flow_of(fq *f, const corun__job *k)
             return i;
         }
     }
-    if (f->nflows == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 8;
-        fq_flow *v = realloc(f->flows, cap * sizeof(*v));
-        if (v == NULL) {
-            return NO_FLOW;
-        }
-        f->flows = v;
-        f->cap = cap;
+    if (corun__grow((void **)&f->flows, &f->cap, f->nflows, sizeof(*f->flows), 8) != 0) {
+        return NO_FLOW;
     }
     memset(&f->flows[f->nflows], 0, sizeof(f->flows[0]));
     snprintf(f->flows[f->nflows].name, sizeof(f->flows[0].name), "%s", k->name);
@@ -684,11 +679,8 @@ static void fq_arrive(corun__sched *s, void *state, corun__job *k)
         p->flow = flow_of(f, k);
     }
     if (p == NULL || p->flow == NO_FLOW) {
-        uint32_t n = corun__sched_free_capsm(s);
         free(p);
-        if (n > 0) {
-            (void)corun__sched_run(s, k, n);
-        }
+        corun__policy_run_on_free(s, k);
         return;
     }
     k->pdata = p;

@@ -298,11 +298,7 @@ static void hpf_arrive(corun__sched *s, void *state, corun__job *k)
     const corun__dmodel *m;
 
     if (p == NULL) {
-        /* Without its record the kernel still runs, on what is free. */
-        uint32_t n = corun__sched_free_capsm(s);
-        if (n > 0) {
-            (void)corun__sched_run(s, k, n);
-        }
+        corun__policy_run_on_free(s, k);
         return;
     }
     p->need = sms;

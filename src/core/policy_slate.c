@@ -197,11 +197,7 @@ static void slate_arrive(corun__sched *s, void *state, corun__job *k)
     slate_kernel *q = calloc(1, sizeof(*q));
 
     if (q == NULL) {
-        /* Without its record the kernel still runs, on what is free. */
-        uint32_t n = corun__sched_free_capsm(s);
-        if (n > 0) {
-            (void)corun__sched_run(s, k, n);
-        }
+        corun__policy_run_on_free(s, k);
         return;
     }
     q->need = sms;

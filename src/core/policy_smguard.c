@@ -385,11 +385,7 @@ static void smguard_arrive(corun__sched *s, void *state, corun__job *k)
 
     if (g == NULL) {
         note_ls(s, st, k, reserve_of(s));
-        /* Without its record the kernel still runs, on what is free. */
-        uint32_t n = corun__sched_free_capsm(s);
-        if (n > 0) {
-            (void)corun__sched_run(s, k, n);
-        }
+        corun__policy_run_on_free(s, k);
         return;
     }
     g->request = default_request(s, st, k);

@@ -121,21 +121,24 @@ static corun__scenario *pick(const ectx *e, const int *idx, size_t n)
     return p;
 }
 
-/* The file's app i alone under plain dispatch, once per experiment. */
-static int solo(ectx *e, int i)
+/* The file's app i alone under `policy`, once per experiment: its kernels
+ * per second into rate[i], its mean turnaround into mean[i] (mean may be
+ * NULL), done[i] set. */
+static int solo_under(ectx *e, int i, const char *policy, bool *done, double *rate,
+                      double *mean)
 {
     corun__scenario *p;
     corun__run_result r;
     int rc;
 
-    if (e->solo_done[i]) {
+    if (done[i]) {
         return CORUN_OK;
     }
     p = pick(e, &i, 1);
     if (p == NULL) {
         return CORUN_ENOMEM;
     }
-    rc = corun__scenario_run(p, &e->o->env, "mps", -1, 0, &r, e->why, e->why_len);
+    rc = corun__scenario_run(p, &e->o->env, policy, -1, 0, &r, e->why, e->why_len);
     free(p);
     if (rc != CORUN_OK) {
         return rc;
@@ -145,43 +148,27 @@ static int solo(ectx *e, int i)
         corun__run_result_free(&r);
         return CORUN_ESTATE;
     }
-    e->solo_mean[i] = r.apps[0].mean_ns;
-    e->solo_rate[i] = r.apps[0].rate_per_s;
-    e->solo_done[i] = true;
+    if (mean != NULL) {
+        mean[i] = r.apps[0].mean_ns;
+    }
+    rate[i] = r.apps[0].rate_per_s;
+    done[i] = true;
     corun__run_result_free(&r);
     return CORUN_OK;
 }
 
+/* The file's app i alone under plain dispatch (mps). */
+static int solo(ectx *e, int i)
+{
+    return solo_under(e, i, "mps", e->solo_done, e->solo_rate, e->solo_mean);
+}
+
 /* The file's app i alone as corun's workers on the whole GPU (policy
- * manual), once per experiment: the isolated rate fgqos's goals are
- * fractions of, as `corun profile` measures it. */
+ * manual): the isolated rate fgqos's goals are fractions of, as `corun
+ * profile` measures it. */
 static int solo_workers(ectx *e, int i)
 {
-    corun__scenario *p;
-    corun__run_result r;
-    int rc;
-
-    if (e->wsolo_done[i]) {
-        return CORUN_OK;
-    }
-    p = pick(e, &i, 1);
-    if (p == NULL) {
-        return CORUN_ENOMEM;
-    }
-    rc = corun__scenario_run(p, &e->o->env, "manual", -1, 0, &r, e->why, e->why_len);
-    free(p);
-    if (rc != CORUN_OK) {
-        return rc;
-    }
-    if (r.apps[0].completed == 0) {
-        snprintf(e->why, e->why_len, "app '%s' completed no kernel alone", e->sc->apps[i].name);
-        corun__run_result_free(&r);
-        return CORUN_ESTATE;
-    }
-    e->wsolo_rate[i] = r.apps[0].rate_per_s;
-    e->wsolo_done[i] = true;
-    corun__run_result_free(&r);
-    return CORUN_OK;
+    return solo_under(e, i, "manual", e->wsolo_done, e->wsolo_rate, NULL);
 }
 
 /* Runs apps idx[0..n) of the file under a policy, with these settings. */
