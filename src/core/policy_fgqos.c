@@ -4,8 +4,8 @@
  *
  * A QoS kernel has a goal, a fraction of its isolated rate (launch attribute
  * `qos`, scenario key "qos"); the isolated rate is block-tasks per second
- * alone, predicted for the launch by the kernel's duration model, trained on
- * the solo runs `corun profile` records in the profile store. Time is cut
+ * alone on the whole GPU, from the fastest of the profile store's solo runs
+ * at the launch's own size, else the kernel's duration model. Time is cut
  * into epochs of FGQOS_EPOCH_US. Each epoch a kernel k gets a quota of
  * block-tasks,
  *
@@ -46,7 +46,18 @@
  *    pauses at its old one (its workers leave and are launched again), and a
  *    limit that must drop (a scheme that drops unused quota, on a kernel
  *    still running) halts the kernel first. `corun experiment fgqos` measures
- *    what that costs a kernel alone (its "enforcement" member).
+ *    what that costs a kernel alone (its "alone_nonqos" member). A paused
+ *    kernel keeps no workers, where the paper's throttled one keeps its
+ *    thread blocks while the SM issues the others' warps: so a spent
+ *    kernel's CapSMs are lent to the running ones until the epoch ends or it
+ *    runs again.
+ *  - Quotas aim FGQOS_MARGIN above a QoS goal: corun's are met to the task,
+ *    where the paper's successful cases overshoot by 1.3-2.8 %, and on a
+ *    real GPU the isolated rate from solo runs is off by a few per cent.
+ *  - A non-QoS kernel refilled once the QoS kernels are spent gets at least
+ *    the rest of the epoch at its isolated rate (the paper: "some quantity,
+ *    e.g. quota_k"), so that it is not drained and relaunched quota after
+ *    quota.
  *  - The quota is one per kernel for the whole GPU, not one per SM split by
  *    its thread blocks: corun's claims come from one counter.
  *  - Static adjustment moves FQ_STEP CapSMs (about one block per SM) at a

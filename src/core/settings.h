@@ -111,7 +111,7 @@
       "quota), or spart (no quotas: a spatial split hill-climbed by SMs, the baseline)")         \
     X(FGQOS_EPOCH_US, fgqos_epoch_us, DBL, "1000", 10, 1e7, "",                                  \
       "fgqos: epoch length; each kernel's quota of block-tasks is set per epoch")               \
-    X(FGQOS_MARGIN, fgqos_margin, DBL, "0.02", 0, 0.5, "",                                        \
+    X(FGQOS_MARGIN, fgqos_margin, DBL, "0.05", 0, 0.5, "",                                        \
       "fgqos: QoS quotas aim this fraction above the goal (corun's quotas are met to the "      \
       "task, where the paper's counters overshoot)")                                              \
     X(FGQOS_NONQOS_INIT, fgqos_nonqos_init, DBL, "0.05", 0.001, 1, "",                            \

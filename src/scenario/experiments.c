@@ -956,6 +956,27 @@ static json_t *exp_fgqos(ectx *e)
     }
     root = json_object();
     cases = json_array();
+    {
+        /* what enforcing quotas costs: each kernel alone as a non-QoS kernel
+         * (its quota paused and refilled), over its rate alone */
+        json_t *alone = json_object();
+        double sum = 0;
+        for (a = 0; a < FQ_KERNELS; a++) {
+            const double goal = 0;
+            double got, plain;
+            if (fq_case(e, &all[a][0], 1, &goal, "rollover", &got, &plain) != CORUN_OK) {
+                json_decref(alone);
+                goto fail;
+            }
+            json_object_set_new(alone, e->sc->apps[a].name, json_real(got));
+            sum += got;
+        }
+        progress_line(e->o, "fgqos: each kernel alone as a non-QoS kernel, %.3f of its rate alone "
+                            "(mean of %d)",
+                      sum / FQ_KERNELS, FQ_KERNELS);
+        json_object_set_new(root, "alone_nonqos", alone);
+        json_object_set_new(root, "mean_alone_nonqos", json_real(sum / FQ_KERNELS));
+    }
     for (i = 0; i < np; i++) {
         size_t met[FQ_NSCHEMES] = {0};
         for (g = 0; g < FQ_GOALS; g++) {

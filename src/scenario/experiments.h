@@ -23,7 +23,8 @@
  *            (one QoS kernel) x goals 50-95 % under each quota scheme and
  *            spart, 60 trios with one QoS kernel and 60 with two under
  *            rollover and spart; QoS_reach and the non-QoS throughput of the
- *            cases that met their goals.
+ *            cases that met their goals; and each kernel alone as a non-QoS
+ *            kernel, what enforcing its quotas costs it.
  *
  * Definitions of every number: docs/policies.md.
  */
