@@ -283,7 +283,9 @@ void corun__train_opts_default(corun__train_opts *o, const corun__settings *set)
  * fully occupied GPU), so achieved = share x (solo time of the tasks spread
  * over all workers) / measured duration; DRAM saturation shows as a lower
  * achieved share. The runs at its own size are kept as runs too (fgqos's
- * isolated rate). The records are added to *out (not written to any file). */
+ * isolated rate); a kernel whose rates the backend cannot measure (the GPU's
+ * real kernels) gets those runs and no profile, with a log line. The records
+ * are added to *out (not written to any file). */
 int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
                           const corun__train_opts *o, int only_app, corun__pstore *out, char *why,
                           size_t why_len);

@@ -221,6 +221,13 @@ static int train_kernel(corun__sched *s, corun__backend *be, const corun__app *a
         p.samples = o->profile_runs;
         rc = kernel_rates(be, kernel, o, sms, per_sm, p.dur_ns, &p.flop_frac, &p.bw_frac, why,
                           why_len);
+        if (rc == CORUN_ENOTSUP) {
+            /* a real kernel on the GPU: its solo runs are kept, no profile */
+            say(o->log, o->log_ctx, "no intensity profile of '%s' on %s: %s", kernel->name,
+                backend, why);
+            why[0] = '\0';
+            return CORUN_OK;
+        }
         if (rc != CORUN_OK) {
             return rc;
         }
