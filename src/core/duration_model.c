@@ -228,6 +228,28 @@ void corun__dm_set_free(corun__dm_set *set)
     set->n = 0;
 }
 
+int corun__dm_set_load(const char *profile_path, const char *backend, double lambda,
+                       corun__dm_set *out, corun__pstore *keep)
+{
+    corun__pstore ps;
+    int rc = CORUN_OK;
+
+    memset(out, 0, sizeof(*out));
+    if (keep != NULL) {
+        corun__pstore_init(keep);
+    }
+    if (corun__pstore_load_setting(profile_path, &ps, NULL, 0) != CORUN_OK) {
+        return CORUN_OK;
+    }
+    rc = corun__dm_set_build(&ps, backend, lambda, out);
+    if (rc == CORUN_OK && keep != NULL) {
+        *keep = ps;
+    } else {
+        corun__pstore_free(&ps);
+    }
+    return rc;
+}
+
 int corun__dm_set_build(const corun__pstore *ps, const char *backend, double lambda,
                         corun__dm_set *out)
 {

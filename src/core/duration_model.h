@@ -76,6 +76,12 @@ typedef struct corun__dm_set {
 int corun__dm_set_build(const corun__pstore *ps, const char *backend, double lambda,
                         corun__dm_set *out);
 void corun__dm_set_free(corun__dm_set *set);
+/* The models of the store the PROFILE_PATH setting names, for one backend:
+ * without a readable store, none (every kernel simply has no model). keep,
+ * if not NULL, receives the store's records (initialised empty without one;
+ * the caller frees them), else they are freed. CORUN_ENOMEM, nothing kept. */
+int corun__dm_set_load(const char *profile_path, const char *backend, double lambda,
+                       corun__dm_set *out, corun__pstore *keep);
 /* The model of a kernel, or NULL. */
 const corun__dmodel *corun__dm_set_find(const corun__dm_set *set, const char *kernel);
 

@@ -32,7 +32,7 @@
  * + 1 if any non-QoS) CapSMs and the non-QoS kernels split the rest evenly.
  * At an epoch's start a QoS kernel behind its goal that did not use up its
  * quota (it lacked the capacity, corun's stand-in for "no idle TB") grows by
- * FQ_STEP CapSMs, taken from a non-QoS kernel, or from a QoS kernel whose
+ * step_capsm() CapSMs, taken from a non-QoS kernel, or from a QoS kernel whose
  * history x (1 - n / N) still meets its goal.
  *
  * Where this departs from the paper, and why:
@@ -60,7 +60,7 @@
  *    quota.
  *  - The quota is one per kernel for the whole GPU, not one per SM split by
  *    its thread blocks: corun's claims come from one counter.
- *  - Static adjustment moves FQ_STEP CapSMs (about one block per SM) at a
+ *  - Static adjustment moves step_capsm() (sm_count / 16) CapSMs at a
  *    time by resize (evict / grow), without counting idle warps, which no
  *    counter gives per kernel on a real GPU.
  *  - alpha is capped at FQ_ALPHA_MAX: in the first epoch, with next to no
@@ -90,6 +90,8 @@ typedef struct fq_flow {
     char name[64];
     double goal;         /* fraction of the isolated rate; 0: non-QoS */
     double iso;          /* isolated block-tasks per ns; 0: unknown */
+    uint64_t iso_tasks;  /* the launch shape iso was found for (a flow's */
+    uint32_t iso_block;  /* launches mostly repeat it: the store is not read again) */
     uint64_t done_base;  /* tasks of its finished launches */
     uint64_t granted;    /* tasks it may have run, all epochs together */
     uint64_t at_epoch;   /* tasks done at the epoch's start */
@@ -151,17 +153,9 @@ static int scheme_of(const char *name, fq_scheme *out)
 static double isolated_rate(const fq *f, const corun__job *k)
 {
     const corun__dmodel *m;
-    double best = 0;
-    size_t i;
+    double best = corun__pstore_best_rate(&f->store, f->backend, k->name, (double)k->tasks,
+                                          (double)k->block_threads);
 
-    for (i = 0; i < f->store.nruns; i++) {
-        const corun__prun *r = &f->store.runs[i];
-        if (r->grid == (double)k->tasks && r->block == (double)k->block_threads &&
-            r->dur_ns > 0 && strcmp(r->kernel, k->name) == 0 &&
-            strcmp(r->backend, f->backend) == 0) {
-            best = fmax(best, r->grid / r->dur_ns);
-        }
-    }
     if (best > 0) {
         return best;
     }
@@ -179,7 +173,6 @@ static int fq_create(corun__sched *s, void **state)
 {
     const corun__settings *set = corun__sched_settings(s);
     fq *f = calloc(1, sizeof(*f));
-    corun__pstore ps;
     int rc;
 
     if (f == NULL) {
@@ -193,15 +186,12 @@ static int fq_create(corun__sched *s, void **state)
     f->init = set->fgqos_nonqos_init;
     f->margin = set->fgqos_margin;
     snprintf(f->backend, sizeof(f->backend), "%s", corun__sched_backend(s));
-    corun__pstore_init(&f->store);
-    if (corun__pstore_load_setting(set->profile_path, &ps, NULL, 0) == CORUN_OK) {
-        rc = corun__dm_set_build(&ps, f->backend, set->ridge_lambda, &f->models);
-        f->store = ps; /* kept for the solo runs at a launch's own size */
-        if (rc != CORUN_OK) {
-            corun__pstore_free(&f->store);
-            free(f);
-            return rc;
-        }
+    /* the store kept for the solo runs at a launch's own size */
+    rc = corun__dm_set_load(set->profile_path, f->backend, set->ridge_lambda, &f->models,
+                            &f->store);
+    if (rc != CORUN_OK) {
+        free(f);
+        return rc;
     }
     *state = f;
     return CORUN_OK;
@@ -631,11 +621,10 @@ static void settle(corun__sched *s, fq *f)
 {
     size_t i;
 
+    apply_all(s, f);
     if (f->scheme == FQ_SPART) {
-        apply_all(s, f);
         return;
     }
-    apply_all(s, f);
     if (f->scheme == FQ_ELASTIC && all_spent(s, f)) {
         new_epoch(s, f, corun__sched_now(s));
         return;
@@ -699,7 +688,11 @@ static void fq_arrive(corun__sched *s, void *state, corun__job *k)
     fresh = w->t0 == 0 && w->done_base == 0 && w->granted == 0;
     w->goal = k->attr.qos;
     w->last_active = now;
-    w->iso = isolated_rate(f, k);
+    if (w->iso_tasks != k->tasks || w->iso_block != k->block_threads) {
+        w->iso = isolated_rate(f, k);
+        w->iso_tasks = k->tasks;
+        w->iso_block = k->block_threads;
+    }
     if (fresh) {
         w->t0 = now;
     }

@@ -87,7 +87,6 @@ static int hpf_create(corun__sched *s, void **state)
 {
     const corun__settings *set = corun__sched_settings(s);
     hpf *h = calloc(1, sizeof(*h));
-    corun__pstore ps;
     int rc;
 
     if (h == NULL) {
@@ -95,15 +94,12 @@ static int hpf_create(corun__sched *s, void **state)
     }
     h->spatial = set->hpf_spatial != 0;
     corun__pcost_init(&h->cost, set->preempt_overhead_us * 1e3);
-    /* Without a readable store every kernel simply has no model. */
-    if (corun__pstore_load_setting(set->profile_path, &ps, NULL, 0) == CORUN_OK) {
-        rc = corun__dm_set_build(&ps, corun__sched_backend(s), set->ridge_lambda, &h->models);
-        corun__pstore_free(&ps);
-        if (rc != CORUN_OK) {
-            corun__pcost_free(&h->cost);
-            free(h);
-            return rc;
-        }
+    rc = corun__dm_set_load(set->profile_path, corun__sched_backend(s), set->ridge_lambda,
+                            &h->models, NULL);
+    if (rc != CORUN_OK) {
+        corun__pcost_free(&h->cost);
+        free(h);
+        return rc;
     }
     *state = h;
     return CORUN_OK;

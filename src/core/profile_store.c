@@ -97,6 +97,23 @@ const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char 
     return find_prof(ps, backend, kernel);
 }
 
+double corun__pstore_best_rate(const corun__pstore *ps, const char *backend, const char *kernel,
+                               double grid, double block)
+{
+    double best = 0;
+    size_t i;
+
+    for (i = 0; i < ps->nruns; i++) {
+        const corun__prun *r = &ps->runs[i];
+        if (r->grid == grid && r->block == block && r->dur_ns > 0 &&
+            strcmp(r->kernel, kernel) == 0 && strcmp(r->backend, backend) == 0 &&
+            r->grid / r->dur_ns > best) {
+            best = r->grid / r->dur_ns;
+        }
+    }
+    return best;
+}
+
 int corun__pstore_add_prof(corun__pstore *ps, const corun__pprof *p)
 {
     corun__pprof *have;

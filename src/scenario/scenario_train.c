@@ -289,18 +289,9 @@ out_destroy_backend:
 /* Whether the store holds a solo run of kernel k at its own size. */
 static bool has_own_run(const corun__pstore *ps, const char *backend, const corun__kspec *k)
 {
-    const double grid = (double)k->grid.x * k->grid.y * k->grid.z;
-    const double block = (double)k->block.x * k->block.y * k->block.z;
-    size_t i;
-
-    for (i = 0; i < ps->nruns; i++) {
-        const corun__prun *r = &ps->runs[i];
-        if (r->grid == grid && r->block == block && strcmp(r->kernel, k->name) == 0 &&
-            strcmp(r->backend, backend) == 0) {
-            return true;
-        }
-    }
-    return false;
+    return corun__pstore_best_rate(ps, backend, k->name,
+                                   (double)k->grid.x * k->grid.y * k->grid.z,
+                                   (double)k->block.x * k->block.y * k->block.z) > 0;
 }
 
 int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_env *env,
