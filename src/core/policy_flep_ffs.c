@@ -23,13 +23,25 @@
  *    that completes inside its flow's epoch hands the rest of the epoch to
  *    the flow's next launch.
  *  - When a flow has nothing left to run inside its epoch, its epoch waits
- *    FFS_GRACE_US for the program's next launch before moving on, so the
- *    moment between a completion and the next launch does not cost the flow
- *    its turn; with no other flow waiting, nothing is preempted at all.
+ *    for the program's next launch before moving on, so the moment between
+ *    a completion and the next launch does not cost the flow its turn; with
+ *    no other flow waiting, nothing is preempted at all. The wait is
+ *    FFS_GRACE_US, or longer where the flow's own recent gaps were (a
+ *    quarter over their decaying maximum), up to 5 x FFS_GRACE_US.
  *  - T has a floor (FFS_MIN_EPOCH_US): overheads measured near zero would
  *    otherwise make epochs arbitrarily short.
  *  - Preemption does not relaunch: workers leave after their chunk and the
  *    next epoch's workers continue from the task counter.
+ *  - An epoch is measured in the GPU time the flow receives, not in wall
+ *    time: flow i's turn ends once it has held T x W_i x sm_count CapSM-ns
+ *    since the turn began, and what it received over or under that is
+ *    carried to its next turn, as in deficit round robin (Shreedhar and
+ *    Varghese). Why: on a real GPU the host learns of a completion some tens
+ *    of microseconds late, and a preempted kernel keeps its SMs while its
+ *    workers drain; wall-clock epochs charge the first to the flow whose
+ *    turn it is and give the second away, and a weight-2 flow of short
+ *    kernels got 0.60 of the GPU instead of 2/3. A flow's credit carried
+ *    forward is at most one quantum, so no flow saves up a long turn.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +56,11 @@
 typedef struct ffs_flow {
     char name[64];
     uint32_t weight;
+    double served;  /* CapSM-ns of its finished kernels */
+    double charged; /* CapSM-ns received that credit was charged for */
+    double credit;  /* CapSM-ns it may still receive in its turn */
+    uint64_t idle_since; /* when its last kernel ended with none behind it, 0 = not idle */
+    double gap_ns;  /* decaying maximum of its gaps between a completion and the next launch */
 } ffs_flow;
 
 typedef struct ffs_kernel {
@@ -56,7 +73,7 @@ typedef struct ffs {
     size_t nflows, cap;
     corun__pcost_table cost;
     size_t cur;          /* flow whose epoch it is, or NO_FLOW */
-    uint64_t epoch_end;
+    double round_t;      /* T of the current round, ns */
     uint64_t hold_until; /* cur has nothing to run: its epoch waits until then */
     double max_overhead, min_epoch_ns, grace_ns;
 } ffs;
@@ -154,6 +171,33 @@ static bool flow_live(corun__sched *s, size_t flow)
     return false;
 }
 
+/* CapSM-ns the flow has received: its finished kernels and its live ones. */
+static double service(corun__sched *s, const ffs *f, size_t flow)
+{
+    double sum = f->flows[flow].served;
+    corun__job *k;
+
+    for (k = corun__sched_first(s); k != NULL; k = k->next) {
+        if (in_flow(k, flow)) {
+            sum += corun__sched_capsm_ns(s, k);
+        }
+    }
+    return sum;
+}
+
+/* Charges every flow's credit for what it received since the last charge
+ * (a stopped kernel's drain included). */
+static void charge(corun__sched *s, ffs *f)
+{
+    size_t i;
+
+    for (i = 0; i < f->nflows; i++) {
+        double got = service(s, f, i);
+        f->flows[i].credit -= got - f->flows[i].charged;
+        f->flows[i].charged = got;
+    }
+}
+
 /* The epoch unit T over the flows taking part (those with launches). */
 static double epoch_unit(corun__sched *s, ffs *f)
 {
@@ -200,70 +244,128 @@ static void run_next_of(corun__sched *s, size_t flow)
     (void)corun__sched_run(s, k, need < n ? need : n);
 }
 
-/* Starts the epoch of the next flow with work, if any. */
+/* A turn's quantum for `flow`: T x W of the whole GPU, in CapSM-ns, with the
+ * T of the round, so that a T that moves within a round does not tilt the
+ * weights. */
+static double quantum(corun__sched *s, ffs *f, size_t flow)
+{
+    if (f->round_t <= 0) {
+        f->round_t = epoch_unit(s, f);
+    }
+    return f->round_t * f->flows[flow].weight * corun__sched_gpu(s)->sm_count;
+}
+
+/* Gives `flow` a new quantum, keeping at most one quantum carried forward. */
+static void refill(corun__sched *s, ffs *f, size_t flow)
+{
+    const double q = quantum(s, f, flow);
+    ffs_flow *fl = &f->flows[flow];
+
+    fl->credit = (fl->credit > q ? q : fl->credit) + q;
+}
+
+/* A check when `flow`'s credit could run out at the earliest (the whole GPU
+ * held from now on). */
+static void timer_for(corun__sched *s, const ffs *f, size_t flow, uint64_t now)
+{
+    const double c = f->flows[flow].credit / corun__sched_gpu(s)->sm_count;
+
+    corun__sched_timer(s, now + (c > 1e3 ? (uint64_t)c : 1000));
+}
+
+/* Starts the turn of the next flow with work and credit, if any: a flow
+ * whose debt outlasts its new quantum waits a round, as in deficit round
+ * robin. */
 static void switch_flow(corun__sched *s, ffs *f, uint64_t now)
 {
-    size_t next = next_flow(s, f);
+    size_t next = NO_FLOW;
+    int round;
 
-    if (next == NO_FLOW) {
-        return;
+    for (round = 0; round < 64; round++) {
+        next = next_flow(s, f);
+        if (next == NO_FLOW) {
+            return;
+        }
+        if (f->cur == NO_FLOW || next <= f->cur) {
+            f->round_t = epoch_unit(s, f); /* a new round */
+        }
+        f->cur = next;
+        refill(s, f, next);
+        if (f->flows[next].credit > 0) {
+            break;
+        }
     }
-    f->cur = next;
     f->hold_until = 0;
-    f->epoch_end = now + (uint64_t)(epoch_unit(s, f) * f->flows[next].weight);
     run_next_of(s, next);
-    corun__sched_timer(s, f->epoch_end);
+    timer_for(s, f, next, now);
 }
 
 static void step(corun__sched *s, ffs *f)
 {
     uint64_t now = corun__sched_now(s);
     corun__job *r;
+    ffs_flow *cur;
 
+    charge(s, f);
     if (f->cur == NO_FLOW) {
         switch_flow(s, f, now);
         return;
     }
+    cur = &f->flows[f->cur];
     r = flow_running(s, f->cur);
     if (r != NULL) {
         f->hold_until = 0;
-        if (now < f->epoch_end) {
-            corun__sched_timer(s, f->epoch_end);
+        if (cur->credit > 0) {
+            timer_for(s, f, f->cur, now);
         } else if (next_flow(s, f) != NO_FLOW) {
             if (corun__sched_stop(s, r) == CORUN_OK) {
                 fk(r)->t_stop = now;
             }
             switch_flow(s, f, now);
         } else {
-            /* Alone: a new epoch, nothing preempted. */
-            f->epoch_end = now + (uint64_t)(epoch_unit(s, f) * f->flows[f->cur].weight);
-            corun__sched_timer(s, f->epoch_end);
+            /* Alone: a new turn, nothing preempted, no debt kept. */
+            cur->credit = quantum(s, f, f->cur);
+            timer_for(s, f, f->cur, now);
         }
         return;
     }
     if (flow_next(s, f->cur) != NULL) {
         f->hold_until = 0;
-        if (now >= f->epoch_end && next_flow(s, f) != NO_FLOW) {
+        if (cur->credit <= 0 && next_flow(s, f) != NO_FLOW) {
             switch_flow(s, f, now);
             return;
         }
         run_next_of(s, f->cur);
-        corun__sched_timer(s, f->epoch_end);
+        timer_for(s, f, f->cur, now);
         return;
     }
-    /* The flow has nothing to run: keep its epoch a moment for its
+    /* The flow has nothing to run: keep its turn a moment for its
      * program's next launch, then move on. */
     if (f->hold_until == 0) {
-        f->hold_until = now + (uint64_t)f->grace_ns;
+        const double g = 1.25 * cur->gap_ns;
+        f->hold_until = now + (uint64_t)(g < f->grace_ns       ? f->grace_ns
+                                         : g > 5 * f->grace_ns ? 5 * f->grace_ns
+                                                               : g);
     }
     if (next_flow(s, f) == NO_FLOW) {
         return;
     }
-    if (now < f->hold_until && now < f->epoch_end) {
-        corun__sched_timer(s, f->hold_until < f->epoch_end ? f->hold_until : f->epoch_end);
+    if (now < f->hold_until && cur->credit > 0) {
+        corun__sched_timer(s, f->hold_until);
         return;
     }
     switch_flow(s, f, now);
+}
+
+/* A launch of the flow arrives: the gap since its last completion, if it was
+ * idle, goes into its decaying maximum. */
+static void gap_ends(corun__sched *s, ffs_flow *fl)
+{
+    if (fl->idle_since != 0) {
+        const double gap = (double)(corun__sched_now(s) - fl->idle_since);
+        fl->gap_ns = gap > 0.95 * fl->gap_ns ? gap : 0.95 * fl->gap_ns;
+        fl->idle_since = 0;
+    }
 }
 
 static void ffs_arrive(corun__sched *s, void *state, corun__job *k)
@@ -280,6 +382,7 @@ static void ffs_arrive(corun__sched *s, void *state, corun__job *k)
         return;
     }
     k->pdata = p;
+    gap_ends(s, &f->flows[p->flow]);
     step(s, f);
 }
 
@@ -296,6 +399,16 @@ static void ffs_paused(corun__sched *s, void *state, corun__job *k)
 
 static void ffs_complete(corun__sched *s, void *state, corun__job *k)
 {
+    ffs *f = state;
+
+    if (k->pdata != NULL) {
+        const size_t flow = fk(k)->flow;
+        f->flows[flow].served += corun__sched_capsm_ns(s, k);
+        corun__policy_forget_pdata(s, state, k); /* k is no longer live */
+        if (!flow_live(s, flow)) {
+            f->flows[flow].idle_since = corun__sched_now(s);
+        }
+    }
     corun__policy_forget_pdata(s, state, k);
     step(s, state);
 }

@@ -104,7 +104,8 @@
     X(FFS_MIN_EPOCH_US, ffs_min_epoch_us, DBL, "100", 1, 1e7, "",                                \
       "flep-ffs: shortest epoch unit T, whatever the measured overheads")                        \
     X(FFS_GRACE_US, ffs_grace_us, DBL, "20", 0, 1e6, "",                                         \
-      "flep-ffs: how long a kernel's epoch waits for its program's next launch before moving on") \
+      "flep-ffs: how long a kernel's epoch waits at least for its program's next launch "       \
+      "(longer where its recent gaps were, up to 5x)")                                           \
     X(FGQOS_SCHEME, fgqos_scheme, STR, "rollover", 0, 0, "naive,history,elastic,rollover,spart", \
       "fgqos: how quotas follow the epochs (docs/policies.md): naive, history (alpha), "        \
       "elastic (epochs end once every quota is used), rollover (QoS kernels keep unused "       \

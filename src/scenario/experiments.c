@@ -571,7 +571,7 @@ out_fail:
 static json_t *exp_ffs(ectx *e)
 {
     int sets[MAX_SETS][3];
-    double hi[MAX_SETS], lo[MAX_SETS], ovh[MAX_SETS];
+    double hi[MAX_SETS], lo[MAX_SETS], ovh[MAX_SETS], held[MAX_SETS], hi_held[MAX_SETS];
     json_t *root, *arr;
     size_t n, i;
 
@@ -593,13 +593,19 @@ static json_t *exp_ffs(ectx *e)
         }
         lo[i] = share(&f, 0);
         hi[i] = share(&f, 1);
+        held[i] = lo[i] + hi[i];
+        hi_held[i] = held[i] > 0 ? hi[i] / held[i] : 0;
         ovh[i] = 1 - tp;
-        progress_line(e->o, "ffs %s (w1) + %s (w2): shares %.3f / %.3f, throughput lost %.2f%%",
-                      f.apps[0].name, f.apps[1].name, lo[i], hi[i], ovh[i] * 100);
+        progress_line(e->o,
+                      "ffs %s (w1) + %s (w2): shares %.3f / %.3f (of the time held: %.3f / %.3f), "
+                      "throughput lost %.2f%%",
+                      f.apps[0].name, f.apps[1].name, lo[i], hi[i], 1 - hi_held[i], hi_held[i],
+                      ovh[i] * 100);
         json_array_append_new(
-            arr, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f}", "low", f.apps[0].name, "high",
-                           f.apps[1].name, "share_low", lo[i], "share_high", hi[i], "throughput",
-                           tp, "overhead", ovh[i]));
+            arr, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "low", f.apps[0].name,
+                           "high", f.apps[1].name, "share_low", lo[i], "share_high", hi[i],
+                           "held", held[i], "held_share_high", hi_held[i], "throughput", tp,
+                           "overhead", ovh[i]));
         corun__run_result_free(&f);
     }
     json_object_set_new(root, "pairs", arr);
@@ -607,6 +613,8 @@ static json_t *exp_ffs(ectx *e)
                         json_real(e->o->env.settings.ffs_max_overhead));
     summary(root, "share_high", hi, n);
     summary(root, "share_low", lo, n);
+    summary(root, "held", held, n);
+    summary(root, "held_share_high", hi_held, n);
     summary(root, "overhead", ovh, n);
     unload(e);
     return root;
