@@ -82,8 +82,9 @@ typedef enum corun__code_kind {
 } corun__code_kind;
 
 /* The real kernels a scenario may name (kernel key "code"): gpu-check's
- * (gpu/check/kernels.cuh), each with the block and grid rank it is written
- * for; the problem size follows from the grid. */
+ * (gpu/check/kernels.cuh) and two of gpu/apps' programs' (as corun-cc
+ * transforms them), each with the block and grid rank it is written for;
+ * the problem size follows from the grid. */
 typedef enum corun__builtin {
     CORUN_BUILTIN_NONE,
     CORUN_BUILTIN_MATMUL, /* 32x32 threads, 2D grid: C = A B, n = 32 max(grid.x, grid.y) */
@@ -97,6 +98,11 @@ typedef enum corun__builtin {
                                    last block's last threads past the end */
     CORUN_BUILTIN_LONGTASK,     /* 256 threads, 1D grid: an integer mixing loop of
                                    CORUN_BUILTIN_LONGTASK_ROUNDS rounds per thread */
+    CORUN_BUILTIN_MD5SEARCH,    /* gpu/apps/md5search's FindKeyWithDigest_Kernel: 256 threads,
+                                   1D grid: MD5 of 2048 grid.x keys (compute-bound) */
+    CORUN_BUILTIN_BACKPROP,     /* gpu/apps/backprop's bpnn_adjust_weights_cuda: 16x16
+                                   threads, 2D grid: the weights of 16 grid.x grid.y inputs
+                                   to 16 hidden units (memory-bound) */
     CORUN_BUILTIN_COUNT
 } corun__builtin;
 

@@ -228,6 +228,8 @@ static const struct builtin_def {
     {"transpose", CORUN_BUILTIN_TRANSPOSE, {32, 8, 1}, 2},
     {"ragged", CORUN_BUILTIN_RAGGED, {256, 1, 1}, 1},
     {"longtask", CORUN_BUILTIN_LONGTASK, {256, 1, 1}, 1},
+    {"md5search", CORUN_BUILTIN_MD5SEARCH, {256, 1, 1}, 1},
+    {"backprop", CORUN_BUILTIN_BACKPROP, {16, 16, 1}, 2},
 };
 _Static_assert(sizeof(builtins) / sizeof(builtins[0]) == CORUN_BUILTIN_COUNT - 1,
                "a builtin per corun__builtin");
@@ -266,7 +268,7 @@ static int parse_code(const ctx *c, const char *path, json_t *v, corun__kspec *k
     }
     return bad(c, path,
                "'code' = '%s' is not one of synthetic, matmul, reduce, vadd, stencil3d, "
-               "blackscholes, transpose, ragged, longtask",
+               "blackscholes, transpose, ragged, longtask, md5search, backprop",
                code);
 }
 

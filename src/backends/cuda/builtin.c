@@ -1,15 +1,21 @@
 /*
  * builtin.c — the repo's real kernels a scenario names (kernel key "code":
- * gpu-check's kernels, compiled into the synthetic kernel's module),
- * launched as a program's registered kernels are, on buffers of the
- * device's own whose size follows from the grid. Their contents are set
- * once (ones) and not checked: a scenario measures time, gpu-check checks
- * the kernels' results.
+ * gpu-check's kernels, compiled into the synthetic kernel's module, and two
+ * gpu/apps programs' kernels, each in a module of its own built from the
+ * program as corun-cc transforms it), launched as a program's registered
+ * kernels are, on buffers of the device's own whose size follows from the
+ * grid. Their contents are set once (ones) and not checked: a scenario
+ * measures time, gpu-check and gpu-apps check the kernels' results.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "backends/cuda/cuda_int.h"
+
+/* The gpu/apps modules (kernels/app_*.cu, linked into the command line where
+ * the build had the transformed programs); NULL where they are not. */
+__attribute__((weak)) const unsigned char *corun__app_md5search_fatbin(size_t *len);
+__attribute__((weak)) const unsigned char *corun__app_backprop_fatbin(size_t *len);
 
 static const struct builtin_def {
     const char *name;
@@ -17,6 +23,10 @@ static const struct builtin_def {
     unsigned nbufs;   /* its first parameters; then nints integers */
     unsigned nints;
     bool ones_int;    /* buffers of integers 1 (else floats 1.0f) */
+    const char *order; /* the parameters in order where they are not buffers then
+                          integers: P a buffer, I an integer, U a uint4 (zeros) */
+    const unsigned char *(*fatbin)(size_t *len); /* its own module, or NULL: synth's */
+    bool own_module;  /* in a module of its own (fatbin, if the build has it) */
 } defs[CORUN_BUILTIN_COUNT] = {
     [CORUN_BUILTIN_MATMUL] = {"matmul", true, 3, 1, false},   /* A, B, C: n x n floats */
     [CORUN_BUILTIN_REDUCE] = {"reduce", true, 2, 1, true},    /* n integers, a 64-bit sum */
@@ -27,6 +37,12 @@ static const struct builtin_def {
     [CORUN_BUILTIN_TRANSPOSE] = {"transpose", true, 2, 2, false}, /* in, out; w, h */
     [CORUN_BUILTIN_RAGGED] = {"ragged", false, 2, 1, true},       /* out, in; n */
     [CORUN_BUILTIN_LONGTASK] = {"longtask", false, 1, 1, true},   /* out; rounds */
+    /* target; keyspace; foundIndex, partialIndex, partialCount, blockSignature */
+    [CORUN_BUILTIN_MD5SEARCH] = {"app_md5search", true, 4, 1, true, "UIPPPP",
+                                 corun__app_md5search_fatbin, true},
+    /* delta; hid; ly; num_blocks; w, oldw */
+    [CORUN_BUILTIN_BACKPROP] = {"app_backprop", true, 4, 2, false, "PIPIPP",
+                                corun__app_backprop_fatbin, true},
 };
 
 /* Most bytes one buffer may take. */
@@ -71,6 +87,15 @@ static bool sizes(corun__builtin id, corun_dim3 g, int n[3], size_t bytes[BUILTI
         m[0] = CORUN_BUILTIN_LONGTASK_ROUNDS;
         elems = 256ull * g.x;
         break;
+    case CORUN_BUILTIN_MD5SEARCH:
+        m[0] = 2048ull * g.x; /* keys: 256 threads, 8 each */
+        elems = g.x;          /* a signature per block; the other three use one */
+        break;
+    case CORUN_BUILTIN_BACKPROP:
+        m[0] = 16;                        /* hidden units */
+        m[1] = (unsigned long long)g.x * g.y; /* blocks of 16 inputs */
+        elems = 17ull * (16ull * m[1] + 2); /* w, oldw; delta and ly use less */
+        break;
     case CORUN_BUILTIN_VADD:
     default:
         m[0] = 256ull * g.x;
@@ -90,28 +115,59 @@ static bool sizes(corun__builtin id, corun_dim3 g, int n[3], size_t bytes[BUILTI
     return big <= 0x7fffffffull && elems <= 0x7fffffffull && bytes[0] <= BUF_MAX;
 }
 
-/* The kernel's functions in the module, looked up once. Under builtin_mu. */
+/* The module the kernel is in: synth's, or its own, loaded on first use.
+ * Under builtin_mu. */
+static int module_of(device_state *d, const struct builtin_def *def, corun__builtin id,
+                     CUmodule *mod, char *why, size_t why_len)
+{
+    const unsigned char *fat;
+    size_t len;
+
+    if (!def->own_module) {
+        *mod = d->synth_mod;
+        return CORUN_OK;
+    }
+    if (d->builtin_mod[id] == NULL) {
+        if (def->fatbin == NULL) {
+            snprintf(why, why_len, "this build of corun has no gpu/apps kernels: build it where "
+                     "corun-cc is built (libclang-19), or with -DCORUN_APPS_SRC=DIR naming what "
+                     "scripts/gpu-apps.sh --prepare wrote");
+            return CORUN_ENOTSUP;
+        }
+        fat = def->fatbin(&len);
+        if (!CU_OK(d->cu, d->cu->cuModuleLoadData(&d->builtin_mod[id], fat), why, why_len)) {
+            return CORUN_ECUDA;
+        }
+    }
+    *mod = d->builtin_mod[id];
+    return CORUN_OK;
+}
+
+/* The kernel's functions in its module, looked up once. Under builtin_mu. */
 static int functions(device_state *d, const struct builtin_def *def, corun__builtin id,
                      char *why, size_t why_len)
 {
     const corun__cu *cu = d->cu;
+    CUmodule mod;
     char name[64];
+    int rc;
 
     if (d->builtin_fn[id][0] != NULL) {
         return CORUN_OK;
     }
+    if ((rc = module_of(d, def, id, &mod, why, why_len)) != CORUN_OK) {
+        return rc;
+    }
     snprintf(name, sizeof(name), "%s__corun", def->name);
-    if (!CU_OK(cu, cu->cuModuleGetFunction(&d->builtin_fn[id][1], d->synth_mod, name), why,
-               why_len)) {
+    if (!CU_OK(cu, cu->cuModuleGetFunction(&d->builtin_fn[id][1], mod, name), why, why_len)) {
         return CORUN_ECUDA;
     }
     snprintf(name, sizeof(name), "%s__corun_ahead", def->name);
     if (def->ahead &&
-        !CU_OK(cu, cu->cuModuleGetFunction(&d->builtin_fn[id][2], d->synth_mod, name), why,
-               why_len)) {
+        !CU_OK(cu, cu->cuModuleGetFunction(&d->builtin_fn[id][2], mod, name), why, why_len)) {
         return CORUN_ECUDA;
     }
-    if (!CU_OK(cu, cu->cuModuleGetFunction(&d->builtin_fn[id][0], d->synth_mod, def->name), why,
+    if (!CU_OK(cu, cu->cuModuleGetFunction(&d->builtin_fn[id][0], mod, def->name), why,
                why_len)) {
         return CORUN_ECUDA;
     }
@@ -182,6 +238,19 @@ int corun__cuda_builtin_bind(cuda_backend *b, corun__kspec *spec, builtin_args *
     pthread_mutex_unlock(&d->builtin_mu);
     if (rc != CORUN_OK) {
         return rc;
+    }
+    if (def->order != NULL) {
+        unsigned np = 0, ni = 0;
+        memset(a->u4, 0, sizeof(a->u4));
+        for (i = 0; def->order[i] != '\0'; i++) {
+            a->argv[k++] = def->order[i] == 'P'   ? (void *)&a->p[np++]
+                           : def->order[i] == 'I' ? (void *)&a->n[ni++]
+                                                  : (void *)a->u4;
+        }
+        spec->code = CORUN_CODE_USER;
+        spec->user = b->builtin_code[id];
+        spec->args = (const void *)a->argv;
+        return CORUN_OK;
     }
     /* every kernel's parameters: its buffers in order, then its integers
      * (blackscholes: R and V before n) */

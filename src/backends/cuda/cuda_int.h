@@ -95,6 +95,7 @@ typedef struct device_state {
      * functions in synth_mod and their buffers, grown to the largest grid. */
     pthread_mutex_t builtin_mu;
     CUfunction builtin_fn[CORUN_BUILTIN_COUNT][3]; /* plain, worker, ahead (or NULL) */
+    CUmodule builtin_mod[CORUN_BUILTIN_COUNT];     /* a gpu/apps kernel's own module */
     CUdeviceptr builtin_buf[CORUN_BUILTIN_COUNT][BUILTIN_MAX_BUFS];
     size_t builtin_bytes[CORUN_BUILTIN_COUNT][BUILTIN_MAX_BUFS];
     char error[256];
@@ -118,6 +119,7 @@ typedef struct builtin_args {
     CUdeviceptr p[BUILTIN_MAX_BUFS];
     int n[3];      /* the kernel's integer sizes, in its parameters' order */
     float f[2];    /* blackscholes: R, V */
+    unsigned u4[4]; /* md5search: the digest it looks for */
     void *argv[BUILTIN_MAX_BUFS + 5];
 } builtin_args;
 
