@@ -65,6 +65,10 @@
  *    counter gives per kernel on a real GPU.
  *  - alpha is capped at FQ_ALPHA_MAX: in the first epoch, with next to no
  *    history, it is otherwise unbounded.
+ *  - An epoch ends when the host's timer fires, some tens of microseconds
+ *    late on a real GPU; the next quotas are for the last epoch's real
+ *    length (up to twice the setting), so a kernel kept to its quotas is not
+ *    kept a few percent under its goal.
  *  - spart (the paper's [3]) splits capacity in CapSMs, as slate does, not
  *    by SM ids.
  *  - A kernel of a program is a stream of launches of one kernel name (a
@@ -499,6 +503,10 @@ static void adjust(corun__sched *s, fq *f, size_t i, double hist)
 static void new_epoch(corun__sched *s, fq *f, uint64_t now)
 {
     const double t_prev = (double)(now - f->epoch_t0);
+    /* the next quotas cover the epoch's length and what the last one ran
+     * over it (the host's timer ends epochs late) */
+    const double t_quota =
+        t_prev > f->epoch_ns && t_prev < 2 * f->epoch_ns ? t_prev : f->epoch_ns;
     size_t i;
     bool any = false, left = false;
 
@@ -529,9 +537,9 @@ static void new_epoch(corun__sched *s, fq *f, uint64_t now)
         }
         any = true;
         if (is_qos(w)) {
-            w->quota = tasks_of(w->alpha * qos_rate(f, w), f->epoch_ns);
+            w->quota = tasks_of(w->alpha * qos_rate(f, w), t_quota);
         } else {
-            w->quota = tasks_of(nonqos_goal(f, w), f->epoch_ns);
+            w->quota = tasks_of(nonqos_goal(f, w), t_quota);
         }
         if (f->scheme == FQ_ROLLOVER && is_qos(w)) {
             w->granted += w->quota;
