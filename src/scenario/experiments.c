@@ -39,6 +39,7 @@ typedef struct ectx {
     double solo_rate[CORUN_SCENARIO_MAX_APPS];   /* kernels per second alone */
     bool wsolo_done[CORUN_SCENARIO_MAX_APPS];
     double wsolo_rate[CORUN_SCENARIO_MAX_APPS];  /* the same as corun's workers */
+    corun__pstore store;            /* fgqos: the profile store its goals are fractions of */
     char *why;
     size_t why_len;
 } ectx;
@@ -794,16 +795,23 @@ static const char *const fq_schemes[] = {"naive", "history", "elastic", "rollove
 typedef struct fq_tally {
     size_t cases, met;
     size_t met_plain; /* cases whose goals held against the plain kernels alone too */
+    size_t met_store; /* ... against the profile store's isolated rates */
     double nq_sum;   /* non-QoS throughput (over alone), cases that met their goals */
     double over_sum; /* QoS rate over its goal, cases that met it */
 } fq_tally;
 
+/* What one app of a case achieved: its block-tasks per second in the window
+ * over its rate alone as corun's workers in a loop, as the plain kernel in a
+ * loop, and the isolated rate of the profile store (what fgqos's goals are
+ * fractions of: the fastest solo run at the launch's size). */
+typedef struct fq_got {
+    double workers, plain, store;
+} fq_got;
+
 /* Runs apps idx[0..n) with QoS goals goal[0..n) (0: none) under fgqos with
- * scheme sch; achieved[i] = app i's block-tasks per second in the window over
- * its rate alone as corun's workers (the isolated rate the goal is a
- * fraction of), plain[i] over its rate alone as the plain kernel. */
+ * scheme sch; got[i] is app i's. */
 static int fq_case(ectx *e, const int *idx, size_t n, const double *goal, const char *sch,
-                   double *achieved, double *plain)
+                   fq_got *got)
 {
     corun__scenario *p = pick(e, idx, n);
     corun__run_env env = e->o->env;
@@ -850,8 +858,12 @@ static int fq_case(ectx *e, const int *idx, size_t n, const double *goal, const 
             }
         }
         if (rc == CORUN_OK) {
-            achieved[i] = r.apps[i].window_tasks / r.window_ns / walone;
-            plain[i] = r.apps[i].window_tasks / r.window_ns / alone;
+            const corun__kspec *k = &e->sc->apps[idx[i]].kernel;
+            const double iso = corun__pstore_best_rate(
+                &e->store, r.backend, k->name, tasks, (double)k->block.x * k->block.y * k->block.z);
+            got[i].workers = r.apps[i].window_tasks / r.window_ns / walone;
+            got[i].plain = r.apps[i].window_tasks / r.window_ns / alone;
+            got[i].store = iso > 0 ? r.apps[i].window_tasks / r.window_ns / iso : 0;
         }
     }
     corun__run_result_free(&r);
@@ -859,25 +871,26 @@ static int fq_case(ectx *e, const int *idx, size_t n, const double *goal, const 
 }
 
 /* Counts one case: met when every app with a goal reached it. */
-static bool fq_count(fq_tally *t, const double *goal, const double *got, const double *plain,
-                     size_t n)
+static bool fq_count(fq_tally *t, const double *goal, const fq_got *got, size_t n)
 {
     double nq = 0, over = 0;
     size_t i, q = 0;
-    bool met = true, met_plain = true;
+    bool met = true, met_plain = true, met_store = true;
 
     for (i = 0; i < n; i++) {
         if (goal[i] > 0) {
-            met &= got[i] >= goal[i];
-            met_plain &= plain[i] >= goal[i];
-            over += got[i] / goal[i];
+            met &= got[i].workers >= goal[i];
+            met_plain &= got[i].plain >= goal[i];
+            met_store &= got[i].store >= goal[i];
+            over += got[i].workers / goal[i];
             q++;
         } else {
-            nq += got[i];
+            nq += got[i].workers;
         }
     }
     t->cases++;
     t->met_plain += met_plain;
+    t->met_store += met_store;
     if (met) {
         t->met++;
         t->nq_sum += nq;
@@ -888,9 +901,10 @@ static bool fq_count(fq_tally *t, const double *goal, const double *got, const d
 
 static json_t *fq_tally_json(const fq_tally *t)
 {
-    return json_pack("{s:I, s:I, s:f, s:f, s:o, s:o}", "cases", (json_int_t)t->cases, "met",
+    return json_pack("{s:I, s:I, s:f, s:f, s:f, s:o, s:o}", "cases", (json_int_t)t->cases, "met",
                      (json_int_t)t->met, "qos_reach", t->cases ? (double)t->met / t->cases : 0.0,
                      "qos_reach_plain", t->cases ? (double)t->met_plain / t->cases : 0.0,
+                     "qos_reach_store", t->cases ? (double)t->met_store / t->cases : 0.0,
                      "nonqos_throughput_met",
                      t->met ? json_real(t->nq_sum / t->met) : json_null(), "qos_over_goal_met",
                      t->met ? json_real(t->over_sum / t->met) : json_null());
@@ -959,7 +973,9 @@ static json_t *exp_fgqos(ectx *e)
     if (e->o->max_sets > 0 && np > e->o->max_sets) {
         np = e->o->max_sets;
     }
-    if (ensure(e, all, FQ_KERNELS, corun__policy_fgqos.needs) != CORUN_OK) {
+    if (ensure(e, all, FQ_KERNELS, corun__policy_fgqos.needs) != CORUN_OK ||
+        corun__pstore_load_setting(e->o->env.settings.profile_path, &e->store, e->why,
+                                   e->why_len) != CORUN_OK) {
         goto fail;
     }
     root = json_object();
@@ -971,13 +987,13 @@ static json_t *exp_fgqos(ectx *e)
         double sum = 0;
         for (a = 0; a < FQ_KERNELS; a++) {
             const double goal = 0;
-            double got, plain;
-            if (fq_case(e, &all[a][0], 1, &goal, "rollover", &got, &plain) != CORUN_OK) {
+            fq_got got;
+            if (fq_case(e, &all[a][0], 1, &goal, "rollover", &got) != CORUN_OK) {
                 json_decref(alone);
                 goto fail;
             }
-            json_object_set_new(alone, e->sc->apps[a].name, json_real(got));
-            sum += got;
+            json_object_set_new(alone, e->sc->apps[a].name, json_real(got.workers));
+            sum += got.workers;
         }
         progress_line(e->o, "fgqos: each kernel alone as a non-QoS kernel, %.3f of its rate alone "
                             "(mean of %d)",
@@ -990,17 +1006,18 @@ static json_t *exp_fgqos(ectx *e)
         for (g = 0; g < FQ_GOALS; g++) {
             const double goal[2] = {0.50 + 0.05 * (double)g, 0};
             for (sc = 0; sc < FQ_NSCHEMES; sc++) {
-                double got[2], plain[2];
-                if (fq_case(e, pairs[i], 2, goal, fq_schemes[sc], got, plain) != CORUN_OK) {
+                fq_got got[2];
+                if (fq_case(e, pairs[i], 2, goal, fq_schemes[sc], got) != CORUN_OK) {
                     goto fail;
                 }
-                met[sc] += fq_count(&pt[sc], goal, got, plain, 2);
+                met[sc] += fq_count(&pt[sc], goal, got, 2);
                 json_array_append_new(
-                    cases, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f}", "qos",
+                    cases, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f}", "qos",
                                      e->sc->apps[pairs[i][0]].name, "other",
                                      e->sc->apps[pairs[i][1]].name, "scheme", fq_schemes[sc],
-                                     "goal", goal[0], "qos_rate", got[0], "qos_rate_plain",
-                                     plain[0], "other_rate", got[1]));
+                                     "goal", goal[0], "qos_rate", got[0].workers,
+                                     "qos_rate_plain", got[0].plain, "qos_rate_store",
+                                     got[0].store, "other_rate", got[1].workers));
             }
         }
         progress_line(e->o,
@@ -1021,11 +1038,11 @@ static json_t *exp_fgqos(ectx *e)
                 const double x = two ? 0.25 + 0.05 * (double)g : 0.50 + 0.05 * (double)g;
                 const double goal[3] = {x, two ? x : 0, 0};
                 for (sc = FQ_ROLLOVER; sc <= FQ_SPART; sc++) {
-                    double got[3], plain[3];
-                    if (fq_case(e, trios[i], 3, goal, fq_schemes[sc], got, plain) != CORUN_OK) {
+                    fq_got got[3];
+                    if (fq_case(e, trios[i], 3, goal, fq_schemes[sc], got) != CORUN_OK) {
                         goto fail;
                     }
-                    met[sc] += fq_count(two ? &t2[sc] : &t1[sc], goal, got, plain, 3);
+                    met[sc] += fq_count(two ? &t2[sc] : &t1[sc], goal, got, 3);
                 }
             }
             progress_line(e->o, "fgqos trio %s%s + %s%s + %s: goals met of %d: rollover %zu, "
@@ -1050,11 +1067,13 @@ static json_t *exp_fgqos(ectx *e)
     }
     json_object_set_new(root, "epoch_us", json_real(e->o->env.settings.fgqos_epoch_us));
     json_object_set_new(root, "cases", cases);
+    corun__pstore_free(&e->store);
     unload(e);
     return root;
 fail:
     json_decref(root);
     json_decref(cases);
+    corun__pstore_free(&e->store);
     unload(e);
     return NULL;
 }
