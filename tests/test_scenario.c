@@ -147,6 +147,19 @@ static void chains_and_real_kernels(void **state)
     assert_int_equal(corun__app_kernel(ls, 0)->grid.y, 2);
     assert_int_equal(sc.apps[0].nthen, 0);
     assert_int_equal(sc.apps[0].kernel.code, CORUN_CODE_SYNTHETIC);
+    if (corun__scenario_load(corun_test_path("scenarios/fgqos-kernels-cuda.json"), &sc, why,
+                             sizeof(why)) != CORUN_OK) {
+        fail_msg("%s", why);
+    }
+    {
+        size_t i, apps = 0;
+        for (i = 0; i < sc.napps; i++) {
+            apps += sc.apps[i].kernel.builtin == CORUN_BUILTIN_MD5SEARCH ||
+                    sc.apps[i].kernel.builtin == CORUN_BUILTIN_BACKPROP;
+            assert_int_equal(sc.apps[i].kernel.code, CORUN_CODE_BUILTIN);
+        }
+        assert_int_equal(apps, 2);
+    }
 
 #define APP_HEAD "{\"name\":\"x\",\"duration_ms\":1,\"apps\":[{\"name\":\"a\",\"arrival\":{\"kind\":\"loop\"},"
 #define K64 "{\"grid\":4,\"block\":64,\"task_us\":10}"
@@ -166,6 +179,13 @@ static void chains_and_real_kernels(void **state)
     expect_error(APP_HEAD "\"kernel\":{\"grid\":[4,4],\"block\":256,\"task_us\":10,"
                  "\"code\":\"reduce\"}}]}",
                  CORUN_EPARSE, "apps[0].kernel", "1D grid");
+    /* gpu/apps' kernels: md5search (block 256, 1D), backprop (block 16 x 16, 2D) */
+    expect_error(APP_HEAD "\"kernel\":{\"grid\":[4,4],\"block\":256,\"task_us\":10,"
+                 "\"code\":\"md5search\"}}]}",
+                 CORUN_EPARSE, "apps[0].kernel", "1D grid");
+    expect_error(APP_HEAD "\"kernel\":{\"grid\":4,\"block\":256,\"task_us\":10,"
+                 "\"code\":\"backprop\"}}]}",
+                 CORUN_EPARSE, "apps[0].kernel", "[16, 16, 1]");
     expect_error(APP_HEAD "\"kernels\":[{\"name\":\"k\",\"grid\":4,\"block\":64,\"task_us\":10},"
                  "{\"name\":\"k\",\"grid\":4,\"block\":64,\"task_us\":10}]}]}",
                  CORUN_EPARSE, "apps[0].kernels[1]", "'k' twice");
@@ -183,7 +203,8 @@ static void scenario_files_parse(void **state)
         "flep-srt-3kernel.json", "flep-ffs-pairs.json",  "flep-ffs-2to1.json",
         "slate-pairs.json",     "slate-pair-rg-bs.json", "slate-pair-tr-rg.json",
         "slate-pair-mm-bs.json", "ls-batch.json",        "ls-batch-200us.json",
-        "ls-batch-20ms.json",   "ls-chain.json",
+        "ls-batch-20ms.json",   "ls-chain.json",         "fgqos-kernels.json",
+        "fgqos-kernels-cuda.json",
     };
     size_t f, i, j;
 
