@@ -73,6 +73,8 @@
       "sim: delay from a launch call to its blocks reaching the dispatcher")                     \
     X(SIM_NOTIFY_US, sim_notify_us, DBL, "10", 0, 1e6, "",                                       \
       "sim: delay from a launch's last block leaving to the host knowing")                       \
+    X(SIM_WAKE_US, sim_wake_us, DBL, "0", 0, 1e6, "",                                            \
+      "sim: how late the host wakes for a deadline with nothing to report first (a timer)")      \
     X(SIM_STREAM_GAP_US, sim_stream_gap_us, DBL, "2.3", 0, 1e6, "",                              \
       "sim: delay from one kernel's end to the next one of its stream reaching the dispatcher "  \
       "(H100: ~2.3 us)")                                                                         \

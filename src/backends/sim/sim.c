@@ -47,6 +47,7 @@ void corun__sim_opts_from(corun__sim_opts *o, const corun__settings *set)
     o->signal_ns = set->sim_signal_us * 1e3;
     o->launch_ns = set->sim_launch_us * 1e3;
     o->notify_ns = set->sim_notify_us * 1e3;
+    o->wake_ns = set->sim_wake_us * 1e3;
     o->claim_ns = set->sim_claim_ns;
     o->stream_gap_ns = set->sim_stream_gap_us * 1e3;
     o->block_speedup = set->sim_block_speedup;
@@ -361,6 +362,12 @@ static int sim_poll(corun__backend *be, uint64_t deadline_ns, corun__bevent *ev,
     }
     if (deadline_ns < s->now) {
         return CORUN_OK;
+    }
+    /* The host sleeps wake_ns past its deadline unless a report wakes it:
+     * the device's own events go on meanwhile. */
+    if (deadline_ns != UINT64_MAX) {
+        deadline_ns = deadline_ns > UINT64_MAX - 1 - s->wake_ns ? UINT64_MAX - 1
+                                                                 : deadline_ns + s->wake_ns;
     }
     for (;;) {
         const corun__hevent *top = corun__heap_peek(&s->events);
@@ -907,7 +914,7 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
         return rc;
     }
     if (!delay_ok(o->signal_ns) || !delay_ok(o->launch_ns) || !delay_ok(o->notify_ns) ||
-        !delay_ok(o->claim_ns) || !delay_ok(o->stream_gap_ns)) {
+        !delay_ok(o->claim_ns) || !delay_ok(o->stream_gap_ns) || !delay_ok(o->wake_ns)) {
         return CORUN_EINVAL;
     }
     if (!(o->block_speedup >= 1 && o->block_speedup <= CORUN_SIM_SPEEDUP_MAX)) {
@@ -931,6 +938,7 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
     s->signal_ns = (uint64_t)llround(o->signal_ns);
     s->launch_ns = (uint64_t)llround(o->launch_ns);
     s->notify_ns = (uint64_t)llround(o->notify_ns);
+    s->wake_ns = (uint64_t)llround(o->wake_ns);
     s->claim_ns = (uint64_t)llround(o->claim_ns);
     s->stream_gap_ns = (uint64_t)llround(o->stream_gap_ns);
     s->slow = 1;

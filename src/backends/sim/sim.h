@@ -69,6 +69,7 @@ typedef struct corun__sim_opts {
     double signal_ns;    /* host signal write -> visible to workers */
     double launch_ns;    /* launch call -> grid at the dispatcher */
     double notify_ns;    /* last block of a launch leaves -> poll reports it */
+    double wake_ns;      /* a poll's deadline -> its return, when nothing happens first */
     double claim_ns;     /* one chunk claim (atomic + barrier) */
     double stream_gap_ns;/* a kernel's end -> the next of its stream at the dispatcher */
     double block_speedup;/* most a block runs faster than in its kernel alone at full

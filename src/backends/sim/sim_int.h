@@ -185,7 +185,7 @@ struct corun__exec {
 typedef struct corun__sim {
     corun__backend base; /* first: the scheduler holds a corun__backend * */
     corun__sim_opts opts;
-    uint64_t signal_ns, launch_ns, notify_ns, claim_ns;
+    uint64_t signal_ns, launch_ns, notify_ns, claim_ns, wake_ns;
     corun__rng rng;
     corun__heap events;
     uint64_t now;
