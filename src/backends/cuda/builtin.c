@@ -129,9 +129,10 @@ static int module_of(device_state *d, const struct builtin_def *def, corun__buil
     }
     if (d->builtin_mod[id] == NULL) {
         if (def->fatbin == NULL) {
-            snprintf(why, why_len, "this build of corun has no gpu/apps kernels: build it where "
-                     "corun-cc is built (libclang-19), or with -DCORUN_APPS_SRC=DIR naming what "
-                     "scripts/gpu-apps.sh --prepare wrote");
+            snprintf(why, why_len, "kernel '%s': this build of corun has no gpu/apps kernels: "
+                     "build it where corun-cc is built (libclang-19), or with "
+                     "-DCORUN_APPS_SRC=DIR naming what scripts/gpu-apps.sh --prepare wrote",
+                     def->name);
             return CORUN_ENOTSUP;
         }
         fat = def->fatbin(&len);
@@ -240,6 +241,7 @@ int corun__cuda_builtin_bind(cuda_backend *b, corun__kspec *spec, builtin_args *
         return rc;
     }
     if (def->order != NULL) {
+        /* parameters in the order the kernel declares them */
         unsigned np = 0, ni = 0;
         memset(a->u4, 0, sizeof(a->u4));
         for (i = 0; def->order[i] != '\0'; i++) {
@@ -247,24 +249,21 @@ int corun__cuda_builtin_bind(cuda_backend *b, corun__kspec *spec, builtin_args *
                            : def->order[i] == 'I' ? (void *)&a->n[ni++]
                                                   : (void *)a->u4;
         }
-        spec->code = CORUN_CODE_USER;
-        spec->user = b->builtin_code[id];
-        spec->args = (const void *)a->argv;
-        return CORUN_OK;
-    }
-    /* every kernel's parameters: its buffers in order, then its integers
-     * (blackscholes: R and V before n) */
-    for (i = 0; i < def->nbufs; i++) {
-        a->argv[k++] = &a->p[i];
-    }
-    if (id == CORUN_BUILTIN_BLACKSCHOLES) {
-        a->f[0] = 0.02f; /* R */
-        a->f[1] = 0.30f; /* V */
-        a->argv[k++] = &a->f[0];
-        a->argv[k++] = &a->f[1];
-    }
-    for (i = 0; i < def->nints; i++) {
-        a->argv[k++] = &a->n[i];
+    } else {
+        /* its buffers in order, then its integers (blackscholes: R and V
+         * before n) */
+        for (i = 0; i < def->nbufs; i++) {
+            a->argv[k++] = &a->p[i];
+        }
+        if (id == CORUN_BUILTIN_BLACKSCHOLES) {
+            a->f[0] = 0.02f; /* R */
+            a->f[1] = 0.30f; /* V */
+            a->argv[k++] = &a->f[0];
+            a->argv[k++] = &a->f[1];
+        }
+        for (i = 0; i < def->nints; i++) {
+            a->argv[k++] = &a->n[i];
+        }
     }
     spec->code = CORUN_CODE_USER;
     spec->user = b->builtin_code[id];
