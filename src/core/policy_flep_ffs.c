@@ -123,6 +123,7 @@ static size_t flow_of(ffs *f, const corun__job *k)
     if (corun__grow((void **)&f->flows, &f->cap, f->nflows, sizeof(*f->flows), 8) != 0) {
         return NO_FLOW;
     }
+    memset(&f->flows[f->nflows], 0, sizeof(f->flows[0])); /* no credit, no gap yet */
     snprintf(f->flows[f->nflows].name, sizeof(f->flows[0].name), "%s", k->name);
     f->flows[f->nflows].weight = k->attr.weight ? k->attr.weight : 1;
     return f->nflows++;
