@@ -1,10 +1,12 @@
 /* support.c — helpers shared by the unit tests. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "support.h"
 
 #include "backends/create.h"
+#include "scenario/experiments.h"
 #include "scenario/scenario.h"
 
 void corun_test_mkdtemp(char *dir, size_t n, const char *tag)
@@ -31,4 +33,14 @@ int corun_test_make_sim(void *ctx, const corun__scenario *sc, uint64_t seed, cor
                         char *why, size_t why_len)
 {
     return corun__backend_create("sim", ctx, &sc->gpu, seed, out, why, why_len);
+}
+
+void corun_test_exp_opts(corun__exp_opts *o, corun__settings *set)
+{
+    memset(o, 0, sizeof(*o));
+    o->env.make_backend = corun_test_make_sim;
+    o->env.make_ctx = set;
+    o->env.settings = *set;
+    o->backend = "sim";
+    o->dir = corun_test_path("scenarios");
 }

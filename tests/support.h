@@ -26,4 +26,10 @@ struct corun__backend;
 int corun_test_make_sim(void *ctx, const struct corun__scenario *sc, uint64_t seed,
                         struct corun__backend **out, char *why, size_t why_len);
 
+struct corun__exp_opts;
+struct corun__settings;
+/* Options of `corun experiment` on the simulator over the source tree's
+ * scenarios/, with the settings *set (which must outlive the run). */
+void corun_test_exp_opts(struct corun__exp_opts *o, struct corun__settings *set);
+
 #endif

@@ -347,12 +347,7 @@ static void rollover_reaches_most(void **state)
     snprintf(st, sizeof(st), "%s/exp-profiles.txt", dir);
     assert_int_equal(corun__settings_set(&set, "profile_path", st, why, sizeof(why)), CORUN_OK);
     set.profile_train_runs = 12;
-    memset(&o, 0, sizeof(o));
-    o.env.make_backend = corun_test_make_sim;
-    o.env.make_ctx = &set;
-    o.env.settings = set;
-    o.backend = "sim";
-    o.dir = corun_test_path("scenarios");
+    corun_test_exp_opts(&o, &set);
     o.max_sets = 12;
     r = corun__exp_run("fgqos", &o, why, sizeof(why));
     if (r == NULL) {

@@ -362,12 +362,7 @@ static void init_sim_settings(void)
 static void exp_opts(corun__exp_opts *o, size_t max_sets, double duration_ms)
 {
     init_sim_settings();
-    memset(o, 0, sizeof(*o));
-    o->env.make_backend = corun_test_make_sim;
-    o->env.make_ctx = &sim_settings;
-    o->env.settings = sim_settings;
-    o->backend = "sim";
-    o->dir = corun_test_path("scenarios");
+    corun_test_exp_opts(o, &sim_settings);
     o->max_sets = max_sets;
     o->duration_ms = duration_ms;
 }

@@ -496,12 +496,7 @@ static void slate_coruns_complementary_pairs_only(void **state)
     size_t i, ncorun = 0, nsolo = 0;
 
     init_sim_settings();
-    memset(&o, 0, sizeof(o));
-    o.env.make_backend = corun_test_make_sim;
-    o.env.make_ctx = &sim_settings;
-    o.env.settings = sim_settings;
-    o.backend = "sim";
-    o.dir = corun_test_path("scenarios");
+    corun_test_exp_opts(&o, &sim_settings);
     o.duration_ms = 40;
     r = corun__exp_run("slate", &o, why, sizeof(why));
     if (r == NULL) {

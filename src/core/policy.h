@@ -10,10 +10,14 @@
 #ifndef CORUN_CORE_POLICY_H
 #define CORUN_CORE_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "common/grow.h"
 #include "core/sched.h"
 
 /* What a policy reads from the profile store (profile_store.h), so that the
@@ -79,6 +83,57 @@ static inline void corun__policy_run_on_free(corun__sched *s, corun__job *k)
         (void)corun__sched_run(s, k, n);
     }
 }
+
+/* Flows (flep-ffs, fgqos): a program's stream of launches of one kernel
+ * name, whose shares, quotas and history belong to the flow, not to one
+ * launch. A policy keeps its flows in a growing array of records that begin
+ * with char name[CORUN_FLOW_NAME], and each kernel's record (k->pdata)
+ * begins with its flow's index (size_t). */
+#define CORUN_FLOW_NAME 64
+#define CORUN_NO_FLOW ((size_t)-1)
+
+/* The index of k's flow in *flows (*n records of elem bytes, *cap
+ * allocated), made on first sight: zeroed, named, *fresh set.
+ * CORUN_NO_FLOW out of memory. */
+static inline size_t corun__policy_flow(void **flows, size_t *n, size_t *cap, size_t elem,
+                                        const corun__job *k, bool *fresh)
+{
+    char *rec;
+    size_t i;
+
+    *fresh = false;
+    for (i = 0; i < *n; i++) {
+        if (strcmp((const char *)*flows + i * elem, k->name) == 0) {
+            return i;
+        }
+    }
+    if (corun__grow(flows, cap, *n, elem, 8) != 0) {
+        return CORUN_NO_FLOW;
+    }
+    rec = (char *)*flows + *n * elem;
+    memset(rec, 0, elem);
+    snprintf(rec, CORUN_FLOW_NAME, "%s", k->name);
+    *fresh = true;
+    return (*n)++;
+}
+
+/* Attaches to k a zeroed record of `size` bytes that begins with `flow`, and
+ * returns it; out of memory, or with no flow, returns NULL and runs k on the
+ * CapSMs that are free. */
+static inline void *corun__policy_attach_flow(corun__sched *s, corun__job *k, size_t size,
+                                              size_t flow)
+{
+    size_t *p = flow != CORUN_NO_FLOW ? calloc(1, size) : NULL;
+
+    if (p == NULL) {
+        corun__policy_run_on_free(s, k);
+        return NULL;
+    }
+    *p = flow;
+    k->pdata = p;
+    return p;
+}
+
 size_t corun__policy_count(void);
 const corun__policy_ops *corun__policy_at(size_t i);
 

@@ -80,18 +80,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/grow.h"
 #include "core/duration_model.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
 
 #define FQ_ALPHA_MAX 4.0
-#define NO_FLOW ((size_t)-1)
 
 typedef enum fq_scheme { FQ_NAIVE, FQ_HISTORY, FQ_ELASTIC, FQ_ROLLOVER, FQ_SPART } fq_scheme;
 
 typedef struct fq_flow {
-    char name[64];
+    char name[CORUN_FLOW_NAME]; /* first (policy.h) */
     double goal;         /* fraction of the isolated rate; 0: non-QoS */
     double iso;          /* isolated block-tasks per ns; 0: unknown */
     uint64_t iso_tasks;  /* the launch shape iso was found for (a flow's */
@@ -113,11 +111,14 @@ typedef struct fq_flow {
 } fq_flow;
 
 typedef struct fq_kernel {
-    size_t flow;
+    size_t flow;         /* first (policy.h) */
     uint64_t base;       /* the flow's task count at this launch's task 0 */
     bool started;
     uint64_t lim_dev;    /* limit in force on the device */
 } fq_kernel;
+
+_Static_assert(offsetof(fq_flow, name) == 0 && offsetof(fq_kernel, flow) == 0,
+               "flow records as policy.h has them");
 
 typedef struct fq {
     fq_scheme scheme;
@@ -448,7 +449,7 @@ static void adjust(corun__sched *s, fq *f, size_t i, double hist)
 {
     fq_flow *w = &f->flows[i];
     const uint32_t step = step_capsm(s), sms = corun__sched_gpu(s)->sm_count;
-    size_t j, victim = NO_FLOW;
+    size_t j, victim = CORUN_NO_FLOW;
 
     if (f->scheme == FQ_SPART) {
         /* hill climbing on the epoch's rate against the goal */
@@ -477,13 +478,13 @@ static void adjust(corun__sched *s, fq *f, size_t i, double hist)
     if (hist >= qos_rate(f, w) || w->rate_epoch >= qos_rate(f, w) || w->spent_epoch) {
         return;
     }
-    for (j = 0; j < f->nflows && victim == NO_FLOW; j++) {
+    for (j = 0; j < f->nflows && victim == CORUN_NO_FLOW; j++) {
         const fq_flow *v = &f->flows[j];
         if (j != i && v->seen_epoch && !is_qos(v) && v->capsm > step) {
             victim = j;
         }
     }
-    for (j = 0; j < f->nflows && victim == NO_FLOW; j++) {
+    for (j = 0; j < f->nflows && victim == CORUN_NO_FLOW; j++) {
         const fq_flow *v = &f->flows[j];
         uint64_t done = v->at_epoch;
         double vh = done > 0 && v->t0 < f->epoch_t0 ? (double)done / (double)(f->epoch_t0 - v->t0)
@@ -493,7 +494,7 @@ static void adjust(corun__sched *s, fq *f, size_t i, double hist)
             victim = j;
         }
     }
-    if (victim != NO_FLOW) {
+    if (victim != CORUN_NO_FLOW) {
         f->flows[victim].capsm -= step;
         w->capsm += step;
     }
@@ -657,41 +658,31 @@ static void settle(corun__sched *s, fq *f)
     lend(s, f);
 }
 
+/* The flow of k's kernel name, created on first sight; CORUN_NO_FLOW out of
+ * memory. */
 static size_t flow_of(fq *f, const corun__job *k)
 {
-    size_t i;
+    bool fresh;
+    size_t i = corun__policy_flow((void **)&f->flows, &f->nflows, &f->cap, sizeof(*f->flows), k,
+                                  &fresh);
 
-    for (i = 0; i < f->nflows; i++) {
-        if (strcmp(f->flows[i].name, k->name) == 0) {
-            return i;
-        }
+    if (fresh) {
+        f->flows[i].alpha = 1;
     }
-    if (corun__grow((void **)&f->flows, &f->cap, f->nflows, sizeof(*f->flows), 8) != 0) {
-        return NO_FLOW;
-    }
-    memset(&f->flows[f->nflows], 0, sizeof(f->flows[0]));
-    snprintf(f->flows[f->nflows].name, sizeof(f->flows[0].name), "%s", k->name);
-    f->flows[f->nflows].alpha = 1;
-    return f->nflows++;
+    return i;
 }
 
 static void fq_arrive(corun__sched *s, void *state, corun__job *k)
 {
     fq *f = state;
     const uint64_t now = corun__sched_now(s);
-    fq_kernel *p = calloc(1, sizeof(*p));
+    const fq_kernel *p = corun__policy_attach_flow(s, k, sizeof(fq_kernel), flow_of(f, k));
     fq_flow *w;
     bool fresh;
 
-    if (p != NULL) {
-        p->flow = flow_of(f, k);
-    }
-    if (p == NULL || p->flow == NO_FLOW) {
-        free(p);
-        corun__policy_run_on_free(s, k);
+    if (p == NULL) {
         return;
     }
-    k->pdata = p;
     w = &f->flows[p->flow];
     fresh = w->t0 == 0 && w->done_base == 0 && w->granted == 0;
     w->goal = k->attr.qos;

@@ -43,18 +43,13 @@
  *    kernels got 0.60 of the GPU instead of 2/3. A flow's credit carried
  *    forward is at most one quantum, so no flow saves up a long turn.
  */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "common/grow.h"
 #include "core/policy.h"
 #include "core/preempt_cost.h"
 
-#define NO_FLOW ((size_t)-1)
-
 typedef struct ffs_flow {
-    char name[64];
+    char name[CORUN_FLOW_NAME]; /* first (policy.h) */
     uint32_t weight;
     double served;  /* CapSM-ns of its finished kernels */
     double charged; /* CapSM-ns received that credit was charged for */
@@ -64,15 +59,18 @@ typedef struct ffs_flow {
 } ffs_flow;
 
 typedef struct ffs_kernel {
-    size_t flow;
+    size_t flow; /* first (policy.h) */
     uint64_t t_stop;     /* when it was told to stop, 0 if it was not */
 } ffs_kernel;
+
+_Static_assert(offsetof(ffs_flow, name) == 0 && offsetof(ffs_kernel, flow) == 0,
+               "flow records as policy.h has them");
 
 typedef struct ffs {
     ffs_flow *flows;
     size_t nflows, cap;
     corun__pcost_table cost;
-    size_t cur;          /* flow whose epoch it is, or NO_FLOW */
+    size_t cur;          /* flow whose epoch it is, or CORUN_NO_FLOW */
     double round_t;      /* T of the current round, ns */
     uint64_t hold_until; /* cur has nothing to run: its epoch waits until then */
     double max_overhead, min_epoch_ns, grace_ns;
@@ -92,7 +90,7 @@ static int ffs_create(corun__sched *s, void **state)
         return CORUN_ENOMEM;
     }
     corun__pcost_init(&f->cost, set->preempt_overhead_us * 1e3);
-    f->cur = NO_FLOW;
+    f->cur = CORUN_NO_FLOW;
     f->max_overhead = set->ffs_max_overhead;
     f->min_epoch_ns = set->ffs_min_epoch_us * 1e3;
     f->grace_ns = set->ffs_grace_us * 1e3;
@@ -109,24 +107,18 @@ static void ffs_destroy(void *state)
     free(f);
 }
 
-/* The flow of a kernel name, created on first sight; NO_FLOW out of memory. */
+/* The flow of k's kernel name, created on first sight, its weight k's;
+ * CORUN_NO_FLOW out of memory. */
 static size_t flow_of(ffs *f, const corun__job *k)
 {
-    size_t i;
+    bool fresh;
+    size_t i = corun__policy_flow((void **)&f->flows, &f->nflows, &f->cap, sizeof(*f->flows), k,
+                                  &fresh);
 
-    for (i = 0; i < f->nflows; i++) {
-        if (strcmp(f->flows[i].name, k->name) == 0) {
-            f->flows[i].weight = k->attr.weight ? k->attr.weight : 1;
-            return i;
-        }
+    if (i != CORUN_NO_FLOW) {
+        f->flows[i].weight = k->attr.weight ? k->attr.weight : 1;
     }
-    if (corun__grow((void **)&f->flows, &f->cap, f->nflows, sizeof(*f->flows), 8) != 0) {
-        return NO_FLOW;
-    }
-    memset(&f->flows[f->nflows], 0, sizeof(f->flows[0])); /* no credit, no gap yet */
-    snprintf(f->flows[f->nflows].name, sizeof(f->flows[0].name), "%s", k->name);
-    f->flows[f->nflows].weight = k->attr.weight ? k->attr.weight : 1;
-    return f->nflows++;
+    return i;
 }
 
 static bool in_flow(const corun__job *k, size_t flow)
@@ -172,30 +164,25 @@ static bool flow_live(corun__sched *s, size_t flow)
     return false;
 }
 
-/* CapSM-ns the flow has received: its finished kernels and its live ones. */
-static double service(corun__sched *s, const ffs *f, size_t flow)
-{
-    double sum = f->flows[flow].served;
-    corun__job *k;
-
-    for (k = corun__sched_first(s); k != NULL; k = k->next) {
-        if (in_flow(k, flow)) {
-            sum += corun__sched_capsm_ns(s, k);
-        }
-    }
-    return sum;
-}
-
-/* Charges every flow's credit for what it received since the last charge
- * (a stopped kernel's drain included). */
+/* Charges every flow's credit for the CapSM-ns it received since the last
+ * charge (a stopped kernel's drain included): what its finished kernels and
+ * its live ones have held, gathered in one walk of the kernels. */
 static void charge(corun__sched *s, ffs *f)
 {
+    corun__job *k;
     size_t i;
 
     for (i = 0; i < f->nflows; i++) {
-        double got = service(s, f, i);
-        f->flows[i].credit -= got - f->flows[i].charged;
-        f->flows[i].charged = got;
+        f->flows[i].credit += f->flows[i].charged;
+        f->flows[i].charged = f->flows[i].served;
+    }
+    for (k = corun__sched_first(s); k != NULL; k = k->next) {
+        if (k->pdata != NULL) {
+            f->flows[fk(k)->flow].charged += corun__sched_capsm_ns(s, k);
+        }
+    }
+    for (i = 0; i < f->nflows; i++) {
+        f->flows[i].credit -= f->flows[i].charged;
     }
 }
 
@@ -215,19 +202,19 @@ static double epoch_unit(corun__sched *s, ffs *f)
     return t > f->min_epoch_ns ? t : f->min_epoch_ns;
 }
 
-/* The flow after cur, round robin, that has a launch waiting; NO_FLOW if none
+/* The flow after cur, round robin, that has a launch waiting; CORUN_NO_FLOW if none
  * other than cur. */
 static size_t next_flow(corun__sched *s, ffs *f)
 {
     size_t i;
 
     for (i = 1; i <= f->nflows; i++) {
-        size_t j = f->cur == NO_FLOW ? i - 1 : (f->cur + i) % f->nflows;
+        size_t j = f->cur == CORUN_NO_FLOW ? i - 1 : (f->cur + i) % f->nflows;
         if (j != f->cur && flow_next(s, j) != NULL) {
             return j;
         }
     }
-    return NO_FLOW;
+    return CORUN_NO_FLOW;
 }
 
 static void run_next_of(corun__sched *s, size_t flow)
@@ -279,15 +266,15 @@ static void timer_for(corun__sched *s, const ffs *f, size_t flow, uint64_t now)
  * robin. */
 static void switch_flow(corun__sched *s, ffs *f, uint64_t now)
 {
-    size_t next = NO_FLOW;
+    size_t next = CORUN_NO_FLOW;
     int round;
 
     for (round = 0; round < 64; round++) {
         next = next_flow(s, f);
-        if (next == NO_FLOW) {
+        if (next == CORUN_NO_FLOW) {
             return;
         }
-        if (f->cur == NO_FLOW || next <= f->cur) {
+        if (f->cur == CORUN_NO_FLOW || next <= f->cur) {
             f->round_t = epoch_unit(s, f); /* a new round */
         }
         f->cur = next;
@@ -308,7 +295,7 @@ static void step(corun__sched *s, ffs *f)
     ffs_flow *cur;
 
     charge(s, f);
-    if (f->cur == NO_FLOW) {
+    if (f->cur == CORUN_NO_FLOW) {
         switch_flow(s, f, now);
         return;
     }
@@ -318,7 +305,7 @@ static void step(corun__sched *s, ffs *f)
         f->hold_until = 0;
         if (cur->credit > 0) {
             timer_for(s, f, f->cur, now);
-        } else if (next_flow(s, f) != NO_FLOW) {
+        } else if (next_flow(s, f) != CORUN_NO_FLOW) {
             if (corun__sched_stop(s, r) == CORUN_OK) {
                 fk(r)->t_stop = now;
             }
@@ -332,7 +319,7 @@ static void step(corun__sched *s, ffs *f)
     }
     if (flow_next(s, f->cur) != NULL) {
         f->hold_until = 0;
-        if (cur->credit <= 0 && next_flow(s, f) != NO_FLOW) {
+        if (cur->credit <= 0 && next_flow(s, f) != CORUN_NO_FLOW) {
             switch_flow(s, f, now);
             return;
         }
@@ -348,7 +335,7 @@ static void step(corun__sched *s, ffs *f)
                                          : g > 5 * f->grace_ns ? 5 * f->grace_ns
                                                                : g);
     }
-    if (next_flow(s, f) == NO_FLOW) {
+    if (next_flow(s, f) == CORUN_NO_FLOW) {
         return;
     }
     if (now < f->hold_until && cur->credit > 0) {
@@ -372,17 +359,11 @@ static void gap_ends(corun__sched *s, ffs_flow *fl)
 static void ffs_arrive(corun__sched *s, void *state, corun__job *k)
 {
     ffs *f = state;
-    ffs_kernel *p = calloc(1, sizeof(*p));
+    const ffs_kernel *p = corun__policy_attach_flow(s, k, sizeof(ffs_kernel), flow_of(f, k));
 
-    if (p != NULL) {
-        p->flow = flow_of(f, k);
-    }
-    if (p == NULL || p->flow == NO_FLOW) {
-        free(p);
-        corun__policy_run_on_free(s, k);
+    if (p == NULL) {
         return;
     }
-    k->pdata = p;
     gap_ends(s, &f->flows[p->flow]);
     step(s, f);
 }
