@@ -15,7 +15,7 @@
  *    loses less throughput than FFS_MAX_OVERHEAD;
  *  - and keeps 2:1 on the recording backend when the weight-2 flow's
  *    kernels leave gaps between them and stopped kernels drain for varying
- *    times (what a real GPU does; wall-clock epochs gave 0.60 there). */
+ *    times, as on a real GPU. */
 #include "support.h"
 
 #include <math.h>

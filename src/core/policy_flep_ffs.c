@@ -39,9 +39,9 @@
  *    Varghese). Why: on a real GPU the host learns of a completion some tens
  *    of microseconds late, and a preempted kernel keeps its SMs while its
  *    workers drain; wall-clock epochs charge the first to the flow whose
- *    turn it is and give the second away, and a weight-2 flow of short
- *    kernels got 0.60 of the GPU instead of 2/3. A flow's credit carried
- *    forward is at most one quantum, so no flow saves up a long turn.
+ *    turn it is and give the second away, which tilts the shares away from
+ *    the weights (docs/decisions/0029). A flow's credit carried forward is
+ *    at most one quantum, so no flow saves up a long turn.
  */
 #include <stdlib.h>
 
