@@ -159,7 +159,15 @@ static void profiles_measure_achieved_rates(void **state)
     o.profile_runs = 1;
     corun__pstore_init(&ps);
     assert_int_equal(corun__scenario_train(&sc, &env, &o, -1, &ps, why, sizeof(why)), CORUN_OK);
-    assert_int_equal(ps.nruns, 5); /* each profile's run at its own size, kept as a run */
+    /* each kernel's three loop windows at its own size, kept as runs: its
+     * rate alone (fgqos's isolated rate) */
+    assert_int_equal(ps.nruns, 15);
+    for (size_t i = 0; i < sc.napps; i++) {
+        const corun__kspec *k = &sc.apps[i].kernel;
+        assert_true(corun__pstore_own_rate(&ps, "sim", k->name,
+                                           (double)k->grid.x * k->grid.y * k->grid.z,
+                                           (double)k->block.x * k->block.y * k->block.z) > 0);
+    }
     assert_int_equal(ps.nprofs, 5);
     tr = corun__pstore_find_prof(&ps, "sim", "slate_tr");
     bs = corun__pstore_find_prof(&ps, "sim", "slate_bs");
@@ -261,14 +269,14 @@ static void measured_rates_are_recorded(void **state)
     assert_non_null(strstr(heard, "slate_bs"));
     assert_non_null(strstr(heard, "test counters"));
     /* a kernel the backend cannot measure gets no profile, says why, and
-     * keeps its solo run at its own size */
+     * keeps its loop windows at its own size */
     heard[0] = '\0';
     assert_int_equal(corun__scenario_train(&sc, &env, &o, rg_app, &ps, why, sizeof(why)),
                      CORUN_OK);
     assert_non_null(strstr(heard, "no intensity profile of 'slate_rg'"));
     assert_non_null(strstr(heard, "cannot measure 'slate_rg'"));
     assert_null(corun__pstore_find_prof(&ps, "sim", "slate_rg"));
-    assert_int_equal(ps.nruns, 2); /* slate_bs's and slate_rg's */
+    assert_int_equal(ps.nruns, 6); /* slate_bs's and slate_rg's, three windows each */
     corun__pstore_free(&ps);
 }
 

@@ -4,8 +4,10 @@
  *
  * A QoS kernel has a goal, a fraction of its isolated rate (launch attribute
  * `qos`, scenario key "qos"); the isolated rate is block-tasks per second
- * alone on the whole GPU, from the fastest of the profile store's solo runs
- * at the launch's own size, else the kernel's duration model. Time is cut
+ * alone on the whole GPU, from the profile store's runs at the launch's own
+ * size (the median of a loop of launches, each timed from the previous
+ * completion: a kernel launched back to back never runs faster than that),
+ * else the kernel's duration model. Time is cut
  * into epochs of FGQOS_EPOCH_US. Each epoch a kernel k gets a quota of
  * block-tasks,
  *
@@ -53,7 +55,7 @@
  *    runs again.
  *  - Quotas aim FGQOS_MARGIN above a QoS goal: corun's are met to the task,
  *    where the paper's successful cases overshoot by 1.3-2.8 %, and on a
- *    real GPU the isolated rate from solo runs is off by a few per cent.
+ *    real GPU a loop's rate moves by a few per cent from run to run.
  *  - A non-QoS kernel refilled once the QoS kernels are spent gets at least
  *    the rest of the epoch at its isolated rate (the paper: "some quantity,
  *    e.g. quota_k"), so that it is not drained and relaunched quota after
@@ -151,18 +153,17 @@ static int scheme_of(const char *name, fq_scheme *out)
     return CORUN_EINVAL;
 }
 
-/* Block-tasks per ns of launch k alone: the fastest of its kernel's solo
- * runs of this very size (corun profile records them; noise on a real GPU
- * only ever slows a run, a process's first launch most), else the duration
- * model's prediction; 0 if neither is known. */
+/* Block-tasks per ns of launch k alone: the profile store's rate of its
+ * kernel at this very size (corun profile times a loop of launches), else the
+ * duration model's prediction; 0 if neither is known. */
 static double isolated_rate(const fq *f, const corun__job *k)
 {
     const corun__dmodel *m;
-    double best = corun__pstore_best_rate(&f->store, f->backend, k->name, (double)k->tasks,
-                                          (double)k->block_threads);
+    double own = corun__pstore_own_rate(&f->store, f->backend, k->name, (double)k->tasks,
+                                        (double)k->block_threads);
 
-    if (best > 0) {
-        return best;
+    if (own > 0) {
+        return own;
     }
     m = corun__dm_set_find(&f->models, k->name);
     if (m != NULL) {

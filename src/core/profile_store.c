@@ -97,21 +97,35 @@ const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char 
     return find_prof(ps, backend, kernel);
 }
 
-double corun__pstore_best_rate(const corun__pstore *ps, const char *backend, const char *kernel,
-                               double grid, double block)
+static int cmp_double(const void *a, const void *b)
 {
-    double best = 0;
-    size_t i;
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
+double corun__pstore_own_rate(const corun__pstore *ps, const char *backend, const char *kernel,
+                              double grid, double block)
+{
+    double *rate, mid = 0;
+    size_t i, n = 0;
+
+    rate = malloc((ps->nruns ? ps->nruns : 1) * sizeof(*rate));
+    if (rate == NULL) {
+        return 0;
+    }
     for (i = 0; i < ps->nruns; i++) {
         const corun__prun *r = &ps->runs[i];
         if (r->grid == grid && r->block == block && r->dur_ns > 0 &&
-            strcmp(r->kernel, kernel) == 0 && strcmp(r->backend, backend) == 0 &&
-            r->grid / r->dur_ns > best) {
-            best = r->grid / r->dur_ns;
+            strcmp(r->kernel, kernel) == 0 && strcmp(r->backend, backend) == 0) {
+            rate[n++] = r->grid / r->dur_ns;
         }
     }
-    return best;
+    if (n > 0) {
+        qsort(rate, n, sizeof(*rate), cmp_double);
+        mid = n % 2 ? rate[n / 2] : 0.5 * (rate[n / 2 - 1] + rate[n / 2]);
+    }
+    free(rate);
+    return mid;
 }
 
 int corun__pstore_add_prof(corun__pstore *ps, const corun__pprof *p)

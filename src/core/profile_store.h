@@ -79,10 +79,12 @@ int corun__pstore_add_prof(corun__pstore *ps, const corun__pprof *p);
 /* The profile of a kernel on a backend, or NULL. */
 const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char *backend,
                                             const char *kernel);
-/* Block-tasks per ns of the fastest solo run of a kernel on a backend at
- * exactly this grid size and block size (fgqos's isolated rate: noise only
- * ever slows a run); 0 when the store holds none. */
-double corun__pstore_best_rate(const corun__pstore *ps, const char *backend, const char *kernel,
+/* Block-tasks per ns of a kernel alone on a backend at exactly this grid
+ * size and block size: the median over the store's runs at that size (fgqos's
+ * isolated rate; `corun profile` times them as a loop of launches, each from
+ * the previous one's completion, what a program that launches the kernel back
+ * to back gets); 0 when the store holds none (or memory ran out). */
+double corun__pstore_own_rate(const corun__pstore *ps, const char *backend, const char *kernel,
                                double grid, double block);
 
 /* The file's text, without the file (the readers and writers below use

@@ -114,9 +114,10 @@
       "quota), or spart (no quotas: a spatial split hill-climbed by SMs, the baseline)")         \
     X(FGQOS_EPOCH_US, fgqos_epoch_us, DBL, "1000", 10, 1e7, "",                                  \
       "fgqos: epoch length; each kernel's quota of block-tasks is set per epoch")               \
-    X(FGQOS_MARGIN, fgqos_margin, DBL, "0.05", 0, 0.5, "",                                        \
+    X(FGQOS_MARGIN, fgqos_margin, DBL, "0.10", 0, 0.5, "",                                        \
       "fgqos: QoS quotas aim this fraction above the goal (corun's quotas are met to the "      \
-      "task, where the paper's counters overshoot)")                                              \
+      "task, where the paper's counters overshoot, and a kernel's rate alone moves by "          \
+      "several per cent from run to run)")                                                       \
     X(FGQOS_NONQOS_INIT, fgqos_nonqos_init, DBL, "0.05", 0.001, 1, "",                            \
       "fgqos: a non-QoS kernel's first rate and its floor, as a fraction of its isolated rate " \
       "(the paper's small initial IPC_epoch)")                                                   \

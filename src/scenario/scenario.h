@@ -257,11 +257,11 @@ typedef struct corun__train_opts {
     double min_scale;       /* the grid (and size hint) of a training run is the
                                app's times a factor uniform in [min_scale, max_scale] */
     double max_scale;
-    uint32_t profile_runs;  /* solo runs at the app's own size, each recorded as a
-                               run, and for the intensity profile; 0 = none */
-    bool no_profile;        /* those runs only, no intensity profile (the
-                               isolated rate of a kernel whose rates cannot be
-                               measured) */
+    uint32_t profile_runs;  /* solo runs at the app's own size for the intensity
+                               profile; 0 = none */
+    uint32_t rate_windows;  /* windows of a loop of launches at the app's own
+                               size, each kept as a run (its rate alone: fgqos's
+                               isolated rate); 0 = none */
     uint64_t seed;
     /* if not NULL, hears each profile's measured rates and how they were
      * measured */
@@ -269,7 +269,8 @@ typedef struct corun__train_opts {
     void *log_ctx;
 } corun__train_opts;
 
-/* FLEP's 100 random inputs, sizes from a tenth of the app's to the app's. */
+/* FLEP's 100 random inputs, sizes from a tenth of the app's to the app's;
+ * 3 profile runs and 3 loop windows at its own size. */
 void corun__train_opts_default(corun__train_opts *o, const corun__settings *set);
 
 /* Runs the kernel of every application (only `only_app` if >= 0) alone on
@@ -282,10 +283,14 @@ void corun__train_opts_default(corun__train_opts *o, const corun__settings *set)
  * block-task is the app's "compute" and "mem_bw" (shares of the peaks on a
  * fully occupied GPU), so achieved = share x (solo time of the tasks spread
  * over all workers) / measured duration; DRAM saturation shows as a lower
- * achieved share. The runs at its own size are kept as runs too (fgqos's
- * isolated rate); a kernel whose rates the backend cannot measure (the GPU's
- * real kernels) gets those runs and no profile, with a log line. The records
- * are added to *out (not written to any file). */
+ * achieved share; a kernel whose rates the backend cannot measure (the
+ * GPU's real kernels) gets no profile, with a log line. Then, o->rate_windows
+ * times, it runs alone in a closed loop of launches at its own size for a
+ * window (the scenario's duration within [10, 50] ms, else 20 ms) under the
+ * manual policy, as corun experiment measures a kernel alone, each window
+ * kept as a run whose duration is its time per launch (fgqos's isolated rate,
+ * corun__pstore_own_rate). The records are added to *out (not written to any
+ * file). */
 int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
                           const corun__train_opts *o, int only_app, corun__pstore *out, char *why,
                           size_t why_len);

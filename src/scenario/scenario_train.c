@@ -30,6 +30,7 @@ void corun__train_opts_default(corun__train_opts *o, const corun__settings *set)
     o->min_scale = 0.1;
     o->max_scale = 1.0;
     o->profile_runs = 3;
+    o->rate_windows = 3;
     o->seed = set->seed;
 }
 
@@ -158,8 +159,10 @@ static int kernel_rates(corun__backend *be, const corun__kspec *k, const corun__
 /* Tells env's progress that done of the app's training runs are over. */
 static void report(const corun__run_env *env, const corun__train_opts *o, uint32_t done)
 {
-    if (env->progress != NULL) {
-        env->progress(env->progress_ctx, (double)done / (double)(o->runs + o->profile_runs));
+    const uint32_t all = o->runs + o->profile_runs + o->rate_windows;
+
+    if (env->progress != NULL && all > 0) {
+        env->progress(env->progress_ctx, (double)done / (double)all);
     }
 }
 
@@ -198,21 +201,14 @@ static int train_kernel(corun__sched *s, corun__backend *be, const corun__app *a
         report(env, o, i + 1);
     }
     for (i = 0; i < o->profile_runs; i++) {
-        corun__prun r;
         rc = run_alone(s, kernel, &attr, &dur, &per_sm, why, why_len);
-        if (rc != CORUN_OK) {
-            return rc;
-        }
-        /* a solo run at the kernel's own size: fgqos's isolated rate */
-        fill_run(&r, backend, kernel, &attr, dur);
-        rc = corun__pstore_add_run(out, &r);
         if (rc != CORUN_OK) {
             return rc;
         }
         sum += dur;
         report(env, o, o->runs + i + 1);
     }
-    if (o->profile_runs > 0 && !o->no_profile) {
+    if (o->profile_runs > 0) {
         corun__pprof p;
         memset(&p, 0, sizeof(p));
         snprintf(p.backend, sizeof(p.backend), "%s", backend);
@@ -237,6 +233,63 @@ static int train_kernel(corun__sched *s, corun__backend *be, const corun__app *a
         }
     }
     return CORUN_OK;
+}
+
+/* Kernel j of app i's rate alone at its own size, as a program that launches
+ * it back to back gets it: the kernel alone under the manual policy in a
+ * closed loop of launches (each as the previous one completes) for
+ * o->rate_windows windows, each a scenario run of its own, as corun
+ * experiment measures a kernel's rate alone. Each window is recorded as a
+ * run at the kernel's size whose duration is the window's time per launch
+ * (tasks x window / tasks done in it, the running launch's done tasks
+ * included). */
+static int loop_rate(const corun__scenario *sc, const corun__run_env *env,
+                     const corun__train_opts *o, size_t i, size_t j, corun__pstore *out,
+                     char *why, size_t why_len)
+{
+    corun__scenario *p = malloc(sizeof(*p));
+    corun__run_env quiet = *env;
+    corun__app *a;
+    uint32_t w;
+    int rc = CORUN_OK;
+
+    if (p == NULL) {
+        return CORUN_ENOMEM;
+    }
+    *p = *sc;
+    a = &p->apps[0];
+    *a = sc->apps[i];
+    a->kernel = *corun__app_kernel(&sc->apps[i], j);
+    a->nthen = 0;
+    a->attr.capsm = 0; /* alone means alone, as in train_kernel */
+    memset(&a->arrival, 0, sizeof(a->arrival));
+    a->arrival.kind = CORUN_ARRIVAL_LOOP;
+    p->napps = 1;
+    /* the scenario's own window where it has one, within [10, 50] ms */
+    p->duration_ns = sc->duration_ns > 0 ? fmin(fmax(sc->duration_ns, 10e6), 50e6) : 20e6;
+    quiet.progress = NULL; /* the training's progress, not the window's */
+    for (w = 0; w < o->rate_windows && rc == CORUN_OK; w++) {
+        corun__run_result r;
+        rc = corun__scenario_run(p, &quiet, "manual", -1, 0, &r, why, why_len);
+        if (rc != CORUN_OK) {
+            break;
+        }
+        if (r.apps[0].window_tasks > 0 && r.window_ns > 0) {
+            corun__prun run;
+            const double tasks = (double)a->kernel.grid.x * a->kernel.grid.y * a->kernel.grid.z;
+            fill_run(&run, r.backend, &a->kernel, &a->attr,
+                     tasks * r.window_ns / r.apps[0].window_tasks);
+            rc = corun__pstore_add_run(out, &run);
+        } else {
+            snprintf(why, why_len, "kernel '%s' did no task in a %.0f ms loop alone",
+                     a->kernel.name, p->duration_ns * 1e-6);
+            rc = CORUN_ESTATE;
+        }
+        corun__run_result_free(&r);
+        report(env, o, o->runs + o->profile_runs + w + 1);
+    }
+    free(p);
+    return rc;
 }
 
 int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
@@ -283,13 +336,20 @@ int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
     corun__sched_destroy(s);
 out_destroy_backend:
     be->ops->destroy(be);
+    for (i = 0; i < sc->napps && rc == CORUN_OK && o->rate_windows > 0; i++) {
+        if (only_app < 0 || (int)i == only_app) {
+            for (j = 0; j < corun__app_nkernels(&sc->apps[i]) && rc == CORUN_OK; j++) {
+                rc = loop_rate(sc, env, o, i, j, out, why, why_len);
+            }
+        }
+    }
     return rc;
 }
 
-/* Whether the store holds a solo run of kernel k at its own size. */
+/* Whether the store holds a rate of kernel k alone at its own size. */
 static bool has_own_run(const corun__pstore *ps, const char *backend, const corun__kspec *k)
 {
-    return corun__pstore_best_rate(ps, backend, k->name,
+    return corun__pstore_own_rate(ps, backend, k->name,
                                    (double)k->grid.x * k->grid.y * k->grid.z,
                                    (double)k->block.x * k->block.y * k->block.z) > 0;
 }
@@ -318,6 +378,7 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
     }
     corun__train_opts_default(&dur, &env->settings);
     dur.profile_runs = 0;
+    dur.rate_windows = 0;
     corun__train_opts_default(&prof, &env->settings);
     prof.runs = 0;
     prof.log = log;
@@ -360,12 +421,9 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
             rc = corun__scenario_train(sc, env, &prof, (int)i, &add, why, why_len);
         } else if (rc == CORUN_OK && lack_rates) {
             corun__train_opts own = prof;
-            own.no_profile = true;
-            /* a kernel's first launches at a size run slower (its entry and
-             * task time are still being measured): fgqos takes the fastest */
-            own.profile_runs = 10;
-            say(log, log_ctx, "profiling '%s' on %s: %u solo runs at its own size", what,
-                backend, own.profile_runs);
+            own.profile_runs = 0;
+            say(log, log_ctx, "profiling '%s' on %s: %u windows of a loop at its own size", what,
+                backend, own.rate_windows);
             rc = corun__scenario_train(sc, env, &own, (int)i, &add, why, why_len);
         }
     }
