@@ -401,8 +401,8 @@ static void own_rate_is_the_median_at_that_size(void **state)
     assert_true(corun__pstore_own_rate(&ps, "sim", "k", 100, 128) == 0);
     r = run("k", 100, 1250); /* an even count: the mean of the middle two */
     assert_int_equal(corun__pstore_add_run(&ps, &r), CORUN_OK);
-    assert_true(fabs(corun__pstore_own_rate(&ps, "sim", "k", 100, 256) - 0.5 * (100.0 / 1100 + 0.1)) <
-                1e-12);
+    assert_true(fabs(corun__pstore_own_rate(&ps, "sim", "k", 100, 256) -
+                     0.5 * (100.0 / 1100 + 0.1)) < 1e-12);
     corun__pstore_free(&ps);
 }
 

@@ -67,8 +67,9 @@ static int train(corun__cli *cli, const corun__scenario *sc, const char *backend
     env.progress_ctx = &pr;
     corun__pstore_init(&add);
     for (i = 0; i < napps && rc == CORUN_OK; i++) {
-        snprintf(step, sizeof(step), "'%s': %u runs at random sizes, %u at its own",
-                 sc->apps[apps[i]].kernel.name, runs, profile_runs);
+        snprintf(step, sizeof(step),
+                 "'%s': %u runs at random sizes, %u and %u loop windows at its own",
+                 sc->apps[apps[i]].kernel.name, runs, profile_runs, o.rate_windows);
         corun__progress_step(&pr, step);
         rc = corun__scenario_train(sc, &env, &o, apps[i], &add, why, sizeof(why));
     }
@@ -146,7 +147,9 @@ void corun__usage_profile(FILE *out)
             "\n"
             "--train-scenario takes a file or a name, as corun sim --scenario does, runs\n"
             "each kernel alone on the GPU N times at random input sizes (a tenth of the\n"
-            "application's to the application's) and 3 times at its own size, and\n"
+            "application's to the application's) and 3 times at its own size (its\n"
+            "intensity profile), then for three windows in a loop of launches at its\n"
+            "own size (its rate alone, which fgqos's goals are fractions of), and\n"
             "records the runs and profiles. A run the store holds already (the simulator\n"
             "repeats itself for a seed) is not recorded twice. corun sim records what a\n"
             "FLEP or Slate policy lacks before it runs.\n");

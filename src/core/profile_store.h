@@ -47,7 +47,9 @@ typedef struct corun__prun {
     double block;       /* threads per block */
     double size;        /* the launch's input-size hint (corun_launch_attr.size_hint), 0 = none */
     double smem;        /* shared memory per block, bytes (static + dynamic) */
-    double dur_ns;      /* first launch to completion seen by the host, alone on the GPU */
+    double dur_ns;      /* first launch to completion seen by the host, alone on the GPU;
+                           for a window of a loop at the kernel's own size, the window's
+                           time per launch (fgqos's isolated rate) */
 } corun__prun;
 
 /* A kernel's intensity profile (Slate): achieved rates relative to the
