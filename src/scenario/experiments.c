@@ -990,6 +990,13 @@ static json_t *exp_fgqos(ectx *e)
                                    e->why_len) != CORUN_OK) {
         goto fail;
     }
+    /* every case's reference, each kernel's rate alone, measured first, as
+     * close in time to the store's as the run allows */
+    for (a = 0; a < FQ_KERNELS; a++) {
+        if (solo_workers(e, a) != CORUN_OK) {
+            goto fail;
+        }
+    }
     root = json_object();
     cases = json_array();
     {
@@ -1076,6 +1083,23 @@ static json_t *exp_fgqos(ectx *e)
             json_object_set_new(sch, fq_schemes[sc], o);
         }
         json_object_set_new(root, "schemes", sch);
+    }
+    {
+        /* each kernel's rate alone measured again after every case, over the
+         * reference: how far a kernel's rate alone moved during the run */
+        bool again_done[CORUN_SCENARIO_MAX_APPS] = {false};
+        double again[CORUN_SCENARIO_MAX_APPS];
+        json_t *moved = json_object();
+        json_object_set_new(root, "alone_end_over_start", moved);
+        for (a = 0; a < FQ_KERNELS; a++) {
+            if (solo_under(e, a, "manual", 3, again_done, again, NULL) != CORUN_OK) {
+                goto fail;
+            }
+            json_object_set_new(moved, e->sc->apps[a].name,
+                                json_real(again[a] / e->wsolo_rate[a]));
+            progress_line(e->o, "fgqos: %s alone at the end, %.3f of its rate at the start",
+                          e->sc->apps[a].name, again[a] / e->wsolo_rate[a]);
+        }
     }
     json_object_set_new(root, "epoch_us", json_real(e->o->env.settings.fgqos_epoch_us));
     json_object_set_new(root, "cases", cases);
