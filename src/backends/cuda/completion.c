@@ -41,14 +41,30 @@ void corun__cuda_give_event(cuda_backend *b, CUevent ev)
 }
 
 /*
- * Completion without a spinning core, and without host functions: a host
- * function (cuLaunchHostFunc) in one stream serialises kernels of other
- * streams (NVIDIA/nccl#1742; measured by gpu-check's hostfunc mode), which
- * would make every kernel wait for the one before it. Instead each launch
- * records a blocking-sync event, and a pool of waiter threads sleeps in
- * cuEventSynchronize, one launch each, then queues the launch and wakes the
+ * Completion without host functions: a host function (cuLaunchHostFunc) in
+ * one stream serialises kernels of other streams (NVIDIA/nccl#1742; measured
+ * by gpu-check's hostfunc mode), which would make every kernel wait for the
+ * one before it. Instead each launch records a blocking-sync event, and a
+ * pool of waiter threads, one launch each, polls it for COMPLETION_SPIN_US,
+ * then sleeps in cuEventSynchronize, then queues the launch and wakes the
  * eventfd that poll() sleeps on.
  */
+static void wait_done(cuda_backend *b, const launch_rec *r)
+{
+    const corun__cu *cu = b->d->cu;
+    const uint64_t until = corun__mono_ns() + (uint64_t)(b->set.completion_spin_us * 1e3);
+    CUresult st;
+
+    /* A blocking-sync wait wakes some tens of microseconds after the event
+     * completes; a closed loop of launches pays that each launch. Polling
+     * sees it at once, for a busy core while the launch runs. */
+    while ((st = cu->cuEventQuery(r->done)) == CUDA_ERROR_NOT_READY && corun__mono_ns() < until) {
+    }
+    if (st == CUDA_ERROR_NOT_READY) {
+        (void)cu->cuEventSynchronize(r->done);
+    }
+}
+
 static void *waiter_main(void *p)
 {
     cuda_backend *b = p;
@@ -72,7 +88,7 @@ static void *waiter_main(void *p)
             b->pend_tail = NULL;
         }
         pthread_mutex_unlock(&b->mu);
-        (void)cu->cuEventSynchronize(r->done);
+        wait_done(b, r);
         pthread_mutex_lock(&b->mu);
         corun__cuda_report_done(b, r);
     }

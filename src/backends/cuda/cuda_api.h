@@ -69,6 +69,7 @@
     X(cuEventDestroy)                                 \
     X(cuEventRecord)                                  \
     X(cuEventSynchronize)                             \
+    X(cuEventQuery)                                   \
     X(cuEventElapsedTime)                             \
     X(cuIpcGetMemHandle)                              \
     X(cuIpcOpenMemHandle)                             \
