@@ -144,7 +144,9 @@ check "smguard serves LS across processes (median $sg ms; under mps a mean of $m
 # --- a client killed in mid-job; a malformed client; another user ------------------------
 start_daemon --policy smguard --group "$(id -gn 65534 2> /dev/null || echo nogroup)" ||
   { expect_done; exit 1; }
-timeout "$T" "$client" --name victim --class batch --kernel-us 2000 --grid 1056000 --count 1 \
+# the victim's kernel runs 20 s of the daemon's wall-clock simulation, far longer than the
+# steps before its kill (a loaded machine once took longer than its former 2 s)
+timeout "$T" "$client" --name victim --class batch --kernel-us 2000 --grid 10560000 --count 1 \
   > "$tmp/victim" 2>&1 &
 vp=$(client_pid "$tmp/victim")
 timeout "$T" "$client" --name other --class ls --kernel-us 500 --grid 264 --count 40 --gap-ms 10 \
@@ -178,6 +180,11 @@ freed=$(grep -o "which went away: its CapSMs free (its workers gone) [0-9.]* ms"
 echo "CapSMs of the killed client free after ${freed:-?} ms"
 check "killed client: its CapSMs back within 50 ms (${freed:-none})" \
   awk -v f="${freed:--1}" 'BEGIN { exit !(f >= 0 && f <= 50) }'
+if [ -z "$freed" ]; then
+  # what the victim said, and what the daemon logged of it, for whoever reads the failure
+  echo "the victim (pid $vp) wrote:"; sed 's/^/  /' "$tmp/victim"
+  echo "corund's log, last lines:"; tail -n 15 "$log" | sed 's/^/  /'
+fi
 wait "$op"
 check "the other client finished every launch" \
   test "$(grep -c '"rc": "CORUN_OK", .*"where": "corund".*"done": 264, "tasks": 264' "$tmp/other")" -eq 40
