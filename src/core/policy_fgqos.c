@@ -5,9 +5,9 @@
  * A QoS kernel has a goal, a fraction of its isolated rate (launch attribute
  * `qos`, scenario key "qos"); the isolated rate is block-tasks per second
  * alone on the whole GPU, from the profile store's runs at the launch's own
- * size (the median of a loop of launches, each timed from the previous
- * completion: a kernel launched back to back never runs faster than that),
- * else the kernel's duration model. Time is cut
+ * size (the median of three windows of the kernel alone in a loop of
+ * launches: what a program that launches it back to back gets), else the
+ * kernel's duration model. Time is cut
  * into epochs of FGQOS_EPOCH_US. Each epoch a kernel k gets a quota of
  * block-tasks,
  *

@@ -83,11 +83,11 @@ const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char 
                                             const char *kernel);
 /* Block-tasks per ns of a kernel alone on a backend at exactly this grid
  * size and block size: the median over the store's runs at that size (fgqos's
- * isolated rate; `corun profile` times them as a loop of launches, each from
- * the previous one's completion, what a program that launches the kernel back
- * to back gets); 0 when the store holds none (or memory ran out). */
+ * isolated rate; `corun profile` records three windows of the kernel alone in
+ * a loop of launches, what a program that launches it back to back gets); 0
+ * when the store holds none (or memory ran out). */
 double corun__pstore_own_rate(const corun__pstore *ps, const char *backend, const char *kernel,
-                               double grid, double block);
+                              double grid, double block);
 
 /* The file's text, without the file (the readers and writers below use
  * these; so does the fuzz target fuzz/fuzz_profile.c). corun__pstore_parse

@@ -381,6 +381,9 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
     dur.rate_windows = 0;
     corun__train_opts_default(&prof, &env->settings);
     prof.runs = 0;
+    if (!(needs & CORUN_POLICY_NEEDS_RATES)) {
+        prof.rate_windows = 0; /* a profile alone (Slate's) needs no rate */
+    }
     prof.log = log;
     prof.log_ctx = log_ctx;
     corun__pstore_init(&add);
