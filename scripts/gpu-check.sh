@@ -72,6 +72,9 @@
 #                cuda --json: submit, start, end of every kernel) under mps
 #                and smguard (8 and 66 CapSMs reserved), and the LS
 #                application alone
+#   loopalone    a kernel alone in a loop of launches through the scheduler,
+#                completion waiters sleeping at once against polling first
+#                (scripts/loop-alone.sh: launches per second, median launch)
 #   counters     Slate's rates of the slate-pairs kernels from CUPTI hardware
 #                counters and from counted operations, each kernel in a
 #                process of its own ($OUT/profiles-counters.txt,
@@ -100,7 +103,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead correctstream correctstreamahead stream chain hostcost lsalone queued threads capture sync hostfunc demo demotrace overhead latency xhalt resume spatial dispatch apps appsahead counters policies sanitize"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead correctstream correctstreamahead stream chain hostcost lsalone queued threads capture sync hostfunc demo demotrace loopalone overhead latency xhalt resume spatial dispatch apps appsahead counters policies sanitize"}
 # GPU_CHECK_EVENTS: random events per kernel in the correctness step (1000).
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
@@ -174,6 +177,9 @@ if has demo; then
   run_step demo 400 bash -c "for sc in ls-batch ls-batch-200us ls-batch-20ms ls-chain; do \
       '$BUILD/corun' demo --backend cuda --quiet --scenario scenarios/\$sc.json || exit 1; done && \
       '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
+fi
+if has loopalone; then
+  run_step loopalone 120 scripts/loop-alone.sh "$BUILD/corun" cuda 3 vadd transpose
 fi
 if has demotrace; then
   run_step demotrace 120 bash -c "for p in mps smguard; do \

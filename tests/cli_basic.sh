@@ -94,5 +94,10 @@ expect_run 2 "set AB_FLAG" -- env -u AB_FLAG "$src/scripts/gpu-ab.sh"
 # So does make gpu-check's script, and it takes no arguments.
 expect_run 0 "everything GPU-side in one call" -- "$src/scripts/gpu-check.sh" --help
 expect_run 2 "takes no arguments" -- "$src/scripts/gpu-check.sh" --bogus
+# Its loop-alone step explains itself, wants the binary, and dry-runs on the
+# simulator: one row per kernel, setting and process.
+expect_run 0 "closed loop of launches" -- "$src/scripts/loop-alone.sh" --help
+expect_run 2 "usage: scripts/loop-alone.sh" -- "$src/scripts/loop-alone.sh"
+expect_run 0 "poll first" -- "$src/scripts/loop-alone.sh" "$corun" sim 1 vadd
 
 expect_done
