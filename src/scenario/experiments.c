@@ -124,64 +124,84 @@ static corun__scenario *pick(const ectx *e, const int *idx, size_t n)
 
 /* The file's app i alone under `policy`, once per experiment: its kernels
  * per second into rate[i], its mean turnaround into mean[i] (mean may be
- * NULL), done[i] set. With one window the rate is completions over the run's
- * span; with three, the median over three runs of the block-tasks done in
- * the arrival window (the running launch's included) over its length, as
- * fgqos's cases count them (a loop of launches through the scheduler now and
- * then has a slow run); mean is the first run's. */
-static int solo_under(ectx *e, int i, const char *policy, int windows, bool *done, double *rate,
+ * NULL), done[i] set. */
+static int solo_under(ectx *e, int i, const char *policy, bool *done, double *rate,
                       double *mean)
 {
-    double r3[3];
-    int w, rc = CORUN_OK;
+    corun__scenario *p;
+    corun__run_result r;
+    int rc;
 
     if (done[i]) {
         return CORUN_OK;
     }
-    for (w = 0; w < windows && w < 3 && rc == CORUN_OK; w++) {
-        corun__scenario *p = pick(e, &i, 1);
-        corun__run_result r;
-        if (p == NULL) {
-            return CORUN_ENOMEM;
-        }
-        rc = corun__scenario_run(p, &e->o->env, policy, -1, 0, &r, e->why, e->why_len);
-        free(p);
-        if (rc != CORUN_OK) {
-            return rc;
-        }
-        if (r.apps[0].completed == 0) {
-            snprintf(e->why, e->why_len, "app '%s' completed no kernel alone",
-                     e->sc->apps[i].name);
-            corun__run_result_free(&r);
-            return CORUN_ESTATE;
-        }
-        if (mean != NULL && w == 0) {
-            mean[i] = r.apps[0].mean_ns;
-        }
-        r3[w] = windows == 1 || !(r.window_ns > 0)
-                    ? r.apps[0].rate_per_s
-                    : r.apps[0].window_tasks / r.window_ns * 1e9 /
-                          ((double)e->sc->apps[i].kernel.grid.x * e->sc->apps[i].kernel.grid.y *
-                           e->sc->apps[i].kernel.grid.z);
-        corun__run_result_free(&r);
+    p = pick(e, &i, 1);
+    if (p == NULL) {
+        return CORUN_ENOMEM;
     }
-    rate[i] = w < 3 ? r3[0] : fmax(fmin(r3[0], r3[1]), fmin(fmax(r3[0], r3[1]), r3[2]));
+    rc = corun__scenario_run(p, &e->o->env, policy, -1, 0, &r, e->why, e->why_len);
+    free(p);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    if (r.apps[0].completed == 0) {
+        snprintf(e->why, e->why_len, "app '%s' completed no kernel alone", e->sc->apps[i].name);
+        corun__run_result_free(&r);
+        return CORUN_ESTATE;
+    }
+    if (mean != NULL) {
+        mean[i] = r.apps[0].mean_ns;
+    }
+    rate[i] = r.apps[0].rate_per_s;
     done[i] = true;
+    corun__run_result_free(&r);
     return CORUN_OK;
 }
 
 /* The file's app i alone under plain dispatch (mps). */
 static int solo(ectx *e, int i)
 {
-    return solo_under(e, i, "mps", 1, e->solo_done, e->solo_rate, e->solo_mean);
+    return solo_under(e, i, "mps", e->solo_done, e->solo_rate, e->solo_mean);
 }
 
-/* The file's app i alone as corun's workers on the whole GPU (policy
- * manual), the median of three windows: the isolated rate fgqos's goals are
- * fractions of, measured as `corun profile` measures it. */
+/* The file's app i alone as corun's workers on the whole GPU, in kernels per
+ * second: the median of three windows of corun__scenario_rate_alone, the
+ * isolated rate fgqos's goals are fractions of, measured as `corun profile`
+ * measures it (a loop of launches through the scheduler now and then has a
+ * slow window). */
+static int rate_alone(ectx *e, int i, double *per_s)
+{
+    const corun_dim3 *g = &e->sc->apps[i].kernel.grid;
+    double r[3];
+    int w;
+
+    for (w = 0; w < 3; w++) {
+        corun__scenario *p = pick(e, &i, 1);
+        int rc;
+        if (p == NULL) {
+            return CORUN_ENOMEM;
+        }
+        rc = corun__scenario_rate_alone(p, &e->o->env, &r[w], e->why, e->why_len);
+        free(p);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+    }
+    *per_s = fmax(fmin(r[0], r[1]), fmin(fmax(r[0], r[1]), r[2])) * 1e9 /
+             ((double)g->x * g->y * g->z);
+    return CORUN_OK;
+}
+
+/* rate_alone of app i once per experiment, into e->wsolo_rate[i]. */
 static int solo_workers(ectx *e, int i)
 {
-    return solo_under(e, i, "manual", 3, e->wsolo_done, e->wsolo_rate, NULL);
+    int rc = CORUN_OK;
+
+    if (!e->wsolo_done[i]) {
+        rc = rate_alone(e, i, &e->wsolo_rate[i]);
+        e->wsolo_done[i] = rc == CORUN_OK;
+    }
+    return rc;
 }
 
 /* Runs apps idx[0..n) of the file under a policy, with these settings. */
@@ -1087,12 +1107,11 @@ static json_t *exp_fgqos(ectx *e)
     {
         /* each kernel's rate alone measured again after every case, over the
          * reference: how far a kernel's rate alone moved during the run */
-        bool again_done[CORUN_SCENARIO_MAX_APPS] = {false};
         double again[CORUN_SCENARIO_MAX_APPS];
         json_t *moved = json_object();
         json_object_set_new(root, "alone_end_over_start", moved);
         for (a = 0; a < FQ_KERNELS; a++) {
-            if (solo_under(e, a, "manual", 3, again_done, again, NULL) != CORUN_OK) {
+            if (rate_alone(e, a, &again[a]) != CORUN_OK) {
                 goto fail;
             }
             json_object_set_new(moved, e->sc->apps[a].name,

@@ -248,6 +248,14 @@ typedef struct corun__solo {
 int corun__scenario_solo(const corun__scenario *sc, const corun__run_env *env, corun__solo *out,
                          char *why, size_t why_len);
 
+/* App 0 of sc (its only one) alone as corun's workers on the whole GPU (the
+ * manual policy), as sc runs it: its block-tasks per ns in the arrival
+ * window, the running launch's done tasks included. fgqos's isolated rate:
+ * corun profile records it and corun experiment fgqos measures its
+ * reference so. CORUN_ESTATE if it did no task. */
+int corun__scenario_rate_alone(const corun__scenario *sc, const corun__run_env *env,
+                               double *tasks_per_ns, char *why, size_t why_len);
+
 /* ------------------------------------------------------------------------ */
 /* Profiling: the recorded runs FLEP's duration model learns from and the
  * intensity profiles Slate pairs kernels by (core/profile_store.h). */

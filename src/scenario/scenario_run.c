@@ -651,6 +651,26 @@ int corun__scenario_solo(const corun__scenario *sc, const corun__run_env *env, c
     return CORUN_OK;
 }
 
+int corun__scenario_rate_alone(const corun__scenario *sc, const corun__run_env *env,
+                               double *tasks_per_ns, char *why, size_t why_len)
+{
+    corun__run_result r;
+    int rc = corun__scenario_run(sc, env, "manual", -1, 0, &r, why, why_len);
+
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    if (r.apps[0].window_tasks > 0 && r.window_ns > 0) {
+        *tasks_per_ns = r.apps[0].window_tasks / r.window_ns;
+    } else {
+        snprintf(why, why_len, "kernel '%s' did no task in a %.0f ms loop alone",
+                 sc->apps[0].kernel.name, sc->duration_ns * 1e-6);
+        rc = CORUN_ESTATE;
+    }
+    corun__run_result_free(&r);
+    return rc;
+}
+
 int corun__demo_row_calc(const corun__scenario *sc, const corun__solo *solo,
                          const corun__run_result *r, corun__demo_row *out)
 {

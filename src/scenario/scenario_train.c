@@ -236,16 +236,12 @@ static int train_kernel(corun__sched *s, corun__backend *be, const corun__app *a
 }
 
 /* Kernel j of app i's rate alone at its own size, as a program that launches
- * it back to back gets it: the kernel alone under the manual policy in a
- * closed loop of launches (each as the previous one completes) for
- * o->rate_windows windows, each a scenario run of its own, as corun
- * experiment measures a kernel's rate alone. Each window is recorded as a
- * run at the kernel's size whose duration is the window's time per launch
- * (tasks x window / tasks done in it, the running launch's done tasks
- * included). */
+ * it back to back gets it: o->rate_windows windows of it alone in a closed
+ * loop of launches (corun__scenario_rate_alone), each recorded as a run at
+ * the kernel's size whose duration is the window's time per launch. */
 static int loop_rate(const corun__scenario *sc, const corun__run_env *env,
-                     const corun__train_opts *o, size_t i, size_t j, corun__pstore *out,
-                     char *why, size_t why_len)
+                     const corun__train_opts *o, const char *backend, size_t i, size_t j,
+                     corun__pstore *out, char *why, size_t why_len)
 {
     corun__scenario *p = malloc(sizeof(*p));
     corun__run_env quiet = *env;
@@ -269,23 +265,14 @@ static int loop_rate(const corun__scenario *sc, const corun__run_env *env,
     p->duration_ns = sc->duration_ns > 0 ? fmin(fmax(sc->duration_ns, 10e6), 50e6) : 20e6;
     quiet.progress = NULL; /* the training's progress, not the window's */
     for (w = 0; w < o->rate_windows && rc == CORUN_OK; w++) {
-        corun__run_result r;
-        rc = corun__scenario_run(p, &quiet, "manual", -1, 0, &r, why, why_len);
-        if (rc != CORUN_OK) {
-            break;
-        }
-        if (r.apps[0].window_tasks > 0 && r.window_ns > 0) {
-            corun__prun run;
-            const double tasks = (double)a->kernel.grid.x * a->kernel.grid.y * a->kernel.grid.z;
-            fill_run(&run, r.backend, &a->kernel, &a->attr,
-                     tasks * r.window_ns / r.apps[0].window_tasks);
+        const double tasks = (double)a->kernel.grid.x * a->kernel.grid.y * a->kernel.grid.z;
+        double per_ns;
+        corun__prun run;
+        rc = corun__scenario_rate_alone(p, &quiet, &per_ns, why, why_len);
+        if (rc == CORUN_OK) {
+            fill_run(&run, backend, &a->kernel, &a->attr, tasks / per_ns);
             rc = corun__pstore_add_run(out, &run);
-        } else {
-            snprintf(why, why_len, "kernel '%s' did no task in a %.0f ms loop alone",
-                     a->kernel.name, p->duration_ns * 1e-6);
-            rc = CORUN_ESTATE;
         }
-        corun__run_result_free(&r);
         report(env, o, o->runs + o->profile_runs + w + 1);
     }
     free(p);
@@ -300,6 +287,7 @@ int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
     corun__backend *be = NULL;
     corun__sched *s = NULL;
     corun__rng rng;
+    char backend[16] = "";
     size_t i, j;
     int rc;
 
@@ -333,13 +321,14 @@ int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
                               &rng, out, why, why_len);
         }
     }
+    snprintf(backend, sizeof(backend), "%s", corun__sched_backend(s));
     corun__sched_destroy(s);
 out_destroy_backend:
     be->ops->destroy(be);
     for (i = 0; i < sc->napps && rc == CORUN_OK && o->rate_windows > 0; i++) {
         if (only_app < 0 || (int)i == only_app) {
             for (j = 0; j < corun__app_nkernels(&sc->apps[i]) && rc == CORUN_OK; j++) {
-                rc = loop_rate(sc, env, o, i, j, out, why, why_len);
+                rc = loop_rate(sc, env, o, backend, i, j, out, why, why_len);
             }
         }
     }
