@@ -40,6 +40,11 @@ typedef struct ectx {
     bool wsolo_done[CORUN_SCENARIO_MAX_APPS];
     double wsolo_rate[CORUN_SCENARIO_MAX_APPS];  /* the same as corun's workers */
     corun__pstore store;            /* fgqos: the profile store its goals are fractions of */
+    /* fgqos: a QoS kernel's rate alone measured right after the last set of
+     * cases (fresh: no case ran since), kernels per second */
+    bool adj_fresh[CORUN_SCENARIO_MAX_APPS];
+    double adj_rate[CORUN_SCENARIO_MAX_APPS];
+    double adj_lo[CORUN_SCENARIO_MAX_APPS], adj_hi[CORUN_SCENARIO_MAX_APPS]; /* over the run */
     char *why;
     size_t why_len;
 } ectx;
@@ -79,6 +84,9 @@ static int load(ectx *e, const char *file)
     }
     memset(e->solo_done, 0, sizeof(e->solo_done));
     memset(e->wsolo_done, 0, sizeof(e->wsolo_done));
+    memset(e->adj_fresh, 0, sizeof(e->adj_fresh));
+    memset(e->adj_lo, 0, sizeof(e->adj_lo));
+    memset(e->adj_hi, 0, sizeof(e->adj_hi));
     rc = corun__scenario_load(path, e->sc, e->why, e->why_len);
     if (rc != CORUN_OK) {
         unload(e);
@@ -825,19 +833,23 @@ static const char *const fq_schemes[] = {"naive", "history", "elastic", "rollove
 
 /* Tally of one scheme over a kind of case. */
 typedef struct fq_tally {
-    size_t cases, met;
-    size_t met_plain; /* cases whose goals held against the plain kernels alone too */
+    size_t cases, met; /* met: against the QoS kernels' rates alone next to the case */
+    size_t met_start; /* ... against their rates alone at the start of the run */
+    size_t met_plain; /* ... against the plain kernels alone */
     size_t met_store; /* ... against the profile store's isolated rates */
     double nq_sum;   /* non-QoS throughput (over alone), cases that met their goals */
     double over_sum; /* QoS rate over its goal, cases that met it */
 } fq_tally;
 
 /* What one app of a case achieved: its block-tasks per second in the window
- * over its rate alone as corun's workers in a loop, as the plain kernel in a
- * loop, and the isolated rate of the profile store (what fgqos's goals are
- * fractions of: its loop of launches at the launch's size). */
+ * (rate) over its rate alone as corun's workers in a loop measured next to
+ * the case (adjacent, for QoS apps; fq_set) and at the start of the run
+ * (workers), over the plain kernel's in a loop, and over the isolated rate of
+ * the profile store (what fgqos's goals are fractions of: its loop of
+ * launches at the launch's size). */
 typedef struct fq_got {
-    double workers, plain, store;
+    double rate;
+    double adjacent, workers, plain, store;
 } fq_got;
 
 /* Runs apps idx[0..n) with QoS goals goal[0..n) (0: none) under fgqos with
@@ -893,7 +905,8 @@ static int fq_case(ectx *e, const int *idx, size_t n, const double *goal, const 
             const corun__kspec *k = &e->sc->apps[idx[i]].kernel;
             const double iso = corun__pstore_own_rate(
                 &e->store, r.backend, k->name, tasks, (double)k->block.x * k->block.y * k->block.z);
-            got[i].workers = r.apps[i].window_tasks / r.window_ns / walone;
+            got[i].rate = r.apps[i].window_tasks / r.window_ns;
+            got[i].workers = got[i].adjacent = got[i].rate / walone;
             got[i].plain = r.apps[i].window_tasks / r.window_ns / alone;
             got[i].store = iso > 0 ? r.apps[i].window_tasks / r.window_ns / iso : 0;
         }
@@ -909,18 +922,22 @@ static bool fq_count(fq_tally *t, const double *goal, const fq_got *got, size_t 
     size_t i, q = 0;
     bool met = true, met_plain = true, met_store = true;
 
+    bool met_start = true;
+
     for (i = 0; i < n; i++) {
         if (goal[i] > 0) {
-            met &= got[i].workers >= goal[i];
+            met &= got[i].adjacent >= goal[i];
+            met_start &= got[i].workers >= goal[i];
             met_plain &= got[i].plain >= goal[i];
             met_store &= got[i].store >= goal[i];
-            over += got[i].workers / goal[i];
+            over += got[i].adjacent / goal[i];
             q++;
         } else {
             nq += got[i].workers;
         }
     }
     t->cases++;
+    t->met_start += met_start;
     t->met_plain += met_plain;
     t->met_store += met_store;
     if (met) {
@@ -933,13 +950,99 @@ static bool fq_count(fq_tally *t, const double *goal, const fq_got *got, size_t 
 
 static json_t *fq_tally_json(const fq_tally *t)
 {
-    return json_pack("{s:I, s:I, s:f, s:f, s:f, s:o, s:o}", "cases", (json_int_t)t->cases, "met",
-                     (json_int_t)t->met, "qos_reach", t->cases ? (double)t->met / t->cases : 0.0,
+    return json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:o, s:o}", "cases", (json_int_t)t->cases,
+                     "met", (json_int_t)t->met, "qos_reach",
+                     t->cases ? (double)t->met / t->cases : 0.0, "qos_reach_start",
+                     t->cases ? (double)t->met_start / t->cases : 0.0,
                      "qos_reach_plain", t->cases ? (double)t->met_plain / t->cases : 0.0,
                      "qos_reach_store", t->cases ? (double)t->met_store / t->cases : 0.0,
                      "nonqos_throughput_met",
                      t->met ? json_real(t->nq_sum / t->met) : json_null(), "qos_over_goal_met",
                      t->met ? json_real(t->over_sum / t->met) : json_null());
+}
+
+/* App k's rate alone next to a set of cases: the last measurement where no
+ * case ran since, else a new one; e->adj_lo/hi keep its range over the run
+ * as a fraction of its rate at the start. */
+static int fq_adjacent(ectx *e, int k, double *per_s)
+{
+    double f;
+    int rc = CORUN_OK;
+
+    if (!e->adj_fresh[k]) {
+        rc = rate_alone(e, k, &e->adj_rate[k]);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        f = e->adj_rate[k] / e->wsolo_rate[k];
+        if (e->adj_lo[k] == 0 || f < e->adj_lo[k]) {
+            e->adj_lo[k] = f;
+        }
+        if (f > e->adj_hi[k]) {
+            e->adj_hi[k] = f;
+        }
+        e->adj_fresh[k] = true;
+    }
+    *per_s = e->adj_rate[k];
+    return rc;
+}
+
+/* One set of cases: apps idx[0..n), the first nq of them with a goal, every
+ * goal of the sweep (from g0 in steps of 0.05) under schemes s0..s1. A QoS
+ * kernel's case is counted against its rate alone measured right before and
+ * right after the set (the mean of the two): on the H100 a kernel's rate
+ * alone moves by several percent over a run, the plain kernel's as much
+ * (bench/results/h100-2026-11-27-rate-drift), so a reference from the
+ * run's start would count the machine's drift as the policy's. */
+static int fq_set(ectx *e, const int *idx, size_t n, size_t nq, double g0, size_t s0, size_t s1,
+                  fq_tally *tally, json_t *cases, size_t met[FQ_NSCHEMES])
+{
+    fq_got got[FQ_GOALS][FQ_NSCHEMES][3];
+    double before[2], after[2];
+    size_t g, sc, i;
+    int rc = CORUN_OK;
+
+    for (i = 0; i < nq && rc == CORUN_OK; i++) {
+        rc = fq_adjacent(e, idx[i], &before[i]);
+    }
+    for (g = 0; g < FQ_GOALS && rc == CORUN_OK; g++) {
+        const double x = g0 + 0.05 * (double)g;
+        const double goal[3] = {x, nq > 1 ? x : 0, 0};
+        for (sc = s0; sc <= s1 && rc == CORUN_OK; sc++) {
+            memset(e->adj_fresh, 0, sizeof(e->adj_fresh));
+            rc = fq_case(e, idx, n, goal, fq_schemes[sc], got[g][sc]);
+        }
+    }
+    for (i = 0; i < nq && rc == CORUN_OK; i++) {
+        rc = fq_adjacent(e, idx[i], &after[i]);
+    }
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    for (g = 0; g < FQ_GOALS; g++) {
+        const double x = g0 + 0.05 * (double)g;
+        const double goal[3] = {x, nq > 1 ? x : 0, 0};
+        for (sc = s0; sc <= s1; sc++) {
+            fq_got *gt = got[g][sc];
+            for (i = 0; i < nq; i++) {
+                const corun_dim3 *d = &e->sc->apps[idx[i]].kernel.grid;
+                const double per_ns = (before[i] + after[i]) * 0.5 * 1e-9 * d->x * d->y * d->z;
+                gt[i].adjacent = gt[i].rate / per_ns;
+            }
+            met[sc] += fq_count(&tally[sc], goal, gt, n);
+            if (n == 2 && cases != NULL) {
+                json_array_append_new(
+                    cases, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "qos",
+                                     e->sc->apps[idx[0]].name, "other", e->sc->apps[idx[1]].name,
+                                     "scheme", fq_schemes[sc], "goal", goal[0], "qos_rate",
+                                     gt[0].adjacent, "qos_rate_start", gt[0].workers,
+                                     "qos_rate_plain", gt[0].plain, "qos_rate_store",
+                                     gt[0].store, "alone_moved", after[0] / before[0],
+                                     "other_rate", gt[1].workers));
+            }
+        }
+    }
+    return CORUN_OK;
 }
 
 /* Trios in a fixed order: every 6th of (QoS, a, b) with a < b (one QoS
@@ -971,7 +1074,7 @@ static json_t *exp_fgqos(ectx *e)
     int pairs[FQ_KERNELS * FQ_KERNELS][3], trios[FQ_TRIOS][3], all[FQ_KERNELS][3];
     fq_tally pt[FQ_NSCHEMES], t1[FQ_NSCHEMES], t2[FQ_NSCHEMES];
     char file[4096];
-    size_t np = 0, nt, i, g, sc, two;
+    size_t np = 0, nt, i, sc, two;
     json_t *root = NULL, *cases = NULL;
     int a, b;
 
@@ -1042,28 +1145,15 @@ static json_t *exp_fgqos(ectx *e)
     }
     for (i = 0; i < np; i++) {
         size_t met[FQ_NSCHEMES] = {0};
-        for (g = 0; g < FQ_GOALS; g++) {
-            const double goal[2] = {0.50 + 0.05 * (double)g, 0};
-            for (sc = 0; sc < FQ_NSCHEMES; sc++) {
-                fq_got got[2];
-                if (fq_case(e, pairs[i], 2, goal, fq_schemes[sc], got) != CORUN_OK) {
-                    goto fail;
-                }
-                met[sc] += fq_count(&pt[sc], goal, got, 2);
-                json_array_append_new(
-                    cases, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f}", "qos",
-                                     e->sc->apps[pairs[i][0]].name, "other",
-                                     e->sc->apps[pairs[i][1]].name, "scheme", fq_schemes[sc],
-                                     "goal", goal[0], "qos_rate", got[0].workers,
-                                     "qos_rate_plain", got[0].plain, "qos_rate_store",
-                                     got[0].store, "other_rate", got[1].workers));
-            }
+        if (fq_set(e, pairs[i], 2, 1, 0.50, 0, FQ_NSCHEMES - 1, pt, cases, met) != CORUN_OK) {
+            goto fail;
         }
         progress_line(e->o,
                       "fgqos %s (QoS) + %s: goals met of %d: naive %zu, history %zu, elastic "
-                      "%zu, rollover %zu, spart %zu",
+                      "%zu, rollover %zu, spart %zu (its rate alone %.3f of the start's)",
                       e->sc->apps[pairs[i][0]].name, e->sc->apps[pairs[i][1]].name, FQ_GOALS,
-                      met[0], met[1], met[2], met[3], met[4]);
+                      met[0], met[1], met[2], met[3], met[4],
+                      e->adj_rate[pairs[i][0]] / e->wsolo_rate[pairs[i][0]]);
     }
     for (two = 0; two < 2; two++) {
         nt = fq_trios((int)two, trios);
@@ -1072,17 +1162,10 @@ static json_t *exp_fgqos(ectx *e)
         }
         for (i = 0; i < nt; i++) {
             size_t met[FQ_NSCHEMES] = {0};
-            for (g = 0; g < FQ_GOALS; g++) {
-                /* one QoS kernel: 50-95 %; two: 25-70 % each (the paper's sweep) */
-                const double x = two ? 0.25 + 0.05 * (double)g : 0.50 + 0.05 * (double)g;
-                const double goal[3] = {x, two ? x : 0, 0};
-                for (sc = FQ_ROLLOVER; sc <= FQ_SPART; sc++) {
-                    fq_got got[3];
-                    if (fq_case(e, trios[i], 3, goal, fq_schemes[sc], got) != CORUN_OK) {
-                        goto fail;
-                    }
-                    met[sc] += fq_count(two ? &t2[sc] : &t1[sc], goal, got, 3);
-                }
+            /* one QoS kernel: 50-95 %; two: 25-70 % each (the paper's sweep) */
+            if (fq_set(e, trios[i], 3, two ? 2 : 1, two ? 0.25 : 0.50, FQ_ROLLOVER, FQ_SPART,
+                       two ? t2 : t1, NULL, met) != CORUN_OK) {
+                goto fail;
             }
             progress_line(e->o, "fgqos trio %s%s + %s%s + %s: goals met of %d: rollover %zu, "
                                 "spart %zu",
@@ -1109,8 +1192,15 @@ static json_t *exp_fgqos(ectx *e)
          * reference: how far a kernel's rate alone moved during the run */
         double again[CORUN_SCENARIO_MAX_APPS];
         json_t *moved = json_object();
+        json_t *lo = json_object(), *hi = json_object();
         json_object_set_new(root, "alone_end_over_start", moved);
+        json_object_set_new(root, "adjacent_min_over_start", lo);
+        json_object_set_new(root, "adjacent_max_over_start", hi);
         for (a = 0; a < FQ_KERNELS; a++) {
+            if (e->adj_hi[a] > 0) {
+                json_object_set_new(lo, e->sc->apps[a].name, json_real(e->adj_lo[a]));
+                json_object_set_new(hi, e->sc->apps[a].name, json_real(e->adj_hi[a]));
+            }
             if (rate_alone(e, a, &again[a]) != CORUN_OK) {
                 goto fail;
             }
