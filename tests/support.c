@@ -6,6 +6,7 @@
 #include "support.h"
 
 #include "backends/create.h"
+#include "core/sched.h"
 #include "scenario/experiments.h"
 #include "scenario/scenario.h"
 
@@ -43,4 +44,22 @@ void corun_test_exp_opts(corun__exp_opts *o, corun__settings *set)
     o->env.settings = *set;
     o->backend = "sim";
     o->dir = corun_test_path("scenarios");
+}
+
+uint64_t corun_test_done_of(corun__sched *s, corun__job *k)
+{
+    corun_progress p;
+
+    if (k->state == CORUN_JS_DONE) {
+        return k->tasks;
+    }
+    assert_int_equal(corun__sched_progress(s, k, &p), CORUN_OK);
+    return p.done;
+}
+
+void corun_test_step_to(corun__sched *s, uint64_t t)
+{
+    while (corun__sched_now(s) < t) {
+        assert_int_equal(corun__sched_step(s, t), CORUN_OK);
+    }
 }

@@ -32,4 +32,11 @@ struct corun__settings;
  * scenarios/, with the settings *set (which must outlive the run). */
 void corun_test_exp_opts(struct corun__exp_opts *o, struct corun__settings *set);
 
+struct corun__sched;
+struct corun__job;
+/* Tasks job k has run: all of them once done, else its progress (read). */
+uint64_t corun_test_done_of(struct corun__sched *s, struct corun__job *k);
+/* Steps the scheduler until its clock reaches t (ns). */
+void corun_test_step_to(struct corun__sched *s, uint64_t t);
+
 #endif

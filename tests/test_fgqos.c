@@ -146,24 +146,6 @@ static void stop(fixture *f)
     f->be->ops->destroy(f->be);
 }
 
-static uint64_t done_of(fixture *f, corun__job *k)
-{
-    corun_progress p;
-
-    if (k->state == CORUN_JS_DONE) {
-        return k->tasks;
-    }
-    assert_int_equal(corun__sched_progress(f->s, k, &p), CORUN_OK);
-    return p.done;
-}
-
-static void step_to(fixture *f, uint64_t t)
-{
-    while (corun__sched_now(f->s) < t) {
-        assert_int_equal(corun__sched_step(f->s, t), CORUN_OK);
-    }
-}
-
 /* Checks hits[i] == 1 for i < ran and 0 beyond. */
 static void assert_prefix_once(fixture *f, corun__job *k, uint64_t ran)
 {
@@ -197,8 +179,8 @@ static void naive_quota_holds_every_epoch(void **state)
     f.b = submit(&f, "batch", BATCH_TASKS, 0);
     for (e = 1; e <= 12; e++) {
         uint64_t d;
-        step_to(&f, t0 + (uint64_t)(e * EPOCH_US * US));
-        d = done_of(&f, f.q);
+        corun_test_step_to(f.s, t0 + (uint64_t)(e * EPOCH_US * US));
+        d = corun_test_done_of(f.s, f.q);
         if (d - last > quota) {
             fail_msg("epoch %d: %llu tasks against a quota of %llu", e,
                      (unsigned long long)(d - last), (unsigned long long)quota);
@@ -211,9 +193,9 @@ static void naive_quota_holds_every_epoch(void **state)
         last = d;
     }
     /* the batch kernel used what the QoS kernel left */
-    assert_true(done_of(&f, f.b) > last / 2);
-    assert_prefix_once(&f, f.q, done_of(&f, f.q));
-    assert_prefix_once(&f, f.b, done_of(&f, f.b));
+    assert_true(corun_test_done_of(f.s, f.b) > last / 2);
+    assert_prefix_once(&f, f.q, corun_test_done_of(f.s, f.q));
+    assert_prefix_once(&f, f.b, corun_test_done_of(f.s, f.b));
     stop(&f);
 }
 
@@ -233,8 +215,8 @@ static void quotas_cover_late_epochs(void **state)
     t0 = corun__sched_now(f.s);
     f.q = submit(&f, "qos", QOS_TASKS, goal);
     f.b = submit(&f, "batch", BATCH_TASKS, 0);
-    step_to(&f, t0 + (uint64_t)(30 * EPOCH_US * US));
-    got = (double)done_of(&f, f.q) / (double)(corun__sched_now(f.s) - t0) /
+    corun_test_step_to(f.s, t0 + (uint64_t)(30 * EPOCH_US * US));
+    got = (double)corun_test_done_of(f.s, f.q) / (double)(corun__sched_now(f.s) - t0) /
           iso_per_ns(QOS_TASKS);
     print_message("epochs 100 us late: the QoS kernel at %.3f of its isolated rate (goal %.2f)\n",
                   got, goal);

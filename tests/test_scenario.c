@@ -204,7 +204,7 @@ static void scenario_files_parse(void **state)
         "slate-pairs.json",     "slate-pair-rg-bs.json", "slate-pair-tr-rg.json",
         "slate-pair-mm-bs.json", "ls-batch.json",        "ls-batch-200us.json",
         "ls-batch-20ms.json",   "ls-chain.json",         "fgqos-kernels.json",
-        "fgqos-kernels-cuda.json",
+        "fgqos-kernels-cuda.json", "hsm-pair.json",
     };
     size_t f, i, j;
 

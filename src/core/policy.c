@@ -13,6 +13,8 @@ static const corun__policy_ops *const policies[] = {
     &corun__policy_slate,
     &corun__policy_green,
     &corun__policy_fgqos,
+    &corun__policy_hsm_fair,
+    &corun__policy_hsm_qos,
 };
 
 #define NPOLICIES (sizeof(policies) / sizeof(policies[0]))

@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "core/duration_model.h"
+#include "core/profile_store.h"
 #include "core/sched.h"
 
 /* What a policy reads from the profile store (profile_store.h), so that the
@@ -84,7 +86,51 @@ static inline void corun__policy_run_on_free(corun__sched *s, corun__job *k)
     }
 }
 
-/* Flows (flep-ffs, fgqos): a program's stream of launches of one kernel
+/* Sets a running kernel's CapSMs to `want`: shrinking at once, growing as
+ * far as free CapSMs allow. */
+static inline void corun__policy_resize(corun__sched *s, corun__job *k, uint32_t want)
+{
+    uint32_t held = corun__job_capsm(k), free_now;
+
+    if (held > want) {
+        (void)corun__sched_shrink(s, k, held - want);
+        return;
+    }
+    free_now = corun__sched_free_capsm(s);
+    if (want - held > free_now) {
+        want = held + free_now;
+    }
+    if (want > held) {
+        (void)corun__sched_grow(s, k, want - held);
+    }
+}
+
+/* Block-tasks per ns of launch k alone (fgqos's and hsm's isolated rate):
+ * the profile store's rate of its kernel at this very size (corun profile
+ * times a loop of launches), else the duration model's prediction; 0 if
+ * neither is known. */
+static inline double corun__policy_isolated_rate(const corun__pstore *store,
+                                                 const corun__dm_set *models,
+                                                 const char *backend, const corun__job *k)
+{
+    const corun__dmodel *m;
+    double own = corun__pstore_own_rate(store, backend, k->name, (double)k->tasks,
+                                        (double)k->block_threads);
+
+    if (own > 0) {
+        return own;
+    }
+    m = corun__dm_set_find(models, k->name);
+    if (m != NULL) {
+        double x[CORUN_DM_NFEAT] = {(double)k->tasks, (double)k->block_threads,
+                                    k->attr.size_hint, (double)k->smem_bytes};
+        double d = corun__dm_predict(m, x);
+        return d > 0 ? (double)k->tasks / d : 0;
+    }
+    return 0;
+}
+
+/* Flows (flep-ffs, fgqos, hsm): a program's stream of launches of one kernel
  * name, whose shares, quotas and history belong to the flow, not to one
  * launch. A policy keeps its flows in a growing array of records that begin
  * with char name[CORUN_FLOW_NAME], and each kernel's record (k->pdata)
@@ -134,6 +180,30 @@ static inline void *corun__policy_attach_flow(corun__sched *s, corun__job *k, si
     return p;
 }
 
+/* What a flow counts of its launch k that ended: every task if it is done;
+ * a failed launch ran a prefix of its tasks (its last progress read). */
+static inline void corun__policy_flow_ended(uint64_t *done_base, uint64_t *last_active,
+                                            const corun__sched *s, const corun__job *k)
+{
+    *done_base += k->state == CORUN_JS_DONE ? k->tasks : k->done_tasks;
+    *last_active = corun__sched_now(s);
+}
+
+/* The flow's launch that runs, or is next: its oldest live one (the
+ * records of every live kernel begin with their flow's index). */
+static inline corun__job *corun__policy_flow_head(corun__sched *s, size_t flow)
+{
+    corun__job *k;
+
+    for (k = corun__sched_first(s); k != NULL; k = k->next) {
+        if (k->pdata != NULL && *(const size_t *)k->pdata == flow &&
+            k->state != CORUN_JS_DONE && k->state != CORUN_JS_FAILED) {
+            return k;
+        }
+    }
+    return NULL;
+}
+
 size_t corun__policy_count(void);
 const corun__policy_ops *corun__policy_at(size_t i);
 
@@ -146,5 +216,7 @@ extern const corun__policy_ops corun__policy_flep_ffs;
 extern const corun__policy_ops corun__policy_slate;
 extern const corun__policy_ops corun__policy_green;
 extern const corun__policy_ops corun__policy_fgqos;
+extern const corun__policy_ops corun__policy_hsm_fair;
+extern const corun__policy_ops corun__policy_hsm_qos;
 
 #endif

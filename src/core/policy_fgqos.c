@@ -153,28 +153,6 @@ static int scheme_of(const char *name, fq_scheme *out)
     return CORUN_EINVAL;
 }
 
-/* Block-tasks per ns of launch k alone: the profile store's rate of its
- * kernel at this very size (corun profile times a loop of launches), else the
- * duration model's prediction; 0 if neither is known. */
-static double isolated_rate(const fq *f, const corun__job *k)
-{
-    const corun__dmodel *m;
-    double own = corun__pstore_own_rate(&f->store, f->backend, k->name, (double)k->tasks,
-                                        (double)k->block_threads);
-
-    if (own > 0) {
-        return own;
-    }
-    m = corun__dm_set_find(&f->models, k->name);
-    if (m != NULL) {
-        double x[CORUN_DM_NFEAT] = {(double)k->tasks, (double)k->block_threads,
-                                    k->attr.size_hint, (double)k->smem_bytes};
-        double d = corun__dm_predict(m, x);
-        return d > 0 ? (double)k->tasks / d : 0;
-    }
-    return 0;
-}
-
 static int fq_create(corun__sched *s, void **state)
 {
     const corun__settings *set = corun__sched_settings(s);
@@ -219,24 +197,10 @@ static uint32_t step_capsm(corun__sched *s)
     return n > 0 ? n : 1;
 }
 
-/* The flow's launch that runs, or is next: the oldest live one. */
-static corun__job *flow_head(corun__sched *s, size_t flow)
-{
-    corun__job *k;
-
-    for (k = corun__sched_first(s); k != NULL; k = k->next) {
-        if (qk(k) != NULL && qk(k)->flow == flow && k->state != CORUN_JS_DONE &&
-            k->state != CORUN_JS_FAILED) {
-            return k;
-        }
-    }
-    return NULL;
-}
-
 /* Tasks the flow has run, all launches together (reads the head's counters). */
 static uint64_t flow_done(corun__sched *s, fq *f, size_t i)
 {
-    corun__job *k = flow_head(s, i);
+    corun__job *k = corun__policy_flow_head(s, i);
     corun_progress p;
     uint64_t d = f->flows[i].done_base;
 
@@ -323,7 +287,7 @@ static void reclaim(corun__sched *s, fq *f, size_t self, uint32_t need)
 static void apply(corun__sched *s, fq *f, size_t i)
 {
     fq_flow *w = &f->flows[i];
-    corun__job *k = flow_head(s, i);
+    corun__job *k = corun__policy_flow_head(s, i);
     uint64_t lim;
     uint32_t free_c, n, want;
 
@@ -380,15 +344,7 @@ static void apply(corun__sched *s, fq *f, size_t i)
         } else if (lim > qk(k)->lim_dev) {
             (void)corun__sched_limit(s, k, lim); /* taken when it pauses at the old one */
         }
-        n = corun__job_capsm(k);
-        if (n > want) {
-            (void)corun__sched_shrink(s, k, n - want);
-        } else if (n < want) {
-            free_c = corun__sched_free_capsm(s);
-            if (free_c > 0) {
-                (void)corun__sched_grow(s, k, want - n < free_c ? want - n : free_c);
-            }
-        }
+        corun__policy_resize(s, k, want);
         return;
     default:
         return;
@@ -403,7 +359,7 @@ static void apply_all(corun__sched *s, fq *f)
 
     for (pass = 0; pass < 2; pass++) {
         for (i = 0; i < f->nflows; i++) {
-            corun__job *k = flow_head(s, i);
+            corun__job *k = corun__policy_flow_head(s, i);
             bool shrinking = k != NULL && k->state == CORUN_JS_RUNNING &&
                              corun__job_capsm(k) > f->flows[i].capsm + f->flows[i].lent;
             if ((pass == 0) == shrinking) {
@@ -552,7 +508,7 @@ static void new_epoch(corun__sched *s, fq *f, uint64_t now)
         w->spent_epoch = false;
         w->lent = 0;
         /* a flow without a launch for a whole epoch leaves the split */
-        if (flow_head(s, i) == NULL && (double)(now - w->last_active) > f->epoch_ns) {
+        if (corun__policy_flow_head(s, i) == NULL && (double)(now - w->last_active) > f->epoch_ns) {
             w->seen_epoch = false;
             left = true;
         }
@@ -607,13 +563,13 @@ static void lend(corun__sched *s, fq *f)
         uint32_t free_c = corun__sched_free_capsm(s), m = 0;
         size_t i;
         for (i = 0; i < f->nflows; i++) {
-            corun__job *k = flow_head(s, i);
+            corun__job *k = corun__policy_flow_head(s, i);
             m += k != NULL && k->state == CORUN_JS_RUNNING && !f->flows[i].exhausted &&
                  is_qos(&f->flows[i]) == (pass == 0);
         }
         for (i = 0; i < f->nflows && m > 0 && free_c > 0; i++) {
             fq_flow *w = &f->flows[i];
-            corun__job *k = flow_head(s, i);
+            corun__job *k = corun__policy_flow_head(s, i);
             if (k != NULL && k->state == CORUN_JS_RUNNING && !w->exhausted &&
                 is_qos(w) == (pass == 0)) {
                 w->lent += free_c / m > 0 ? free_c / m : free_c;
@@ -643,7 +599,7 @@ static void settle(corun__sched *s, fq *f)
         for (i = 0; i < f->nflows; i++) {
             fq_flow *w = &f->flows[i];
             /* elastic ends the epoch instead (above) */
-            if (f->scheme != FQ_ELASTIC && !is_qos(w) && w->exhausted && flow_head(s, i) != NULL) {
+            if (f->scheme != FQ_ELASTIC && !is_qos(w) && w->exhausted && corun__policy_flow_head(s, i) != NULL) {
                 /* the paper adds "some quantity, e.g. quota_k": here at least
                  * the rest of the epoch at its isolated rate, so that it is
                  * not drained and relaunched quota after quota */
@@ -689,7 +645,7 @@ static void fq_arrive(corun__sched *s, void *state, corun__job *k)
     w->goal = k->attr.qos;
     w->last_active = now;
     if (w->iso_tasks != k->tasks || w->iso_block != k->block_threads) {
-        w->iso = isolated_rate(f, k);
+        w->iso = corun__policy_isolated_rate(&f->store, &f->models, f->backend, k);
         w->iso_tasks = k->tasks;
         w->iso_block = k->block_threads;
     }
@@ -731,9 +687,8 @@ static void fq_complete(corun__sched *s, void *state, corun__job *k)
     fq *f = state;
 
     if (qk(k) != NULL) {
-        /* a failed launch ran a prefix of its tasks (its last progress read) */
-        f->flows[qk(k)->flow].done_base += k->state == CORUN_JS_DONE ? k->tasks : k->done_tasks;
-        f->flows[qk(k)->flow].last_active = corun__sched_now(s);
+        corun__policy_flow_ended(&f->flows[qk(k)->flow].done_base,
+                                 &f->flows[qk(k)->flow].last_active, s, k);
     }
     corun__policy_forget_pdata(s, state, k);
     settle(s, f);

@@ -109,25 +109,6 @@ static void split(uint32_t sms, uint32_t a, uint32_t b, uint32_t *ra, uint32_t *
     }
 }
 
-/* Sets a running kernel's CapSMs to `want` (shrinking at once, growing as
- * far as free CapSMs allow). */
-static void resize(corun__sched *s, corun__job *k, uint32_t want)
-{
-    uint32_t held = corun__job_capsm(k), free_now;
-
-    if (held > want) {
-        (void)corun__sched_shrink(s, k, held - want);
-        return;
-    }
-    free_now = corun__sched_free_capsm(s);
-    if (want - held > free_now) {
-        want = held + free_now;
-    }
-    if (want > held) {
-        (void)corun__sched_grow(s, k, want - held);
-    }
-}
-
 static void start(corun__sched *s, corun__job *k, uint32_t want)
 {
     uint32_t free_now = corun__sched_free_capsm(s);
@@ -178,13 +159,13 @@ static void decide(corun__sched *s)
         }
     }
     if (cand == NULL) {
-        resize(s, run[0], sk(run[0])->need);
+        corun__policy_resize(s, run[0], sk(run[0])->need);
         return;
     }
     {
         uint32_t ra, rb;
         split(sms, sk(run[0])->need, sk(cand)->need, &ra, &rb);
-        resize(s, run[0], ra);
+        corun__policy_resize(s, run[0], ra);
         start(s, cand, rb);
     }
 }

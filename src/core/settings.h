@@ -26,7 +26,7 @@
     X(BACKEND, backend, STR, "auto", 0, 0, "auto,cuda,sim",                                      \
       "GPU backend: auto picks cuda when a GPU is usable, else sim (a usable GPU whose "         \
       "backend cannot be set up is an error)")                                                   \
-    X(POLICY, policy, STR, "smguard", 0, 0, "mps,priority,smguard,manual,flep-hpf,flep-ffs,slate,green,fgqos", \
+    X(POLICY, policy, STR, "smguard", 0, 0, "mps,priority,smguard,manual,flep-hpf,flep-ffs,slate,green,fgqos,hsm-fair,hsm-qos", \
       "scheduling policy of the in-process scheduler (corun policies describes them)")           \
     X(LOG_LEVEL, log_level, STR, "warn", 0, 0, "error,warn,info,debug",                          \
       "how much the command line logs")                                                          \
@@ -95,7 +95,8 @@
     X(PROFILE_TRAIN_RUNS, profile_train_runs, UINT, "100", 5, 100000, "",                        \
       "solo runs per kernel when training duration models (FLEP: 100 random inputs)")            \
     X(PROFILE_COUNTERS, profile_counters, UINT, "0", 0, 1, "",                                   \
-      "cuda: Slate's kernel rates from counted operations (0) or CUPTI hardware counters (1)")   \
+      "cuda: Slate's kernel rates from counted operations (0) or CUPTI hardware counters (1); " \
+      "the scenarios' real kernels have rates only from the counters")                           \
     X(PROFILE_HOLDOUT, profile_holdout, DBL, "0.2", 0, 0.9, "",                                  \
       "share of a kernel's recorded runs held out to measure the duration model's error")       \
     X(RIDGE_LAMBDA, ridge_lambda, DBL, "0.001", 0, 1e6, "",                                      \
@@ -124,6 +125,19 @@
     X(FGQOS_NONQOS_INIT, fgqos_nonqos_init, DBL, "0.05", 0.001, 1, "",                            \
       "fgqos: a non-QoS kernel's first rate and its floor, as a fraction of its isolated rate " \
       "(the paper's small initial IPC_epoch)")                                                   \
+    X(HSM_EPOCH_US, hsm_epoch_us, DBL, "1000", 10, 1e7, "",                                      \
+      "hsm-fair, hsm-qos: epoch length; each epoch's normalized progress decides the next "     \
+      "SM partition")                                                                            \
+    X(HSM_FAIR_THRESHOLD, hsm_fair_threshold, DBL, "0.9", 0, 1, "",                               \
+      "hsm-fair: repartition when fairness (min NP / max NP) falls below this; 0 keeps the "    \
+      "even partition (the paper's baseline)")                                                   \
+    X(HSM_QOS_TARGET, hsm_qos_target, DBL, "0.8", 0.01, 1, "",                                    \
+      "hsm-qos: the normalized progress the high-priority application is held at")               \
+    X(HSM_QOS_UPPER, hsm_qos_upper, DBL, "0.9", 0.01, 1, "",                                      \
+      "hsm-qos: above this normalized progress the high-priority application gives SMs back")   \
+    X(HSM_QOS_FIXED, hsm_qos_fixed, DBL, "0", 0, 1, "",                                           \
+      "hsm-qos: if > 0, the high-priority application's fixed share of the SMs and no "         \
+      "repartitioning (the paper's proportional baseline, 0.8)")                                 \
     X(SLATE_COMPUTE_MED, slate_compute_med, DBL, "0.01", 0, 1, "",                               \
       "slate: achieved FLOP/s over peak from which compute intensity is Medium (Table II)")      \
     X(SLATE_COMPUTE_HIGH, slate_compute_high, DBL, "0.10", 0, 1, "",                             \

@@ -367,6 +367,56 @@ int corun__cuda_synth_args(cuda_backend *b, const corun__kspec *spec, uint32_t t
     return CORUN_OK;
 }
 
+/* The same for a scenario's real kernel (builtin.c): its plain kernel once
+ * at its full grid, alone, through the hardware counters; its operations are
+ * not known, so without the counters it has no profile. */
+static int builtin_rates(cuda_backend *b, const corun__kspec *spec, corun__rates *out, char *why,
+                         size_t why_len)
+{
+    device_state *d = b->d;
+    corun__kspec k = *spec;
+    builtin_args ba;
+    corun__meter_sample m;
+    synth_launch l;
+    int rc;
+
+    if (corun__cuda_set_current(b) != CORUN_OK) {
+        return CORUN_ECUDA;
+    }
+    rc = corun__cuda_builtin_bind(b, &k, &ba, why, why_len);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    l = (synth_launch){b, ((const cuda_code *)k.user)->plain, k.grid.x, k.grid.y, k.grid.z,
+                       k.block.x, k.block.y, k.block.z, k.smem_dynamic, ba.argv};
+    pthread_mutex_lock(&d->cal_mu);
+    rc = synth_peaks_locked(b, why, why_len);
+    if (rc == CORUN_OK && !(d->meter_ok && b->set.profile_counters != 0)) {
+        snprintf(why, why_len, "kernel '%s': a real kernel's achieved rates need the hardware "
+                 "counters (%.200s)", spec->name,
+                 d->meter_ok ? "PROFILE_COUNTERS is 0" : d->meter_why);
+        rc = CORUN_ENOTSUP;
+    }
+    if (rc == CORUN_OK) {
+        rc = meter_run(d, &l, &m, why, why_len);
+    }
+    if (rc == CORUN_OK && !(m.gpu_ns > 0)) {
+        snprintf(why, why_len, "kernel '%s': the counters saw no GPU time", spec->name);
+        rc = CORUN_ECUDA;
+    }
+    if (rc == CORUN_OK) {
+        out->flops_per_s = m.flops / m.gpu_ns * 1e9;
+        out->bytes_per_s = m.dram_bytes / m.gpu_ns * 1e9;
+        out->peak_flops = d->meter_flop_ns * 1e9;
+        out->peak_bytes_per_s = d->meter_byte_ns * 1e9;
+        out->flop_frac = out->flops_per_s / out->peak_flops;
+        out->bw_frac = out->bytes_per_s / out->peak_bytes_per_s;
+        snprintf(out->source, sizeof(out->source), "cupti counters");
+    }
+    pthread_mutex_unlock(&d->cal_mu);
+    return rc;
+}
+
 /*
  * Slate's profile of a synthetic kernel: one plain launch at its full grid,
  * alone. With the meter, FLOPs and DRAM bytes come from the hardware
@@ -389,9 +439,12 @@ int corun__cuda_rates(corun__backend *be, const corun__kspec *spec, corun__rates
     int rc;
 
     memset(out, 0, sizeof(*out));
+    if (spec->code == CORUN_CODE_BUILTIN) {
+        return builtin_rates(b, spec, out, why, why_len);
+    }
     if (spec->code != CORUN_CODE_SYNTHETIC) {
-        snprintf(why, why_len, "kernel '%s': achieved rates are measured for synthetic scenario "
-                 "kernels only", spec->name);
+        snprintf(why, why_len, "kernel '%s': achieved rates are measured for the scenarios' "
+                 "synthetic and real kernels only", spec->name);
         return CORUN_ENOTSUP;
     }
     if (threads == 0 || threads > d->desc.max_threads_per_block || smem > d->desc.smem_per_block) {
