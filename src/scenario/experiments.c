@@ -1,6 +1,8 @@
 /*
  * experiments.c — the FLEP and Slate evaluations over scenarios/
- * (experiments.h).
+ * (experiments.h), the registry of every experiment, and what the
+ * experiments share (experiments_int.h); fgqos's and hsm's evaluations are
+ * exp_fgqos.c and exp_hsm.c.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -11,12 +13,12 @@
 #include <unistd.h>
 
 #include "core/duration_model.h"
-#include "core/hsm.h"
 #include "core/intensity.h"
 #include "core/metrics.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
 #include "scenario/experiments.h"
+#include "scenario/experiments_int.h"
 
 const char *const corun__exp_names[] = {"hpf",   "srt",   "spatial", "ffs",
                                         "model", "slate", "fgqos",   "hsm", NULL};
@@ -27,31 +29,9 @@ static const char *const flep_low[] = {"cfd", "nn", "pf", "pl", NULL};        /*
 static const char *const flep_short[] = {"md", "mm", "spmv", "va", NULL};     /* Fig. 10 */
 
 #define MAX_SETS 64
-/* fgqos: the ten kernels' 90 ordered pairs and 60 trios of each kind */
-#define FQ_KERNELS 10
-#define FQ_TRIOS 60
-#define FQ_GOALS 10
 
-typedef struct ectx {
-    const corun__exp_opts *o;
-    corun__scenario *sc;            /* the experiment's scenario file */
-    bool solo_done[CORUN_SCENARIO_MAX_APPS];
-    double solo_mean[CORUN_SCENARIO_MAX_APPS];   /* turnaround alone, ns */
-    double solo_rate[CORUN_SCENARIO_MAX_APPS];   /* kernels per second alone */
-    bool wsolo_done[CORUN_SCENARIO_MAX_APPS];
-    double wsolo_rate[CORUN_SCENARIO_MAX_APPS];  /* the same as corun's workers */
-    corun__pstore store;            /* fgqos: the profile store its goals are fractions of */
-    /* fgqos: a QoS kernel's rate alone measured right after the last set of
-     * cases (fresh: no case ran since), kernels per second */
-    bool adj_fresh[CORUN_SCENARIO_MAX_APPS];
-    double adj_rate[CORUN_SCENARIO_MAX_APPS];
-    double adj_lo[CORUN_SCENARIO_MAX_APPS], adj_hi[CORUN_SCENARIO_MAX_APPS]; /* over the run */
-    char *why;
-    size_t why_len;
-} ectx;
 
-__attribute__((format(printf, 2, 3))) static void progress_line(const corun__exp_opts *o,
-                                                                 const char *fmt, ...)
+void corun__exp_progress(const corun__exp_opts *o, const char *fmt, ...)
 {
     char line[512];
     va_list ap;
@@ -65,7 +45,7 @@ __attribute__((format(printf, 2, 3))) static void progress_line(const corun__exp
     o->log(o->log_ctx, line);
 }
 
-static void unload(ectx *e)
+void corun__exp_unload(ectx *e)
 {
     free(e->sc);
     e->sc = NULL;
@@ -90,7 +70,7 @@ static int load(ectx *e, const char *file)
     memset(e->adj_hi, 0, sizeof(e->adj_hi));
     rc = corun__scenario_load(path, e->sc, e->why, e->why_len);
     if (rc != CORUN_OK) {
-        unload(e);
+        corun__exp_unload(e);
     }
     return rc;
 }
@@ -108,7 +88,7 @@ static int app_index(const ectx *e, const char *name)
 }
 
 /* A scenario of the file's apps idx[0..n), in that order. */
-static corun__scenario *pick(const ectx *e, const int *idx, size_t n)
+corun__scenario *corun__exp_pick(const ectx *e, const int *idx, size_t n)
 {
     corun__scenario *p = malloc(sizeof(*p));
     size_t i;
@@ -144,7 +124,7 @@ static int solo_under(ectx *e, int i, const char *policy, bool *done, double *ra
     if (done[i]) {
         return CORUN_OK;
     }
-    p = pick(e, &i, 1);
+    p = corun__exp_pick(e, &i, 1);
     if (p == NULL) {
         return CORUN_ENOMEM;
     }
@@ -168,7 +148,7 @@ static int solo_under(ectx *e, int i, const char *policy, bool *done, double *ra
 }
 
 /* The file's app i alone under plain dispatch (mps). */
-static int solo(ectx *e, int i)
+int corun__exp_solo(ectx *e, int i)
 {
     return solo_under(e, i, "mps", e->solo_done, e->solo_rate, e->solo_mean);
 }
@@ -178,14 +158,14 @@ static int solo(ectx *e, int i)
  * isolated rate fgqos's goals are fractions of, measured as `corun profile`
  * measures it (a loop of launches through the scheduler now and then has a
  * slow window). */
-static int rate_alone(ectx *e, int i, double *per_s)
+int corun__exp_rate_alone(ectx *e, int i, double *per_s)
 {
     const corun_dim3 *g = &e->sc->apps[i].kernel.grid;
     double r[3];
     int w;
 
     for (w = 0; w < 3; w++) {
-        corun__scenario *p = pick(e, &i, 1);
+        corun__scenario *p = corun__exp_pick(e, &i, 1);
         int rc;
         if (p == NULL) {
             return CORUN_ENOMEM;
@@ -202,12 +182,12 @@ static int rate_alone(ectx *e, int i, double *per_s)
 }
 
 /* rate_alone of app i once per experiment, into e->wsolo_rate[i]. */
-static int solo_workers(ectx *e, int i)
+int corun__exp_solo_workers(ectx *e, int i)
 {
     int rc = CORUN_OK;
 
     if (!e->wsolo_done[i]) {
-        rc = rate_alone(e, i, &e->wsolo_rate[i]);
+        rc = corun__exp_rate_alone(e, i, &e->wsolo_rate[i]);
         e->wsolo_done[i] = rc == CORUN_OK;
     }
     return rc;
@@ -217,7 +197,7 @@ static int solo_workers(ectx *e, int i)
 static int run_set(ectx *e, const int *idx, size_t n, const char *policy,
                    const corun__settings *set, corun__run_result *out)
 {
-    corun__scenario *p = pick(e, idx, n);
+    corun__scenario *p = corun__exp_pick(e, idx, n);
     corun__run_env env = e->o->env;
     int rc;
 
@@ -252,7 +232,7 @@ static int colocation(ectx *e, const int *idx, size_t n, const corun__run_result
     int rc;
 
     for (i = 0; i < n; i++) {
-        rc = solo(e, idx[i]);
+        rc = corun__exp_solo(e, idx[i]);
         if (rc != CORUN_OK) {
             return rc;
         }
@@ -274,7 +254,7 @@ static int throughput(ectx *e, const int *idx, size_t n, const corun__run_result
     for (i = 0; i < n; i++) {
         const corun_dim3 *g = &e->sc->apps[idx[i]].kernel.grid;
         double alone;
-        rc = solo(e, idx[i]);
+        rc = corun__exp_solo(e, idx[i]);
         if (rc != CORUN_OK) {
             return rc;
         }
@@ -346,7 +326,7 @@ static size_t make_pairs(const ectx *e, const char *const *as, const char *sa,
 }
 
 /* Records the profiles the policy needs for the apps used by the sets. */
-static int ensure(ectx *e, int (*sets)[3], size_t n, unsigned needs)
+int corun__exp_ensure(ectx *e, int (*sets)[3], size_t n, unsigned needs)
 {
     corun__scenario *p;
     int idx[CORUN_SCENARIO_MAX_APPS];
@@ -374,7 +354,7 @@ static int ensure(ectx *e, int (*sets)[3], size_t n, unsigned needs)
             }
         }
     }
-    p = pick(e, idx, m);
+    p = corun__exp_pick(e, idx, m);
     if (p == NULL) {
         return CORUN_ENOMEM;
     }
@@ -428,7 +408,7 @@ static json_t *exp_hpf(ectx *e)
             goto out_fail;
         }
         speedup[i] = m.apps[1].mean_ns / f.apps[1].mean_ns;
-        progress_line(e->o, "hpf %s + %s: high-priority speedup %.2fx", m.apps[0].name,
+        corun__exp_progress(e->o, "hpf %s + %s: high-priority speedup %.2fx", m.apps[0].name,
                       m.apps[1].name, speedup[i]);
         json_array_append_new(
             arr, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f}", "low", m.apps[0].name, "high",
@@ -441,12 +421,12 @@ static json_t *exp_hpf(ectx *e)
     }
     json_object_set_new(root, "pairs", arr);
     summary(root, "speedup", speedup, n);
-    unload(e);
+    corun__exp_unload(e);
     return root;
 out_fail:
     json_decref(root);
     json_decref(arr);
-    unload(e);
+    corun__exp_unload(e);
     return NULL;
 }
 
@@ -485,8 +465,8 @@ static json_t *exp_srt(ectx *e)
             n++;
         }
     }
-    if (ensure(e, sets, n, CORUN_POLICY_NEEDS_DURATIONS) != CORUN_OK) {
-        unload(e);
+    if (corun__exp_ensure(e, sets, n, CORUN_POLICY_NEEDS_DURATIONS) != CORUN_OK) {
+        corun__exp_unload(e);
         return NULL;
     }
     root = json_object();
@@ -524,7 +504,7 @@ static json_t *exp_srt(ectx *e)
             snprintf(key, sizeof(key), "%s", j == 0 ? "long" : j == 1 ? "short" : "short2");
             json_object_set_new(o, key, json_string(m.apps[j].name));
         }
-        progress_line(e->o, "srt %s + %s%s%s: ANTT %.2f -> %.2f (%.2fx)", m.apps[0].name,
+        corun__exp_progress(e->o, "srt %s + %s%s%s: ANTT %.2f -> %.2f (%.2fx)", m.apps[0].name,
                       m.apps[1].name, k == 3 ? " + " : "", k == 3 ? m.apps[2].name : "", cm.antt,
                       cf.antt, gain[i]);
         json_array_append_new(i < npairs ? pairs : triplets, o);
@@ -536,13 +516,13 @@ static json_t *exp_srt(ectx *e)
     summary(root, "antt_gain", gain, npairs);
     summary(root, "throughput_loss", loss, npairs);
     summary(root, "triplet_antt_gain", gain + npairs, n - npairs);
-    unload(e);
+    corun__exp_unload(e);
     return root;
 out_fail:
     json_decref(root);
     json_decref(pairs);
     json_decref(triplets);
-    unload(e);
+    corun__exp_unload(e);
     return NULL;
 }
 
@@ -590,7 +570,7 @@ static json_t *exp_spatial(ectx *e)
             json_object_set_new(o, "reduction", json_real(reduction[nred]));
             nred++;
         }
-        progress_line(e->o, "spatial %s + %s: overhead %.2f%% spatial, %.2f%% temporal",
+        corun__exp_progress(e->o, "spatial %s + %s: overhead %.2f%% spatial, %.2f%% temporal",
                       m.apps[0].name, m.apps[1].name, ovs[i] * 100, ovt[i] * 100);
         json_array_append_new(arr, o);
         corun__run_result_free(&m);
@@ -601,12 +581,12 @@ static json_t *exp_spatial(ectx *e)
     summary(root, "overhead_spatial", ovs, n);
     summary(root, "overhead_temporal", ovt, n);
     summary(root, "reduction", reduction, nred);
-    unload(e);
+    corun__exp_unload(e);
     return root;
 out_fail:
     json_decref(root);
     json_decref(arr);
-    unload(e);
+    corun__exp_unload(e);
     return NULL;
 }
 
@@ -638,7 +618,7 @@ static json_t *exp_ffs(ectx *e)
         held[i] = lo[i] + hi[i];
         hi_held[i] = held[i] > 0 ? hi[i] / held[i] : 0;
         ovh[i] = 1 - tp;
-        progress_line(e->o,
+        corun__exp_progress(e->o,
                       "ffs %s (w1) + %s (w2): shares %.3f / %.3f (of the time held: %.3f / %.3f), "
                       "throughput lost %.2f%%",
                       f.apps[0].name, f.apps[1].name, lo[i], hi[i], 1 - hi_held[i], hi_held[i],
@@ -658,12 +638,12 @@ static json_t *exp_ffs(ectx *e)
     summary(root, "held", held, n);
     summary(root, "held_share_high", hi_held, n);
     summary(root, "overhead", ovh, n);
-    unload(e);
+    corun__exp_unload(e);
     return root;
 out_fail:
     json_decref(root);
     json_decref(arr);
-    unload(e);
+    corun__exp_unload(e);
     return NULL;
 }
 
@@ -691,11 +671,11 @@ static json_t *exp_model(ectx *e)
             n++;
         }
     }
-    if (ensure(e, sets, n, CORUN_POLICY_NEEDS_DURATIONS) != CORUN_OK ||
+    if (corun__exp_ensure(e, sets, n, CORUN_POLICY_NEEDS_DURATIONS) != CORUN_OK ||
         corun__pstore_path(e->o->env.settings.profile_path, path, sizeof(path), e->why,
                            e->why_len) != CORUN_OK ||
         corun__pstore_load(path, &ps, NULL, 0) != CORUN_OK) {
-        unload(e);
+        corun__exp_unload(e);
         return NULL;
     }
     root = json_object();
@@ -711,7 +691,7 @@ static json_t *exp_model(ectx *e)
         if (corun__dm_evaluate(runs, nr, e->o->env.settings.profile_holdout,
                                e->o->env.settings.ridge_lambda, &ev) == CORUN_OK) {
             mape[nk++] = ev.mape;
-            progress_line(e->o, "model %s: %zu runs, held-out error %.2f%% (worst %.2f%%)", kernel,
+            corun__exp_progress(e->o, "model %s: %zu runs, held-out error %.2f%% (worst %.2f%%)", kernel,
                           nr, ev.mape * 100, ev.max_ape * 100);
             json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:f, s:f}", "kernel", kernel,
                                                  "train", (json_int_t)ev.ntrain, "test",
@@ -723,7 +703,7 @@ static json_t *exp_model(ectx *e)
     corun__pstore_free(&ps);
     json_object_set_new(root, "kernels", arr);
     summary(root, "mape", mape, nk);
-    unload(e);
+    corun__exp_unload(e);
     return root;
 }
 
@@ -751,11 +731,11 @@ static json_t *exp_slate(ectx *e)
     if (e->o->max_sets > 0 && n > e->o->max_sets) {
         n = e->o->max_sets;
     }
-    if (ensure(e, sets, n, CORUN_POLICY_NEEDS_PROFILES) != CORUN_OK ||
+    if (corun__exp_ensure(e, sets, n, CORUN_POLICY_NEEDS_PROFILES) != CORUN_OK ||
         corun__pstore_path(e->o->env.settings.profile_path, path, sizeof(path), e->why,
                            e->why_len) != CORUN_OK ||
         corun__pstore_load(path, &ps, NULL, 0) != CORUN_OK) {
-        unload(e);
+        corun__exp_unload(e);
         return NULL;
     }
     root = json_object();
@@ -794,7 +774,7 @@ static json_t *exp_slate(ectx *e)
             corun_gain += gain[i];
             ncorun++;
         }
-        progress_line(e->o,
+        corun__exp_progress(e->o,
                       "slate %s (%s) + %s (%s): %s, co-ran %.0f%% of the time, STP %.3f vs mps %.3f",
                       s.apps[0].name, corun__kclass_name(cls[0]), s.apps[1].name,
                       corun__kclass_name(cls[1]), expect ? "corun" : "solo", frac * 100, cs.stp,
@@ -814,164 +794,29 @@ static json_t *exp_slate(ectx *e)
     summary(root, "gain", gain, n);
     json_object_set_new(root, "mean_corun_gain", ncorun ? json_real(corun_gain / ncorun)
                                                        : json_null());
-    unload(e);
+    corun__exp_unload(e);
     return root;
 out_fail:
     corun__pstore_free(&ps);
     json_decref(root);
     json_decref(arr);
-    unload(e);
+    corun__exp_unload(e);
     return NULL;
 }
 
 
-/* ---- fgqos: fine-grained QoS (qos-fine-grained.md §4) ---------------------- */
-
-static const char *const fq_schemes[] = {"naive", "history", "elastic", "rollover", "spart"};
-#define FQ_NSCHEMES 5
-#define FQ_ROLLOVER 3
-#define FQ_SPART 4
-
-/* Tally of one scheme over a kind of case. */
-typedef struct fq_tally {
-    size_t cases, met; /* met: against the QoS kernels' rates alone next to the case */
-    size_t met_start; /* ... against their rates alone at the start of the run */
-    size_t met_plain; /* ... against the plain kernels alone */
-    size_t met_store; /* ... against the profile store's isolated rates */
-    double nq_sum;   /* non-QoS throughput (over alone), cases that met their goals */
-    double over_sum; /* QoS rate over its goal, cases that met it */
-} fq_tally;
-
-/* What one app of a case achieved: its block-tasks per second in the window
- * (rate) over its rate alone as corun's workers in a loop measured next to
- * the case (adjacent, for QoS apps; fq_set) and at the start of the run
- * (workers), over the plain kernel's in a loop, and over the isolated rate of
- * the profile store (what fgqos's goals are fractions of: its loop of
- * launches at the launch's size). */
-typedef struct fq_got {
-    double rate;
-    double adjacent, workers, plain, store;
-} fq_got;
-
-/* Runs apps idx[0..n) with QoS goals goal[0..n) (0: none) under fgqos with
- * scheme sch; got[i] is app i's. */
-static int fq_case(ectx *e, const int *idx, size_t n, const double *goal, const char *sch,
-                   fq_got *got)
-{
-    corun__scenario *p = pick(e, idx, n);
-    corun__run_env env = e->o->env;
-    corun__run_result r;
-    size_t i;
-    int rc;
-
-    if (p == NULL) {
-        return CORUN_ENOMEM;
-    }
-    for (i = 0; i < n; i++) {
-        p->apps[i].attr.qos = goal[i];
-    }
-    snprintf(env.settings.fgqos_scheme, sizeof(env.settings.fgqos_scheme), "%s", sch);
-    rc = corun__scenario_run(p, &env, "fgqos", -1, 0, &r, e->why, e->why_len);
-    if (rc != CORUN_OK) {
-        /* which case, for whoever reruns it */
-        size_t len = strlen(e->why);
-        snprintf(e->why + len, e->why_len - len, " (fgqos, FGQOS_SCHEME=%s, apps", sch);
-        for (i = 0; i < n; i++) {
-            len = strlen(e->why);
-            snprintf(e->why + len, e->why_len - len, " %s qos %.2f", p->apps[i].name, goal[i]);
-        }
-        len = strlen(e->why);
-        snprintf(e->why + len, e->why_len - len, ")");
-        free(p);
-        return rc;
-    }
-    free(p);
-    for (i = 0; i < n && rc == CORUN_OK; i++) {
-        const corun_dim3 *g = &e->sc->apps[idx[i]].kernel.grid;
-        const double tasks = (double)g->x * g->y * g->z;
-        double alone = 0, walone = 0;
-        rc = solo(e, idx[i]);
-        if (rc == CORUN_OK) {
-            rc = solo_workers(e, idx[i]);
-        }
-        if (rc == CORUN_OK) {
-            alone = e->solo_rate[idx[i]] * 1e-9 * tasks;
-            walone = e->wsolo_rate[idx[i]] * 1e-9 * tasks;
-            if (!(alone > 0) || !(walone > 0) || !(r.window_ns > 0)) {
-                snprintf(e->why, e->why_len, "fgqos: app '%s' has no rate", r.apps[i].name);
-                rc = CORUN_ESTATE;
-            }
-        }
-        if (rc == CORUN_OK) {
-            const corun__kspec *k = &e->sc->apps[idx[i]].kernel;
-            const double iso = corun__pstore_own_rate(
-                &e->store, r.backend, k->name, tasks, (double)k->block.x * k->block.y * k->block.z);
-            got[i].rate = r.apps[i].window_tasks / r.window_ns;
-            got[i].workers = got[i].adjacent = got[i].rate / walone;
-            got[i].plain = r.apps[i].window_tasks / r.window_ns / alone;
-            got[i].store = iso > 0 ? r.apps[i].window_tasks / r.window_ns / iso : 0;
-        }
-    }
-    corun__run_result_free(&r);
-    return rc;
-}
-
-/* Counts one case: met when every app with a goal reached it. */
-static bool fq_count(fq_tally *t, const double *goal, const fq_got *got, size_t n)
-{
-    double nq = 0, over = 0;
-    size_t i, q = 0;
-    bool met = true, met_plain = true, met_store = true;
-
-    bool met_start = true;
-
-    for (i = 0; i < n; i++) {
-        if (goal[i] > 0) {
-            met &= got[i].adjacent >= goal[i];
-            met_start &= got[i].workers >= goal[i];
-            met_plain &= got[i].plain >= goal[i];
-            met_store &= got[i].store >= goal[i];
-            over += got[i].adjacent / goal[i];
-            q++;
-        } else {
-            nq += got[i].workers;
-        }
-    }
-    t->cases++;
-    t->met_start += met_start;
-    t->met_plain += met_plain;
-    t->met_store += met_store;
-    if (met) {
-        t->met++;
-        t->nq_sum += nq;
-        t->over_sum += q ? over / q : 0;
-    }
-    return met;
-}
-
-static json_t *fq_tally_json(const fq_tally *t)
-{
-    return json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:o, s:o}", "cases", (json_int_t)t->cases,
-                     "met", (json_int_t)t->met, "qos_reach",
-                     t->cases ? (double)t->met / t->cases : 0.0, "qos_reach_start",
-                     t->cases ? (double)t->met_start / t->cases : 0.0,
-                     "qos_reach_plain", t->cases ? (double)t->met_plain / t->cases : 0.0,
-                     "qos_reach_store", t->cases ? (double)t->met_store / t->cases : 0.0,
-                     "nonqos_throughput_met",
-                     t->met ? json_real(t->nq_sum / t->met) : json_null(), "qos_over_goal_met",
-                     t->met ? json_real(t->over_sum / t->met) : json_null());
-}
+/* ---- shared by fgqos and hsm (exp_fgqos.c, exp_hsm.c) ----------------------- */
 
 /* App k's rate alone next to a set of cases: the last measurement where no
  * case ran since, else a new one; e->adj_lo/hi keep its range over the run
  * as a fraction of its rate at the start. */
-static int adjacent_rate(ectx *e, int k, double *per_s)
+int corun__exp_adjacent_rate(ectx *e, int k, double *per_s)
 {
     double f;
     int rc = CORUN_OK;
 
     if (!e->adj_fresh[k]) {
-        rc = rate_alone(e, k, &e->adj_rate[k]);
+        rc = corun__exp_rate_alone(e, k, &e->adj_rate[k]);
         if (rc != CORUN_OK) {
             return rc;
         }
@@ -988,102 +833,20 @@ static int adjacent_rate(ectx *e, int k, double *per_s)
     return rc;
 }
 
-/* One set of cases: apps idx[0..n), the first nq of them with a goal, every
- * goal of the sweep (from g0 in steps of 0.05) under schemes s0..s1. A QoS
- * kernel's case is counted against its rate alone measured right before and
- * right after the set (the mean of the two): on the H100 a kernel's rate
- * alone moves by several percent over a run, the plain kernel's as much
- * (bench/results/h100-2026-11-27-rate-drift), so a reference from the
- * run's start would count the machine's drift as the policy's. */
-static int fq_set(ectx *e, const int *idx, size_t n, size_t nq, double g0, size_t s0, size_t s1,
-                  fq_tally *tally, json_t *cases, size_t met[FQ_NSCHEMES])
-{
-    fq_got got[FQ_GOALS][FQ_NSCHEMES][3];
-    double before[2], after[2];
-    size_t g, sc, i;
-    int rc = CORUN_OK;
-
-    for (i = 0; i < nq && rc == CORUN_OK; i++) {
-        rc = adjacent_rate(e, idx[i], &before[i]);
-    }
-    for (g = 0; g < FQ_GOALS && rc == CORUN_OK; g++) {
-        const double x = g0 + 0.05 * (double)g;
-        const double goal[3] = {x, nq > 1 ? x : 0, 0};
-        for (sc = s0; sc <= s1 && rc == CORUN_OK; sc++) {
-            memset(e->adj_fresh, 0, sizeof(e->adj_fresh));
-            rc = fq_case(e, idx, n, goal, fq_schemes[sc], got[g][sc]);
-        }
-    }
-    for (i = 0; i < nq && rc == CORUN_OK; i++) {
-        rc = adjacent_rate(e, idx[i], &after[i]);
-    }
-    if (rc != CORUN_OK) {
-        return rc;
-    }
-    for (g = 0; g < FQ_GOALS; g++) {
-        const double x = g0 + 0.05 * (double)g;
-        const double goal[3] = {x, nq > 1 ? x : 0, 0};
-        for (sc = s0; sc <= s1; sc++) {
-            fq_got *gt = got[g][sc];
-            for (i = 0; i < nq; i++) {
-                const corun_dim3 *d = &e->sc->apps[idx[i]].kernel.grid;
-                const double per_ns = (before[i] + after[i]) * 0.5 * 1e-9 * d->x * d->y * d->z;
-                gt[i].adjacent = gt[i].rate / per_ns;
-            }
-            met[sc] += fq_count(&tally[sc], goal, gt, n);
-            if (n == 2 && cases != NULL) {
-                json_array_append_new(
-                    cases, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "qos",
-                                     e->sc->apps[idx[0]].name, "other", e->sc->apps[idx[1]].name,
-                                     "scheme", fq_schemes[sc], "goal", goal[0], "qos_rate",
-                                     gt[0].adjacent, "qos_rate_start", gt[0].workers,
-                                     "qos_rate_plain", gt[0].plain, "qos_rate_store",
-                                     gt[0].store, "alone_moved", after[0] / before[0],
-                                     "other_rate", gt[1].workers));
-            }
-        }
-    }
-    return CORUN_OK;
-}
-
-/* Trios in a fixed order: every 6th of (QoS, a, b) with a < b (one QoS
- * kernel), or of (QoS a < QoS b, c) (two). */
-static size_t fq_trios(int two, int (*out)[3])
-{
-    size_t n = 0, seen = 0;
-    int a, b, c;
-
-    for (a = 0; a < FQ_KERNELS; a++) {
-        for (b = 0; b < FQ_KERNELS; b++) {
-            for (c = 0; c < FQ_KERNELS; c++) {
-                bool ok = two ? (a < b && c != a && c != b) : (b < c && a != b && a != c);
-                if (!ok || seen++ % 6 != 0 || n == FQ_TRIOS) {
-                    continue;
-                }
-                out[n][0] = a;
-                out[n][1] = b;
-                out[n][2] = c;
-                n++;
-            }
-        }
-    }
-    return n;
-}
-
 /* The ten kernels of fgqos and hsm: as a backend runs them where a file
  * says so (the GPU's real kernels at their own sizes), else as the
  * simulator models them. */
-static int load_ten(ectx *e)
+int corun__exp_load_ten(ectx *e)
 {
     char file[4096];
     int rc;
 
     snprintf(file, sizeof(file), "%s/fgqos-kernels-%s.json", e->o->dir, e->o->backend);
     rc = load(e, access(file, R_OK) == 0 ? file + strlen(e->o->dir) + 1 : "fgqos-kernels.json");
-    if (rc == CORUN_OK && e->sc->napps != FQ_KERNELS) {
+    if (rc == CORUN_OK && e->sc->napps != CORUN_EXP_TEN) {
         snprintf(e->why, e->why_len, "%s: %zu apps, the experiment takes %d", e->sc->name,
-                 e->sc->napps, FQ_KERNELS);
-        unload(e);
+                 e->sc->napps, CORUN_EXP_TEN);
+        corun__exp_unload(e);
         rc = CORUN_EINVAL;
     }
     return rc;
@@ -1092,16 +855,16 @@ static int load_ten(ectx *e)
 /* The ten kernels' pairs (ordered: every (a, b) with a != b; else a < b),
  * as many as --max-sets allows, into pairs (*np of them), every kernel alone
  * into all; then the profiles `needs` asks for, and the store into e->store. */
-static int ten_pairs(ectx *e, bool ordered, unsigned needs, int (*pairs)[3], size_t *np,
+int corun__exp_ten_pairs(ectx *e, bool ordered, unsigned needs, int (*pairs)[3], size_t *np,
                      int (*all)[3])
 {
     int a, b;
 
     *np = 0;
-    for (a = 0; a < FQ_KERNELS; a++) {
+    for (a = 0; a < CORUN_EXP_TEN; a++) {
         all[a][0] = a;
         all[a][1] = all[a][2] = -1;
-        for (b = ordered ? 0 : a + 1; b < FQ_KERNELS; b++) {
+        for (b = ordered ? 0 : a + 1; b < CORUN_EXP_TEN; b++) {
             if (a != b) {
                 pairs[*np][0] = a;
                 pairs[*np][1] = b;
@@ -1113,365 +876,17 @@ static int ten_pairs(ectx *e, bool ordered, unsigned needs, int (*pairs)[3], siz
     if (e->o->max_sets > 0 && *np > e->o->max_sets) {
         *np = e->o->max_sets;
     }
-    if (ensure(e, all, FQ_KERNELS, needs) != CORUN_OK) {
+    if (corun__exp_ensure(e, all, CORUN_EXP_TEN, needs) != CORUN_OK) {
         return CORUN_ESTATE;
     }
     return corun__pstore_load_setting(e->o->env.settings.profile_path, &e->store, e->why,
                                       e->why_len);
 }
 
-static json_t *exp_fgqos(ectx *e)
-{
-    int pairs[FQ_KERNELS * FQ_KERNELS][3], trios[FQ_TRIOS][3], all[FQ_KERNELS][3];
-    fq_tally pt[FQ_NSCHEMES], t1[FQ_NSCHEMES], t2[FQ_NSCHEMES];
-    size_t np = 0, nt, i, sc, two;
-    json_t *root = NULL, *cases = NULL;
-    int a;
-
-    memset(pt, 0, sizeof(pt));
-    memset(t1, 0, sizeof(t1));
-    memset(t2, 0, sizeof(t2));
-    if (load_ten(e) != CORUN_OK) {
-        return NULL;
-    }
-    if (ten_pairs(e, true, corun__policy_fgqos.needs, pairs, &np, all) != CORUN_OK) {
-        goto fail;
-    }
-    /* every case's reference, each kernel's rate alone, measured first, as
-     * close in time to the store's as the run allows */
-    for (a = 0; a < FQ_KERNELS; a++) {
-        if (solo_workers(e, a) != CORUN_OK) {
-            goto fail;
-        }
-    }
-    root = json_object();
-    cases = json_array();
-    {
-        /* what enforcing quotas costs: each kernel alone as a non-QoS kernel
-         * (its quota paused and refilled), over its rate alone */
-        json_t *alone = json_object();
-        double sum = 0;
-        for (a = 0; a < FQ_KERNELS; a++) {
-            const double goal = 0;
-            fq_got got;
-            if (fq_case(e, &all[a][0], 1, &goal, "rollover", &got) != CORUN_OK) {
-                json_decref(alone);
-                goto fail;
-            }
-            json_object_set_new(alone, e->sc->apps[a].name, json_real(got.workers));
-            sum += got.workers;
-        }
-        progress_line(e->o, "fgqos: each kernel alone as a non-QoS kernel, %.3f of its rate alone "
-                            "(mean of %d)",
-                      sum / FQ_KERNELS, FQ_KERNELS);
-        json_object_set_new(root, "alone_nonqos", alone);
-        json_object_set_new(root, "mean_alone_nonqos", json_real(sum / FQ_KERNELS));
-    }
-    for (i = 0; i < np; i++) {
-        size_t met[FQ_NSCHEMES] = {0};
-        if (fq_set(e, pairs[i], 2, 1, 0.50, 0, FQ_NSCHEMES - 1, pt, cases, met) != CORUN_OK) {
-            goto fail;
-        }
-        progress_line(e->o,
-                      "fgqos %s (QoS) + %s: goals met of %d: naive %zu, history %zu, elastic "
-                      "%zu, rollover %zu, spart %zu (its rate alone %.3f of the start's)",
-                      e->sc->apps[pairs[i][0]].name, e->sc->apps[pairs[i][1]].name, FQ_GOALS,
-                      met[0], met[1], met[2], met[3], met[4],
-                      e->adj_rate[pairs[i][0]] / e->wsolo_rate[pairs[i][0]]);
-    }
-    for (two = 0; two < 2; two++) {
-        nt = fq_trios((int)two, trios);
-        if (e->o->max_sets > 0 && nt > e->o->max_sets) {
-            nt = e->o->max_sets;
-        }
-        for (i = 0; i < nt; i++) {
-            size_t met[FQ_NSCHEMES] = {0};
-            /* one QoS kernel: 50-95 %; two: 25-70 % each (the paper's sweep) */
-            if (fq_set(e, trios[i], 3, two ? 2 : 1, two ? 0.25 : 0.50, FQ_ROLLOVER, FQ_SPART,
-                       two ? t2 : t1, NULL, met) != CORUN_OK) {
-                goto fail;
-            }
-            progress_line(e->o, "fgqos trio %s%s + %s%s + %s: goals met of %d: rollover %zu, "
-                                "spart %zu",
-                          e->sc->apps[trios[i][0]].name, " (QoS)", e->sc->apps[trios[i][1]].name,
-                          two ? " (QoS)" : "", e->sc->apps[trios[i][2]].name, FQ_GOALS,
-                          met[FQ_ROLLOVER], met[FQ_SPART]);
-        }
-    }
-    {
-        json_t *sch = json_object();
-        for (sc = 0; sc < FQ_NSCHEMES; sc++) {
-            json_t *o = json_object();
-            json_object_set_new(o, "pairs", fq_tally_json(&pt[sc]));
-            if (sc >= FQ_ROLLOVER) {
-                json_object_set_new(o, "trios_one_qos", fq_tally_json(&t1[sc]));
-                json_object_set_new(o, "trios_two_qos", fq_tally_json(&t2[sc]));
-            }
-            json_object_set_new(sch, fq_schemes[sc], o);
-        }
-        json_object_set_new(root, "schemes", sch);
-    }
-    {
-        /* each kernel's rate alone measured again after every case, over the
-         * reference: how far a kernel's rate alone moved during the run */
-        double again[CORUN_SCENARIO_MAX_APPS];
-        json_t *moved = json_object();
-        json_t *lo = json_object(), *hi = json_object();
-        json_object_set_new(root, "alone_end_over_start", moved);
-        json_object_set_new(root, "adjacent_min_over_start", lo);
-        json_object_set_new(root, "adjacent_max_over_start", hi);
-        for (a = 0; a < FQ_KERNELS; a++) {
-            if (e->adj_hi[a] > 0) {
-                json_object_set_new(lo, e->sc->apps[a].name, json_real(e->adj_lo[a]));
-                json_object_set_new(hi, e->sc->apps[a].name, json_real(e->adj_hi[a]));
-            }
-            if (rate_alone(e, a, &again[a]) != CORUN_OK) {
-                goto fail;
-            }
-            json_object_set_new(moved, e->sc->apps[a].name,
-                                json_real(again[a] / e->wsolo_rate[a]));
-            progress_line(e->o, "fgqos: %s alone at the end, %.3f of its rate at the start",
-                          e->sc->apps[a].name, again[a] / e->wsolo_rate[a]);
-        }
-    }
-    json_object_set_new(root, "epoch_us", json_real(e->o->env.settings.fgqos_epoch_us));
-    json_object_set_new(root, "cases", cases);
-    corun__pstore_free(&e->store);
-    unload(e);
-    return root;
-fail:
-    json_decref(root);
-    json_decref(cases);
-    corun__pstore_free(&e->store);
-    unload(e);
-    return NULL;
-}
-
-/* ---- hsm: HSM's prediction, HSM-Fair and HSM-QoS (hsm.md §6) --------------- */
-
-#define HS_WINDOW_MS 60.0
-
-/* One run of a pair: each app's block-tasks per ns in the window and its
- * share of the GPU's SMs there. */
-typedef struct hs_got {
-    double rate, share;
-} hs_got;
-
-/* Apps idx[0..2) under `policy` with HSM_FAIR_THRESHOLD `threshold` (hsm-fair)
- * or HSM_QOS_FIXED `fixed` (hsm-qos), app `high` (or none, -1) at priority 1. */
-static int hs_case(ectx *e, const int *idx, const char *policy, double threshold, double fixed,
-                   int high, hs_got got[2])
-{
-    corun__scenario *p = pick(e, idx, 2);
-    corun__run_env env = e->o->env;
-    corun__run_result r;
-    int i, rc;
-
-    if (p == NULL) {
-        return CORUN_ENOMEM;
-    }
-    for (i = 0; i < 2; i++) {
-        p->apps[i].attr.priority = i == high ? 1 : 0;
-    }
-    env.settings.hsm_fair_threshold = threshold;
-    env.settings.hsm_qos_fixed = fixed;
-    rc = corun__scenario_run(p, &env, policy, -1, 0, &r, e->why, e->why_len);
-    free(p);
-    if (rc != CORUN_OK) {
-        return rc;
-    }
-    for (i = 0; i < 2; i++) {
-        got[i].rate = r.window_ns > 0 ? r.apps[i].window_tasks / r.window_ns : 0;
-        got[i].share = r.window_ns > 0 && r.sm_count > 0
-                           ? r.apps[i].window_capsm_ns / ((double)r.sm_count * r.window_ns)
-                           : 0;
-    }
-    corun__run_result_free(&r);
-    return CORUN_OK;
-}
-
-/* A run's NPs against the rates alone, and its fairness, STP and ANTT
- * (Eyerman and Eeckhout; HSM's metrics). */
-static json_t *hs_view(const hs_got got[2], const double alone[2], double np[2])
-{
-    int i;
-
-    for (i = 0; i < 2; i++) {
-        np[i] = alone[i] > 0 ? got[i].rate / alone[i] : 0;
-    }
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "np_a", np[0], "np_b", np[1],
-                     "share_a", got[0].share, "share_b", got[1].share, "fairness",
-                     fmax(np[0], np[1]) > 0 ? fmin(np[0], np[1]) / fmax(np[0], np[1]) : 0.0,
-                     "stp", np[0] + np[1], "antt",
-                     np[0] > 0 && np[1] > 0 ? (1 / np[0] + 1 / np[1]) / 2 : 0.0);
-}
-
-static double jnum(const json_t *o, const char *k)
-{
-    return json_number_value(json_object_get(o, k));
-}
-
-/* Over the 45 pairs of the ten kernels: HSM's NP prediction against the NP
- * measured (each kernel's rate alone right before and after the pair's
- * runs, as fgqos's cases), an even SM split against hsm-fair, and where one
- * kernel is memory-bound and the other not, hsm-qos holding the
- * memory-bound one at HSM_QOS_TARGET against giving it 80 % of the SMs. */
-static json_t *exp_hsm(ectx *e)
-{
-    int pairs[FQ_KERNELS * FQ_KERNELS / 2][3], all[FQ_KERNELS][3];
-    bool memory[FQ_KERNELS];
-    double iso[FQ_KERNELS], err_sum = 0, err_max = 0, sum[6] = {0}, qnp_min = INFINITY;
-    size_t np = 0, i, nerr = 0, nq = 0, met = 0, met_fixed = 0;
-    json_t *root = NULL, *list = NULL;
-    int a;
-
-    if (load_ten(e) != CORUN_OK) {
-        return NULL;
-    }
-    /* windows of HS_WINDOW_MS at least, unless --duration-ms says otherwise:
-     * the policies move SMs at epochs' ends and need a few to settle */
-    e->sc->duration_ns = fmax(e->sc->duration_ns, HS_WINDOW_MS * 1e6);
-    if (ten_pairs(e, false, corun__policy_hsm_fair.needs, pairs, &np, all) != CORUN_OK) {
-        goto fail;
-    }
-    for (a = 0; a < FQ_KERNELS; a++) {
-        const corun__kspec *k = &e->sc->apps[a].kernel;
-        memory[a] = corun__hsm_memory_bound(
-            corun__pstore_find_prof(&e->store, e->o->backend, k->name), &e->o->env.settings);
-        iso[a] = corun__pstore_own_rate(&e->store, e->o->backend, k->name,
-                                        (double)k->grid.x * k->grid.y * k->grid.z,
-                                        (double)k->block.x * k->block.y * k->block.z);
-        if (solo_workers(e, a) != CORUN_OK) {
-            goto fail;
-        }
-    }
-    root = json_object();
-    list = json_array();
-    for (i = 0; i < np; i++) {
-        const int *idx = pairs[i];
-        const int high = memory[idx[0]] != memory[idx[1]] ? (memory[idx[0]] ? 0 : 1) : -1;
-        double before[2], after[2], alone[2], n_even[2], n_fair[2], n_qos[2], n_fix[2];
-        hs_got even[2], fair[2], q[2], fix[2];
-        json_t *o;
-        int j, rc = CORUN_OK;
-        for (j = 0; j < 2 && rc == CORUN_OK; j++) {
-            rc = adjacent_rate(e, idx[j], &before[j]);
-        }
-        memset(e->adj_fresh, 0, sizeof(e->adj_fresh));
-        if (rc == CORUN_OK) {
-            rc = hs_case(e, idx, "hsm-fair", 0, 0, -1, even);
-        }
-        if (rc == CORUN_OK) {
-            rc = hs_case(e, idx, "hsm-fair", e->o->env.settings.hsm_fair_threshold, 0, -1, fair);
-        }
-        if (rc == CORUN_OK && high >= 0) {
-            rc = hs_case(e, idx, "hsm-qos", 0, 0, high, q);
-            if (rc == CORUN_OK) {
-                rc = hs_case(e, idx, "hsm-qos", 0, 0.8, high, fix);
-            }
-        }
-        for (j = 0; j < 2 && rc == CORUN_OK; j++) {
-            rc = adjacent_rate(e, idx[j], &after[j]);
-        }
-        if (rc != CORUN_OK) {
-            goto fail;
-        }
-        for (j = 0; j < 2; j++) {
-            const corun_dim3 *g = &e->sc->apps[idx[j]].kernel.grid;
-            alone[j] = (before[j] + after[j]) * 0.5 * 1e-9 * g->x * g->y * g->z;
-        }
-        o = json_pack("{s:s, s:s, s:b, s:b}", "a", e->sc->apps[idx[0]].name, "b",
-                      e->sc->apps[idx[1]].name, "memory_bound_a", memory[idx[0]],
-                      "memory_bound_b", memory[idx[1]]);
-        json_object_set_new(o, "even", hs_view(even, alone, n_even));
-        json_object_set_new(o, "hsm_fair", hs_view(fair, alone, n_fair));
-        {
-            /* the model's NP of each kernel in both runs, against the measured */
-            json_t *pe = json_array();
-            const hs_got *runs[2] = {even, fair};
-            const double *meas[2] = {n_even, n_fair};
-            int r;
-            for (r = 0; r < 2; r++) {
-                for (j = 0; j < 2; j++) {
-                    const double pred = corun__hsm_np(memory[idx[j]], runs[r][j].share,
-                                                      runs[r][j].rate, iso[idx[j]]);
-                    const double err = meas[r][j] > 0 ? fabs(pred - meas[r][j]) / meas[r][j] : 0;
-                    json_array_append_new(pe, json_real(err));
-                    err_sum += err;
-                    err_max = fmax(err_max, err);
-                    nerr++;
-                }
-            }
-            json_object_set_new(o, "prediction_error", pe);
-        }
-        {
-            const json_t *ev = json_object_get(o, "even"), *fa = json_object_get(o, "hsm_fair");
-            sum[0] += jnum(ev, "fairness");
-            sum[1] += jnum(fa, "fairness");
-            sum[2] += jnum(ev, "stp");
-            sum[3] += jnum(fa, "stp");
-            progress_line(e->o,
-                          "hsm %s + %s: fairness %.3f even, %.3f hsm-fair; STP %.3f, %.3f",
-                          e->sc->apps[idx[0]].name, e->sc->apps[idx[1]].name,
-                          jnum(ev, "fairness"), jnum(fa, "fairness"), jnum(ev, "stp"),
-                          jnum(fa, "stp"));
-        }
-        if (high >= 0) {
-            json_t *qv = hs_view(q, alone, n_qos), *fv = hs_view(fix, alone, n_fix);
-            json_object_set_new(o, "high", json_string(high == 0 ? "a" : "b"));
-            json_object_set_new(o, "hsm_qos", qv);
-            json_object_set_new(o, "proportional", fv);
-            nq++;
-            met += n_qos[high] >= e->o->env.settings.hsm_qos_target;
-            met_fixed += n_fix[high] >= e->o->env.settings.hsm_qos_target;
-            qnp_min = fmin(qnp_min, n_qos[high]);
-            sum[4] += n_qos[0] + n_qos[1];
-            sum[5] += n_fix[0] + n_fix[1];
-            progress_line(e->o,
-                          "hsm-qos %s (high) + %s: its NP %.3f, STP %.3f; 80 %% of the SMs: %.3f, "
-                          "%.3f",
-                          e->sc->apps[idx[high]].name, e->sc->apps[idx[1 - high]].name,
-                          n_qos[high], n_qos[0] + n_qos[1], n_fix[high], n_fix[0] + n_fix[1]);
-        }
-        json_array_append_new(list, o);
-    }
-    json_object_set_new(root, "pairs", list);
-    list = NULL;
-    if (np > 0) {
-        json_object_set_new(root, "mean_fairness_even", json_real(sum[0] / (double)np));
-        json_object_set_new(root, "mean_fairness_hsm_fair", json_real(sum[1] / (double)np));
-        json_object_set_new(root, "mean_stp_even", json_real(sum[2] / (double)np));
-        json_object_set_new(root, "mean_stp_hsm_fair", json_real(sum[3] / (double)np));
-    }
-    if (nerr > 0) {
-        json_object_set_new(root, "prediction_error_mean", json_real(err_sum / (double)nerr));
-        json_object_set_new(root, "prediction_error_worst", json_real(err_max));
-    }
-    json_object_set_new(root, "qos_pairs", json_integer((json_int_t)nq));
-    if (nq > 0) {
-        json_object_set_new(root, "qos_target", json_real(e->o->env.settings.hsm_qos_target));
-        json_object_set_new(root, "qos_met", json_integer((json_int_t)met));
-        json_object_set_new(root, "qos_met_proportional", json_integer((json_int_t)met_fixed));
-        json_object_set_new(root, "qos_np_min", json_real(qnp_min));
-        json_object_set_new(root, "mean_stp_hsm_qos", json_real(sum[4] / (double)nq));
-        json_object_set_new(root, "mean_stp_proportional", json_real(sum[5] / (double)nq));
-    }
-    json_object_set_new(root, "epoch_us", json_real(e->o->env.settings.hsm_epoch_us));
-    corun__pstore_free(&e->store);
-    unload(e);
-    return root;
-fail:
-    json_decref(root);
-    json_decref(list);
-    corun__pstore_free(&e->store);
-    unload(e);
-    return NULL;
-}
-
 json_t *corun__exp_run(const char *name, const corun__exp_opts *o, char *why, size_t why_len)
 {
     static json_t *(*const fns[])(ectx *) = {exp_hpf,   exp_srt,   exp_spatial, exp_ffs,
-                                             exp_model, exp_slate, exp_fgqos, exp_hsm};
+                                             exp_model, exp_slate, corun__exp_fgqos, corun__exp_hsm};
     ectx e;
     size_t i;
 

@@ -1,6 +1,6 @@
 /*
- * experiments.h — the FLEP, Slate and fine-grained QoS evaluations (FLEP §6,
- * Slate §V-E, qos-fine-grained.md §4) as
+ * experiments.h — the FLEP, Slate, fine-grained QoS and HSM evaluations (FLEP
+ * §6, Slate §V-E, qos-fine-grained.md §4, hsm.md §6) as
  * functions over the scenario files in scenarios/, so that the tests,
  * `corun experiment` and the GPU check run the same code on either backend.
  *
@@ -24,7 +24,11 @@
  *            spart, 60 trios with one QoS kernel and 60 with two under
  *            rollover and spart; QoS_reach and the non-QoS throughput of the
  *            cases that met their goals; and each kernel alone as a non-QoS
- *            kernel, what enforcing its quotas costs it.
+ *            kernel, what enforcing its quotas costs it (exp_fgqos.c).
+ *   hsm      hsm.md §6: the same ten kernels' 45 pairs; HSM's NP prediction
+ *            against the NP measured, an even SM split against hsm-fair, and
+ *            where one kernel is memory-bound and the other not, hsm-qos
+ *            against 80 % of the SMs for the memory-bound one (exp_hsm.c).
  *
  * Definitions of every number: docs/policies.md.
  */
