@@ -275,9 +275,10 @@ json_t *corun__exp_fgqos(corun__exp_ctx *e)
             json_object_set_new(alone, e->sc->apps[a].name, json_real(got.workers));
             sum += got.workers;
         }
-        corun__exp_progress(e->o, "fgqos: each kernel alone as a non-QoS kernel, %.3f of its rate alone "
+        corun__exp_progress(e->o,
+                            "fgqos: each kernel alone as a non-QoS kernel, %.3f of its rate alone "
                             "(mean of %d)",
-                      sum / CORUN_EXP_TEN, CORUN_EXP_TEN);
+                            sum / CORUN_EXP_TEN, CORUN_EXP_TEN);
         json_object_set_new(root, "alone_nonqos", alone);
         json_object_set_new(root, "mean_alone_nonqos", json_real(sum / CORUN_EXP_TEN));
     }
@@ -287,11 +288,11 @@ json_t *corun__exp_fgqos(corun__exp_ctx *e)
             goto fail;
         }
         corun__exp_progress(e->o,
-                      "fgqos %s (QoS) + %s: goals met of %d: naive %zu, history %zu, elastic "
-                      "%zu, rollover %zu, spart %zu (its rate alone %.3f of the start's)",
-                      e->sc->apps[pairs[i][0]].name, e->sc->apps[pairs[i][1]].name, FQ_GOALS,
-                      met[0], met[1], met[2], met[3], met[4],
-                      e->adj_rate[pairs[i][0]] / e->wsolo_rate[pairs[i][0]]);
+                            "fgqos %s (QoS) + %s: goals met of %d: naive %zu, history %zu, elastic "
+                            "%zu, rollover %zu, spart %zu (its rate alone %.3f of the start's)",
+                            e->sc->apps[pairs[i][0]].name, e->sc->apps[pairs[i][1]].name, FQ_GOALS,
+                            met[0], met[1], met[2], met[3], met[4],
+                            e->adj_rate[pairs[i][0]] / e->wsolo_rate[pairs[i][0]]);
     }
     for (two = 0; two < 2; two++) {
         nt = fq_trios((int)two, trios);
@@ -305,11 +306,13 @@ json_t *corun__exp_fgqos(corun__exp_ctx *e)
                        two ? t2 : t1, NULL, met) != CORUN_OK) {
                 goto fail;
             }
-            corun__exp_progress(e->o, "fgqos trio %s%s + %s%s + %s: goals met of %d: rollover %zu, "
+            corun__exp_progress(e->o,
+                                "fgqos trio %s%s + %s%s + %s: goals met of %d: rollover %zu, "
                                 "spart %zu",
-                          e->sc->apps[trios[i][0]].name, " (QoS)", e->sc->apps[trios[i][1]].name,
-                          two ? " (QoS)" : "", e->sc->apps[trios[i][2]].name, FQ_GOALS,
-                          met[FQ_ROLLOVER], met[FQ_SPART]);
+                                e->sc->apps[trios[i][0]].name, " (QoS)",
+                                e->sc->apps[trios[i][1]].name, two ? " (QoS)" : "",
+                                e->sc->apps[trios[i][2]].name, FQ_GOALS, met[FQ_ROLLOVER],
+                                met[FQ_SPART]);
         }
     }
     {
@@ -345,7 +348,7 @@ json_t *corun__exp_fgqos(corun__exp_ctx *e)
             json_object_set_new(moved, e->sc->apps[a].name,
                                 json_real(again[a] / e->wsolo_rate[a]));
             corun__exp_progress(e->o, "fgqos: %s alone at the end, %.3f of its rate at the start",
-                          e->sc->apps[a].name, again[a] / e->wsolo_rate[a]);
+                                e->sc->apps[a].name, again[a] / e->wsolo_rate[a]);
         }
     }
     json_object_set_new(root, "epoch_us", json_real(e->o->env.settings.fgqos_epoch_us));

@@ -175,10 +175,10 @@ json_t *corun__exp_hsm(corun__exp_ctx *e)
             sum[2] += jnum(ev, "stp");
             sum[3] += jnum(fa, "stp");
             corun__exp_progress(e->o,
-                          "hsm %s + %s: fairness %.3f even, %.3f hsm-fair; STP %.3f, %.3f",
-                          e->sc->apps[idx[0]].name, e->sc->apps[idx[1]].name,
-                          jnum(ev, "fairness"), jnum(fa, "fairness"), jnum(ev, "stp"),
-                          jnum(fa, "stp"));
+                                "hsm %s + %s: fairness %.3f even, %.3f hsm-fair; STP %.3f, %.3f",
+                                e->sc->apps[idx[0]].name, e->sc->apps[idx[1]].name,
+                                jnum(ev, "fairness"), jnum(fa, "fairness"), jnum(ev, "stp"),
+                                jnum(fa, "stp"));
         }
         if (high >= 0) {
             json_t *qv = hs_view(q, alone, n_qos), *fv = hs_view(fix, alone, n_fix);
@@ -191,11 +191,12 @@ json_t *corun__exp_hsm(corun__exp_ctx *e)
             qnp_min = fmin(qnp_min, n_qos[high]);
             sum[4] += n_qos[0] + n_qos[1];
             sum[5] += n_fix[0] + n_fix[1];
-            corun__exp_progress(e->o,
-                          "hsm-qos %s (high) + %s: its NP %.3f, STP %.3f; 80 %% of the SMs: %.3f, "
-                          "%.3f",
-                          e->sc->apps[idx[high]].name, e->sc->apps[idx[1 - high]].name,
-                          n_qos[high], n_qos[0] + n_qos[1], n_fix[high], n_fix[0] + n_fix[1]);
+            corun__exp_progress(
+                e->o,
+                "hsm-qos %s (high) + %s: its NP %.3f, STP %.3f; 80 %% of the SMs: %.3f, "
+                "%.3f",
+                e->sc->apps[idx[high]].name, e->sc->apps[idx[1 - high]].name, n_qos[high],
+                n_qos[0] + n_qos[1], n_fix[high], n_fix[0] + n_fix[1]);
         }
         json_array_append_new(list, o);
     }

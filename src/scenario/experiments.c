@@ -409,7 +409,7 @@ static json_t *exp_hpf(ectx *e)
         }
         speedup[i] = m.apps[1].mean_ns / f.apps[1].mean_ns;
         corun__exp_progress(e->o, "hpf %s + %s: high-priority speedup %.2fx", m.apps[0].name,
-                      m.apps[1].name, speedup[i]);
+                            m.apps[1].name, speedup[i]);
         json_array_append_new(
             arr, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f}", "low", m.apps[0].name, "high",
                            m.apps[1].name, "high_mps_us", m.apps[1].mean_ns * 1e-3,
@@ -505,8 +505,8 @@ static json_t *exp_srt(ectx *e)
             json_object_set_new(o, key, json_string(m.apps[j].name));
         }
         corun__exp_progress(e->o, "srt %s + %s%s%s: ANTT %.2f -> %.2f (%.2fx)", m.apps[0].name,
-                      m.apps[1].name, k == 3 ? " + " : "", k == 3 ? m.apps[2].name : "", cm.antt,
-                      cf.antt, gain[i]);
+                            m.apps[1].name, k == 3 ? " + " : "", k == 3 ? m.apps[2].name : "",
+                            cm.antt, cf.antt, gain[i]);
         json_array_append_new(i < npairs ? pairs : triplets, o);
         corun__run_result_free(&m);
         corun__run_result_free(&f);
@@ -571,7 +571,7 @@ static json_t *exp_spatial(ectx *e)
             nred++;
         }
         corun__exp_progress(e->o, "spatial %s + %s: overhead %.2f%% spatial, %.2f%% temporal",
-                      m.apps[0].name, m.apps[1].name, ovs[i] * 100, ovt[i] * 100);
+                            m.apps[0].name, m.apps[1].name, ovs[i] * 100, ovt[i] * 100);
         json_array_append_new(arr, o);
         corun__run_result_free(&m);
         corun__run_result_free(&sp);
@@ -618,16 +618,16 @@ static json_t *exp_ffs(ectx *e)
         held[i] = lo[i] + hi[i];
         hi_held[i] = held[i] > 0 ? hi[i] / held[i] : 0;
         ovh[i] = 1 - tp;
-        corun__exp_progress(e->o,
-                      "ffs %s (w1) + %s (w2): shares %.3f / %.3f (of the time held: %.3f / %.3f), "
-                      "throughput lost %.2f%%",
-                      f.apps[0].name, f.apps[1].name, lo[i], hi[i], 1 - hi_held[i], hi_held[i],
-                      ovh[i] * 100);
-        json_array_append_new(
-            arr, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "low", f.apps[0].name,
-                           "high", f.apps[1].name, "share_low", lo[i], "share_high", hi[i],
-                           "held", held[i], "held_share_high", hi_held[i], "throughput", tp,
-                           "overhead", ovh[i]));
+        corun__exp_progress(
+            e->o,
+            "ffs %s (w1) + %s (w2): shares %.3f / %.3f (of the time held: %.3f / %.3f), "
+            "throughput lost %.2f%%",
+            f.apps[0].name, f.apps[1].name, lo[i], hi[i], 1 - hi_held[i], hi_held[i], ovh[i] * 100);
+        json_array_append_new(arr,
+                              json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "low",
+                                        f.apps[0].name, "high", f.apps[1].name, "share_low", lo[i],
+                                        "share_high", hi[i], "held", held[i], "held_share_high",
+                                        hi_held[i], "throughput", tp, "overhead", ovh[i]));
         corun__run_result_free(&f);
     }
     json_object_set_new(root, "pairs", arr);
@@ -691,12 +691,12 @@ static json_t *exp_model(ectx *e)
         if (corun__dm_evaluate(runs, nr, e->o->env.settings.profile_holdout,
                                e->o->env.settings.ridge_lambda, &ev) == CORUN_OK) {
             mape[nk++] = ev.mape;
-            corun__exp_progress(e->o, "model %s: %zu runs, held-out error %.2f%% (worst %.2f%%)", kernel,
-                          nr, ev.mape * 100, ev.max_ape * 100);
-            json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:f, s:f}", "kernel", kernel,
-                                                 "train", (json_int_t)ev.ntrain, "test",
-                                                 (json_int_t)ev.ntest, "mape", ev.mape, "max_ape",
-                                                 ev.max_ape));
+            corun__exp_progress(e->o, "model %s: %zu runs, held-out error %.2f%% (worst %.2f%%)",
+                                kernel, nr, ev.mape * 100, ev.max_ape * 100);
+            json_array_append_new(arr,
+                                  json_pack("{s:s, s:I, s:I, s:f, s:f}", "kernel", kernel, "train",
+                                            (json_int_t)ev.ntrain, "test", (json_int_t)ev.ntest,
+                                            "mape", ev.mape, "max_ape", ev.max_ape));
         }
         free(runs);
     }
@@ -774,18 +774,17 @@ static json_t *exp_slate(ectx *e)
             corun_gain += gain[i];
             ncorun++;
         }
-        corun__exp_progress(e->o,
-                      "slate %s (%s) + %s (%s): %s, co-ran %.0f%% of the time, STP %.3f vs mps %.3f",
-                      s.apps[0].name, corun__kclass_name(cls[0]), s.apps[1].name,
-                      corun__kclass_name(cls[1]), expect ? "corun" : "solo", frac * 100, cs.stp,
-                      cm.stp);
+        corun__exp_progress(
+            e->o, "slate %s (%s) + %s (%s): %s, co-ran %.0f%% of the time, STP %.3f vs mps %.3f",
+            s.apps[0].name, corun__kclass_name(cls[0]), s.apps[1].name, corun__kclass_name(cls[1]),
+            expect ? "corun" : "solo", frac * 100, cs.stp, cm.stp);
         json_array_append_new(
-            arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "a",
-                           s.apps[0].name, "b", s.apps[1].name, "class_a",
-                           corun__kclass_name(cls[0]), "class_b", corun__kclass_name(cls[1]),
-                           "decision", expect ? "corun" : "solo", "corun_fraction", frac,
-                           "stp_mps", cm.stp, "stp_slate", cs.stp, "gain", gain[i], "antt_mps",
-                           cm.antt, "antt_slate", cs.antt));
+            arr,
+            json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "a",
+                      s.apps[0].name, "b", s.apps[1].name, "class_a", corun__kclass_name(cls[0]),
+                      "class_b", corun__kclass_name(cls[1]), "decision", expect ? "corun" : "solo",
+                      "corun_fraction", frac, "stp_mps", cm.stp, "stp_slate", cs.stp, "gain",
+                      gain[i], "antt_mps", cm.antt, "antt_slate", cs.antt));
         corun__run_result_free(&m);
         corun__run_result_free(&s);
     }
@@ -885,8 +884,9 @@ int corun__exp_ten_pairs(ectx *e, bool ordered, unsigned needs, int (*pairs)[3],
 
 json_t *corun__exp_run(const char *name, const corun__exp_opts *o, char *why, size_t why_len)
 {
-    static json_t *(*const fns[])(ectx *) = {exp_hpf,   exp_srt,   exp_spatial, exp_ffs,
-                                             exp_model, exp_slate, corun__exp_fgqos, corun__exp_hsm};
+    static json_t *(*const fns[])(ectx *) = {exp_hpf,          exp_srt,       exp_spatial,
+                                             exp_ffs,          exp_model,     exp_slate,
+                                             corun__exp_fgqos, corun__exp_hsm};
     ectx e;
     size_t i;
 
