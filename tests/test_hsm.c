@@ -4,7 +4,8 @@
  *  - hsm-fair lifts fairness (min NP / max NP) of a compute-bound and a
  *    memory-bound kernel from an even split's ~0.5 to its threshold (0.9)
  *    from the fifth epoch on (the first whole epoch is the second; two moves
- *    follow it), and keeps it there, with more throughput (STP);
+ *    follow it), and keeps it there, with more throughput (STP), every
+ *    task run once while its moves shift both kernels' SMs;
  *  - hsm-qos holds the high-priority memory-bound kernel at its target NP
  *    (0.8) beside a compute-bound co-runner, with more STP than giving it a
  *    fixed 80 % of the SMs, and again from the fifth epoch after the
@@ -29,7 +30,7 @@
 
 #define US 1000.0
 #define EPOCH_US 1000.0
-#define TASKS 4000000u /* more than any test runs */
+#define TASKS 1500000u /* more than 20 epochs run */
 #define NKINDS 3
 
 static char dir[128];
@@ -194,7 +195,23 @@ static double fairness(const double *np, size_t n)
     return hi > 0 ? lo / hi : 0;
 }
 
-/* mem and comp together, 20 epochs: fairness and STP of each epoch. */
+/* Checks that tasks [0, ran) of k ran once each and no other task ran. */
+static void assert_prefix_once(fixture *f, corun__job *k, uint64_t ran)
+{
+    const uint32_t *hits = corun__sim_task_hits(f->be, k->ex);
+    uint64_t i;
+
+    assert_non_null(hits);
+    for (i = 0; i < k->tasks; i++) {
+        if (hits[i] != (i < ran ? 1u : 0u)) {
+            fail_msg("%s: task %llu ran %u times (expected %u)", k->name, (unsigned long long)i,
+                     hits[i], i < ran ? 1u : 0u);
+        }
+    }
+}
+
+/* mem and comp together, 20 epochs: fairness and STP of each epoch; every
+ * task once while the repartitions move both kernels' SMs. */
 static void pair_run(const char *key, double value, double fair[21], double stp[21])
 {
     const int kind[2] = {0, 1};
@@ -214,6 +231,13 @@ static void pair_run(const char *key, double value, double fair[21], double stp[
         fair[e] = fairness(np[e], 2);
         stp[e] = np[e][0] + np[e][1];
     }
+    /* to their ends, still repartitioned: then every task ran once */
+    for (e = 21; k[0]->state != CORUN_JS_DONE || k[1]->state != CORUN_JS_DONE; e++) {
+        assert_true(e < 2000);
+        corun_test_step_to(f.s, t0 + (uint64_t)(e * EPOCH_US * US));
+    }
+    assert_prefix_once(&f, k[0], k[0]->tasks);
+    assert_prefix_once(&f, k[1], k[1]->tasks);
     stop(&f);
 }
 

@@ -52,12 +52,12 @@
  *  - An application's CapSMs are whole SMs, its own (corun__sched_bind),
  *    as the paper's SM partition is: on logical CapSMs a kernel's workers
  *    would spread over every SM and run faster the fewer share one, and eq.
- *    4 would not hold. A repartition stops the kernels whose SMs moved and
- *    runs them again on their new ones (the paper's context switch; it also
- *    drains where that is cheaper): corun's shrink and grow keep a bound
- *    kernel's low end, and moving a boundary shifts the low end of the
- *    kernel above it. Moves are whole SMs and every application keeps at
- *    least one.
+ *    4 would not hold. A repartition moves a running kernel's range at
+ *    either end (corun__sched_move: eviction of the SMs it loses, new
+ *    workers on those it gains), never stopping it; the paper chooses
+ *    between draining and a context switch, corun's eviction drains at task
+ *    granularity. Moves are whole SMs and every application keeps at least
+ *    one.
  */
 #include <math.h>
 #include <stdio.h>
@@ -237,11 +237,12 @@ static void range_of(const hs *h, size_t i, uint32_t *lo, uint32_t *hi)
     *hi = at + (h->flows[i].capsm > 0 ? h->flows[i].capsm : 1) - 1;
 }
 
-/* Moves the flow's head onto its SMs: a waiting or paused launch is bound
- * to them and run; a running one whose SMs changed is stopped, and runs on
- * the new ones once it has paused (corun's shrink and grow keep a bound
- * kernel's low end, and a move shifts one side of every boundary). */
-static void apply(corun__sched *s, hs *h, size_t i, bool starting)
+/* Moves the flow's head onto its SMs. A running one moves there at once
+ * (corun__sched_move: its workers leave the SMs it loses, new ones start on
+ * those it gains); those that lose SMs move in the first pass, so that the
+ * others' new workers find the slots free. A waiting or paused launch is
+ * bound to them and run, in the second pass. */
+static void apply(corun__sched *s, hs *h, size_t i, int pass)
 {
     corun__job *k = corun__policy_flow_head(s, i);
     const uint32_t sms = corun__sched_gpu(s)->sm_count;
@@ -258,7 +259,7 @@ static void apply(corun__sched *s, hs *h, size_t i, bool starting)
     case CORUN_JS_WAITING:
     case CORUN_JS_PAUSED:
         free_c = corun__sched_free_capsm(s);
-        if (!starting || (want < free_c ? want : free_c) == 0 ||
+        if (pass == 0 || (want < free_c ? want : free_c) == 0 ||
             corun__sched_bind(s, k, lo, hi) != CORUN_OK) {
             return;
         }
@@ -267,8 +268,9 @@ static void apply(corun__sched *s, hs *h, size_t i, bool starting)
         }
         return;
     case CORUN_JS_RUNNING:
-        if (!starting && (k->sm_lo != lo || k->sm_top != hi)) {
-            (void)corun__sched_stop(s, k);
+        if ((k->sm_lo != lo || k->sm_top != hi) &&
+            (pass == 1 || hi - lo + 1 < corun__job_capsm(k))) {
+            (void)corun__sched_move(s, k, lo, hi);
         }
         return;
     default:
@@ -276,16 +278,17 @@ static void apply(corun__sched *s, hs *h, size_t i, bool starting)
     }
 }
 
-/* Stops the flows whose SMs moved first, then starts what waits. */
+/* Moves the flows that lose SMs first, then the rest, then starts what
+ * waits. */
 static void apply_all(corun__sched *s, hs *h)
 {
+    int pass;
     size_t i;
 
-    for (i = 0; i < h->nflows; i++) {
-        apply(s, h, i, false);
-    }
-    for (i = 0; i < h->nflows; i++) {
-        apply(s, h, i, true);
+    for (pass = 0; pass < 2; pass++) {
+        for (i = 0; i < h->nflows; i++) {
+            apply(s, h, i, pass);
+        }
     }
 }
 

@@ -835,6 +835,57 @@ int corun__sched_shrink(corun__sched *s, corun__job *k, uint32_t n)
     return CORUN_OK;
 }
 
+/* SMs of [a_lo, a_hi] not in [b_lo, b_hi]. */
+static uint32_t sms_outside(uint32_t a_lo, uint32_t a_hi, uint32_t b_lo, uint32_t b_hi)
+{
+    const uint32_t n = a_hi - a_lo + 1;
+    const uint32_t lo = a_lo > b_lo ? a_lo : b_lo, hi = a_hi < b_hi ? a_hi : b_hi;
+
+    return lo <= hi ? n - (hi - lo + 1) : n;
+}
+
+int corun__sched_move(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t sm_hi)
+{
+    const uint32_t old_lo = k->sm_lo, old_hi = k->sm_top;
+    uint32_t leaving, entering;
+    int rc;
+
+    if (k->state != CORUN_JS_RUNNING || k->plain) {
+        return CORUN_ESTATE;
+    }
+    if (sm_lo > sm_hi || sm_hi >= s->be->desc.sm_count) {
+        return CORUN_ERANGE;
+    }
+    leaving = sms_outside(old_lo, old_hi, sm_lo, sm_hi);
+    entering = sms_outside(sm_lo, sm_hi, old_lo, old_hi);
+    if (leaving > corun__job_capsm(k) - 1 + entering) {
+        leaving = corun__job_capsm(k) - 1 + entering; /* it keeps a CapSM */
+    }
+    rc = set_range(s, k, sm_lo, sm_hi);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    k->sm_top = sm_hi;
+    if (entering > 0) {
+        rc = launch_workers(s, k, k->capsm_hi, entering);
+        if (rc != CORUN_OK) {
+            return launch_failed(s, k, rc);
+        }
+        capsm_clock(s, k);
+        k->capsm_hi += entering;
+        s->held += entering;
+    }
+    if (leaving > 0) {
+        /* the workers on the SMs it left leave at their next claim */
+        capsm_clock(s, k);
+        k->capsm_lo += leaving;
+        s->held -= leaving;
+    }
+    set_nworkers(s, k);
+    observed(s, k, CORUN_JC_RESIZE);
+    return CORUN_OK;
+}
+
 int corun__sched_stop(corun__sched *s, corun__job *k)
 {
     int rc;

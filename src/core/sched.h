@@ -194,6 +194,13 @@ int corun__sched_grow(corun__sched *s, corun__job *k, uint32_t n);
  * A kernel bound to an SM range (corun__sched_bind) gives up whole SMs
  * instead: its range loses its top n SMs, and the workers there leave. */
 int corun__sched_shrink(corun__sched *s, corun__job *k, uint32_t n);
+/* Moves a running bound kernel (corun__sched_bind) to SMs [lo, hi] without
+ * stopping it: its workers on SMs it leaves go after their chunk (a CapSM
+ * each), workers are launched for the SMs it enters (a CapSM each), and it
+ * keeps at least one CapSM. What corun__sched_shrink and _grow do at the top
+ * of a range, at either end (HSM's repartitions move the low end of the
+ * kernel above a boundary). */
+int corun__sched_move(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t sm_hi);
 /* Temporal preemption: every worker of k leaves after its chunk. k turns
  * PAUSED (policy->paused is called) once the last one has left, or DONE.
  * A direct kernel's resume grid is enqueued first, behind a gate that
