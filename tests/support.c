@@ -6,6 +6,7 @@
 #include "support.h"
 
 #include "backends/create.h"
+#include "backends/sim/sim.h"
 #include "core/sched.h"
 #include "scenario/experiments.h"
 #include "scenario/scenario.h"
@@ -61,5 +62,20 @@ void corun_test_step_to(corun__sched *s, uint64_t t)
 {
     while (corun__sched_now(s) < t) {
         assert_int_equal(corun__sched_step(s, t), CORUN_OK);
+    }
+}
+
+void corun_test_prefix_once(corun__backend *be, corun__exec *k, uint64_t tasks, uint64_t ran,
+                            const char *name)
+{
+    const uint32_t *hits = corun__sim_task_hits(be, k);
+    uint64_t i;
+
+    assert_non_null(hits);
+    for (i = 0; i < tasks; i++) {
+        if (hits[i] != (i < ran ? 1u : 0u)) {
+            fail_msg("%s: task %llu ran %u times (expected %u)", name, (unsigned long long)i,
+                     hits[i], i < ran ? 1u : 0u);
+        }
     }
 }

@@ -39,4 +39,10 @@ uint64_t corun_test_done_of(struct corun__sched *s, struct corun__job *k);
 /* Steps the scheduler until its clock reaches t (ns). */
 void corun_test_step_to(struct corun__sched *s, uint64_t t);
 
+struct corun__exec;
+/* Fails the test unless, on the simulator be, tasks [0, ran) of kernel k
+ * (tasks in all; name for the message) ran once each and no other did. */
+void corun_test_prefix_once(struct corun__backend *be, struct corun__exec *k, uint64_t tasks,
+                            uint64_t ran, const char *name);
+
 #endif

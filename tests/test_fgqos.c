@@ -146,21 +146,6 @@ static void stop(fixture *f)
     f->be->ops->destroy(f->be);
 }
 
-/* Checks hits[i] == 1 for i < ran and 0 beyond. */
-static void assert_prefix_once(fixture *f, corun__job *k, uint64_t ran)
-{
-    const uint32_t *hits = corun__sim_task_hits(f->be, k->ex);
-    uint64_t i;
-
-    assert_non_null(hits);
-    for (i = 0; i < k->tasks; i++) {
-        if (hits[i] != (i < ran ? 1u : 0u)) {
-            fail_msg("%s: task %llu ran %u times (expected %u)", k->name, (unsigned long long)i,
-                     hits[i], i < ran ? 1u : 0u);
-        }
-    }
-}
-
 static void naive_quota_holds_every_epoch(void **state)
 {
     const double goal = 0.5;
@@ -194,8 +179,8 @@ static void naive_quota_holds_every_epoch(void **state)
     }
     /* the batch kernel used what the QoS kernel left */
     assert_true(corun_test_done_of(f.s, f.b) > last / 2);
-    assert_prefix_once(&f, f.q, corun_test_done_of(f.s, f.q));
-    assert_prefix_once(&f, f.b, corun_test_done_of(f.s, f.b));
+    corun_test_prefix_once(f.be, f.q->ex, f.q->tasks, corun_test_done_of(f.s, f.q), f.q->name);
+    corun_test_prefix_once(f.be, f.b->ex, f.b->tasks, corun_test_done_of(f.s, f.b), f.b->name);
     stop(&f);
 }
 
@@ -255,8 +240,8 @@ static void every_task_once_in_every_scheme(void **state)
             fail_msg("%s: the kernels did not finish (%d, %d)", schemes[i], f.q->state,
                      f.b->state);
         }
-        assert_prefix_once(&f, f.q, tasks);
-        assert_prefix_once(&f, f.b, tasks);
+        corun_test_prefix_once(f.be, f.q->ex, f.q->tasks, tasks, f.q->name);
+        corun_test_prefix_once(f.be, f.b->ex, f.b->tasks, tasks, f.b->name);
         stop(&f);
     }
 }

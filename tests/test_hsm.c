@@ -195,21 +195,6 @@ static double fairness(const double *np, size_t n)
     return hi > 0 ? lo / hi : 0;
 }
 
-/* Checks that tasks [0, ran) of k ran once each and no other task ran. */
-static void assert_prefix_once(fixture *f, corun__job *k, uint64_t ran)
-{
-    const uint32_t *hits = corun__sim_task_hits(f->be, k->ex);
-    uint64_t i;
-
-    assert_non_null(hits);
-    for (i = 0; i < k->tasks; i++) {
-        if (hits[i] != (i < ran ? 1u : 0u)) {
-            fail_msg("%s: task %llu ran %u times (expected %u)", k->name, (unsigned long long)i,
-                     hits[i], i < ran ? 1u : 0u);
-        }
-    }
-}
-
 /* mem and comp together, 20 epochs: fairness and STP of each epoch; every
  * task once while the repartitions move both kernels' SMs. */
 static void pair_run(const char *key, double value, double fair[21], double stp[21])
@@ -236,8 +221,8 @@ static void pair_run(const char *key, double value, double fair[21], double stp[
         assert_true(e < 2000);
         corun_test_step_to(f.s, t0 + (uint64_t)(e * EPOCH_US * US));
     }
-    assert_prefix_once(&f, k[0], k[0]->tasks);
-    assert_prefix_once(&f, k[1], k[1]->tasks);
+    corun_test_prefix_once(f.be, k[0]->ex, k[0]->tasks, k[0]->tasks, k[0]->name);
+    corun_test_prefix_once(f.be, k[1]->ex, k[1]->tasks, k[1]->tasks, k[1]->name);
     stop(&f);
 }
 

@@ -126,20 +126,6 @@ static corun_progress progress(corun__backend *be, corun__exec *k)
     return p;
 }
 
-/* Checks hits[i] == 1 for i < ran and 0 beyond. */
-static void assert_prefix_once(corun__backend *be, corun__exec *k, uint64_t tasks, uint64_t ran)
-{
-    const uint32_t *hits = corun__sim_task_hits(be, k);
-    uint64_t i;
-    assert_non_null(hits);
-    for (i = 0; i < tasks; i++) {
-        if (hits[i] != (i < ran ? 1u : 0u)) {
-            fail_msg("task %llu ran %u times (expected %u)", (unsigned long long)i, hits[i],
-                     i < ran ? 1u : 0u);
-        }
-    }
-}
-
 /* --- the dispatcher and occupancy ------------------------------------------ */
 
 static void plain_kernel_runs_in_waves(void **state)
@@ -159,7 +145,7 @@ static void plain_kernel_runs_in_waves(void **state)
     assert_int_equal(ev[0].cookie, 7);
     /* launch delay + 4 waves + notify delay */
     assert_int_equal(ev[0].time_ns, 5 * US + 4 * 100 * US + 10 * US);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     corun__sim_get_stats(be, &st);
     assert_int_equal(st.tasks_run, tasks);
     assert_int_equal(st.launches, 1);
@@ -353,7 +339,7 @@ static void workers_run_every_task_once(void **state)
     assert_int_equal(progress(be, k).live, 1056);
     assert_int_equal(drain(be, ev, 4), 1);
     assert_int_equal(ev[0].cookie, 42);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     p = progress(be, k);
     assert_int_equal(p.done, tasks);
     assert_true(p.claimed >= tasks);
@@ -387,7 +373,7 @@ static void halt_stops_workers_and_resume_continues(void **state)
     assert_int_equal(p.live, 0);
     assert_true(p.done > 0 && p.done < tasks);
     assert_int_equal(p.done, p.claimed); /* every claimed task ran */
-    assert_prefix_once(be, k, tasks, p.done);
+    corun_test_prefix_once(be, k, tasks, p.done, "the kernel");
     /* Workers of the halted generation leave as soon as they start. */
     launch_workers(be, k, 1056, 0, 0, 3);
     t = be->ops->now_ns(be);
@@ -399,7 +385,7 @@ static void halt_stops_workers_and_resume_continues(void **state)
     assert_int_equal(drain(be, ev, 4), 1);
     assert_int_equal(ev[0].cookie, 2);
     assert_int_equal(progress(be, k).done, tasks);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     be->ops->destroy(be);
 }
 
@@ -505,7 +491,7 @@ static void evict_below_leaves_only_low_capsms(void **state)
         }
     }
     assert_int_equal(progress(be, k).done, tasks);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     free(g);
     be->ops->destroy(be);
 }
@@ -529,7 +515,7 @@ static void sm_range_leaves_workers_outside(void **state)
     }
     assert_int_equal(progress(be, k).live, 528);
     assert_int_equal(drain(be, ev, 4), 1);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     corun__sim_get_stats(be, &st);
     assert_int_equal(st.workers_exited_signal, 528);
     be->ops->destroy(be);
@@ -592,14 +578,14 @@ static void task_limit_stops_claims_and_rewind_resumes(void **state)
     assert_int_equal(drain(be, ev, 4), 1);
     p = progress(be, k);
     assert_int_equal(p.done, limit);
-    assert_prefix_once(be, k, tasks, limit);
+    corun_test_prefix_once(be, k, tasks, limit, "the kernel");
     /* Idle now: rewind to what is done and run the rest. */
     assert_int_equal(be->ops->rewind(be, k, p.done, tasks), CORUN_OK);
     assert_int_equal(progress(be, k).claimed, limit);
     launch_workers(be, k, 1056, 0, 0, 2);
     assert_int_equal(drain(be, ev, 4), 1);
     assert_int_equal(progress(be, k).done, tasks);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     be->ops->destroy(be);
 }
 
@@ -633,7 +619,7 @@ static void relaunch_starts_from_the_measured_task_time(void **state)
         assert_int_equal(g->first_size[w], 5); /* relaunch: a full chunk at once */
     }
     assert_int_equal(progress(be, k).done, tasks);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     free(g);
     be->ops->destroy(be);
 }
@@ -682,7 +668,7 @@ static void ahead_runs_every_task_once_from_a_preset_start(void **state)
     launch_workers(be, k, workers, 0, 0, 1);
     assert_int_equal(progress(be, k).claimed, workers); /* the host's preset */
     assert_int_equal(drain(be, ev, 4), 1);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     p = progress(be, k);
     assert_int_equal(p.done, tasks);
     assert_int_equal(p.ahead, 1);
@@ -731,7 +717,7 @@ static void ahead_halt_keeps_the_prefix_within_two_tasks(void **state)
     assert_int_equal(p.live, 0);
     assert_true(p.done > workers && p.done < tasks);
     assert_int_equal(p.claimed, p.done); /* voided: the claims that ran are [0, done) */
-    assert_prefix_once(be, k, tasks, p.done);
+    corun_test_prefix_once(be, k, tasks, p.done, "the kernel");
     /* the claims before the halt landed got [.., done); after it, each
      * worker made one, void */
     assert_int_equal(g->end_before, p.done);
@@ -745,7 +731,7 @@ static void ahead_halt_keeps_the_prefix_within_two_tasks(void **state)
     launch_workers(be, k, workers, 0, 1, 2);
     assert_int_equal(drain(be, ev, 4), 1);
     assert_int_equal(progress(be, k).done, tasks);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     assert_int_equal(g->nclaims, tasks - p.done); /* a relaunch claims every task */
     free(g);
     be->ops->destroy(be);
@@ -759,7 +745,7 @@ static void ahead_halt_keeps_the_prefix_within_two_tasks(void **state)
     run_until(be, 50 * US);
     assert_int_equal(progress(be, k).live, 528);
     assert_int_equal(drain(be, ev, 4), 1);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     be->ops->destroy(be);
 }
 
@@ -1019,7 +1005,7 @@ static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
     assert_true(g->sizes[2] > g->sizes[1]);
     assert_int_equal(g->tail_max, 1);
     assert_int_equal(g->ntasks, tasks);
-    assert_prefix_once(be, k, tasks, tasks);
+    corun_test_prefix_once(be, k, tasks, tasks, "the kernel");
     free(g);
     be->ops->destroy(be);
 }
@@ -1252,7 +1238,7 @@ static void fault_signal_at_task_halts_the_kernel(void **state)
     p = progress(be, v);
     assert_true(p.done >= 5000 && p.done < tasks);
     assert_int_equal(p.done, p.claimed);
-    assert_prefix_once(be, v, tasks, p.done);
+    corun_test_prefix_once(be, v, tasks, p.done, "the kernel");
     assert_int_equal(progress(be, other).done, 5000);
     be->ops->destroy(be);
 }
@@ -1292,7 +1278,7 @@ static void traced_run(uint64_t seed, run_trace *t)
     assert_int_equal(be->ops->signal(be, a, CORUN_SIG_EVICT_BELOW, 20), CORUN_OK);
     t->n = drain(be, t->ev, 16);
     corun__sim_get_stats(be, &t->st);
-    assert_prefix_once(be, a, 30000, 30000);
+    corun_test_prefix_once(be, a, 30000, 30000, "the kernel");
     be->ops->destroy(be);
 }
 
