@@ -660,6 +660,30 @@ static int resume_direct(corun__sched *s, corun__job *k, uint32_t n)
     return CORUN_OK;
 }
 
+/* n more CapSMs for k (running, or starting): workers launched for CapSM ids from
+ * capsm_hi on (its SM range as it stands). */
+static int add_capsm(corun__sched *s, corun__job *k, uint32_t n)
+{
+    int rc = launch_workers(s, k, k->capsm_hi, n);
+
+    if (rc != CORUN_OK) {
+        return launch_failed(s, k, rc);
+    }
+    capsm_clock(s, k);
+    k->capsm_hi += n;
+    s->held += n;
+    return CORUN_OK;
+}
+
+/* n fewer CapSMs for running k, its lowest ids (whose workers the caller
+ * has told to leave); they count as free at once. */
+static void drop_low_capsm(corun__sched *s, corun__job *k, uint32_t n)
+{
+    capsm_clock(s, k);
+    k->capsm_lo += n;
+    s->held -= n;
+}
+
 int corun__sched_run(corun__sched *s, corun__job *k, uint32_t n)
 {
     kernel_ext *e = ext(k);
@@ -703,13 +727,10 @@ int corun__sched_run(corun__sched *s, corun__job *k, uint32_t n)
         }
     }
     k->capsm_lo = k->capsm_hi;
-    rc = launch_workers(s, k, k->capsm_hi, n);
+    rc = add_capsm(s, k, n);
     if (rc != CORUN_OK) {
-        return launch_failed(s, k, rc);
+        return rc;
     }
-    capsm_clock(s, k);
-    k->capsm_hi += n;
-    s->held += n;
     k->state = CORUN_JS_RUNNING;
     k->t_run_since = corun__sched_now(s);
     e->clock_on = true;
@@ -793,13 +814,10 @@ int corun__sched_grow(corun__sched *s, corun__job *k, uint32_t n)
             return rc;
         }
     }
-    rc = launch_workers(s, k, k->capsm_hi, n);
+    rc = add_capsm(s, k, n);
     if (rc != CORUN_OK) {
-        return launch_failed(s, k, rc);
+        return rc;
     }
-    capsm_clock(s, k);
-    k->capsm_hi += n;
-    s->held += n;
     set_nworkers(s, k);
     observed(s, k, CORUN_JC_RESIZE);
     return CORUN_OK;
@@ -827,9 +845,7 @@ int corun__sched_shrink(corun__sched *s, corun__job *k, uint32_t n)
     if (rc != CORUN_OK) {
         return rc;
     }
-    capsm_clock(s, k);
-    k->capsm_lo += n;
-    s->held -= n;
+    drop_low_capsm(s, k, n);
     set_nworkers(s, k);
     observed(s, k, CORUN_JC_RESIZE);
     return CORUN_OK;
@@ -866,20 +882,12 @@ int corun__sched_move(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t s
         return rc;
     }
     k->sm_top = sm_hi;
-    if (entering > 0) {
-        rc = launch_workers(s, k, k->capsm_hi, entering);
-        if (rc != CORUN_OK) {
-            return launch_failed(s, k, rc);
-        }
-        capsm_clock(s, k);
-        k->capsm_hi += entering;
-        s->held += entering;
+    if (entering > 0 && (rc = add_capsm(s, k, entering)) != CORUN_OK) {
+        return rc;
     }
     if (leaving > 0) {
         /* the workers on the SMs it left leave at their next claim */
-        capsm_clock(s, k);
-        k->capsm_lo += leaving;
-        s->held -= leaving;
+        drop_low_capsm(s, k, leaving);
     }
     set_nworkers(s, k);
     observed(s, k, CORUN_JC_RESIZE);
