@@ -18,12 +18,16 @@
  *             both would reach the same NP; above it, nothing moves (a move
  *             costs preemptions);
  *   hsm-qos   the high-priority application (the greatest launch priority)
- *             below HSM_QOS_TARGET takes target / g_h - S_h CapSMs from the
+ *             below HSM_QOS_TARGET takes aim / g_h - S_h CapSMs from the
  *             others, those that lose least NP per CapSM first; above
- *             HSM_QOS_UPPER it keeps what its target needs and one CapSM
- *             more, and gives the rest to the other application whose NP
- *             grows most per CapSM (the most STP). HSM_QOS_FIXED > 0 instead
- *             gives it that fixed share and never moves (the paper's
+ *             HSM_QOS_UPPER it keeps aim / g_h CapSMs and gives the rest to
+ *             the other application whose NP grows most per CapSM (the most
+ *             STP). The aim is the middle of [HSM_QOS_TARGET,
+ *             HSM_QOS_UPPER]: the paper sizes to "marginally outperform" the
+ *             target, and a model whose reference is a few per cent off (a
+ *             kernel's rate alone moves on the GPU) would hold NP at the
+ *             target's edge, half the epochs under it. HSM_QOS_FIXED > 0
+ *             instead gives it that fixed share and never moves (the paper's
  *             proportional baseline).
  *
  * Where this departs from the paper, and why:
@@ -48,7 +52,10 @@
  *    flow's CapSMs and its NP counts all of them. The paper starts a new
  *    epoch with an even split when a kernel completes; here the split is
  *    made even again when a flow joins or leaves (no launch for a whole
- *    epoch), and an epoch a flow did not see whole is not used to move SMs.
+ *    epoch), and an epoch a flow did not see whole is not used to move SMs,
+ *    nor is the epoch after a move (the paper judges every epoch; on the
+ *    H100 a move completes only as the losers' running tasks end, and
+ *    judged in that epoch hsm-qos moved SMs back and forth).
  *  - An application's CapSMs are whole SMs, its own (corun__sched_bind),
  *    as the paper's SM partition is: on logical CapSMs a kernel's workers
  *    would spread over every SM and run faster the fewer share one, and eq.
@@ -78,10 +85,11 @@ typedef struct hs_flow {
     uint32_t iso_block;
     bool memory;         /* classified memory-bound */
     bool seen;           /* in the partition */
-    bool whole;          /* in it since the epoch began */
+    bool whole;          /* in it, on its SMs, since the epoch began */
     uint64_t done_base;  /* tasks of its finished launches */
     uint64_t at_epoch;   /* tasks done at the epoch's start */
     uint32_t capsm;      /* its partition */
+    uint32_t was;        /* its partition before the epoch's decision */
     double np;           /* predicted in the last epoch; < 0: none */
     uint64_t last_active;/* its last arrival or completion */
 } hs_flow;
@@ -342,6 +350,7 @@ static void qos(hs *h)
 {
     const size_t top = high_flow(h);
     const double target = h->set->hsm_qos_target;
+    const double aim = 0.5 * (target + fmax(target, h->set->hsm_qos_upper));
     hs_flow *t;
     size_t i;
 
@@ -350,7 +359,7 @@ static void qos(hs *h)
     }
     t = &h->flows[top];
     if (t->np < target) {
-        uint32_t need = (uint32_t)ceil(target / grad(t));
+        uint32_t need = (uint32_t)ceil(aim / grad(t));
         while (t->capsm < need) {
             /* from the flow that loses least NP per CapSM */
             size_t v = CORUN_NO_FLOW;
@@ -367,7 +376,7 @@ static void qos(hs *h)
             move(h, v, top, need - t->capsm);
         }
     } else if (t->np > h->set->hsm_qos_upper) {
-        const uint32_t keep = (uint32_t)ceil(target / grad(t)) + 1;
+        const uint32_t keep = (uint32_t)ceil(aim / grad(t));
         size_t best = CORUN_NO_FLOW;
         for (i = 0; i < h->nflows; i++) {
             const hs_flow *w = &h->flows[i];
@@ -386,7 +395,7 @@ static void qos(hs *h)
 static void new_epoch(corun__sched *s, hs *h, uint64_t now)
 {
     const double t = (double)(now - h->epoch_t0), sms = corun__sched_gpu(s)->sm_count;
-    bool any = false, left = false;
+    bool any = false, left = false, moved = false;
     size_t i;
 
     for (i = 0; i < h->nflows; i++) {
@@ -399,10 +408,16 @@ static void new_epoch(corun__sched *s, hs *h, uint64_t now)
         }
         w->at_epoch = done;
     }
+    for (i = 0; i < h->nflows; i++) {
+        h->flows[i].was = h->flows[i].capsm;
+    }
     if (h->qos) {
         qos(h);
     } else {
         fair(h);
+    }
+    for (i = 0; i < h->nflows; i++) {
+        moved |= h->flows[i].was != h->flows[i].capsm;
     }
     for (i = 0; i < h->nflows; i++) {
         hs_flow *w = &h->flows[i];
@@ -417,7 +432,11 @@ static void new_epoch(corun__sched *s, hs *h, uint64_t now)
             continue;
         }
         any = true;
-        w->whole = true;
+        /* the epoch after a move is not one to judge by: the losers' workers
+         * leave only after their running tasks, so the gainers' new workers
+         * wait for slots, up to a task's length (matmul's 76 us, longtask's
+         * 0.7 ms); judged on it, the next move answers the move itself */
+        w->whole = !moved;
     }
     if (left) {
         split(s, h);

@@ -113,7 +113,8 @@ double corun__pstore_own_rate(const corun__pstore *ps, const char *backend, cons
     if (rate == NULL) {
         return 0;
     }
-    for (i = 0; i < ps->nruns; i++) {
+    /* the latest: runs are kept in the order they were recorded */
+    for (i = ps->nruns; i-- > 0 && n < CORUN_PSTORE_OWN_LATEST;) {
         const corun__prun *r = &ps->runs[i];
         if (r->grid == grid && r->block == block && r->dur_ns > 0 &&
             strcmp(r->kernel, kernel) == 0 && strcmp(r->backend, backend) == 0) {

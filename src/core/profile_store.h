@@ -81,10 +81,16 @@ int corun__pstore_add_prof(corun__pstore *ps, const corun__pprof *p);
 /* The profile of a kernel on a backend, or NULL. */
 const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char *backend,
                                             const char *kernel);
+/* Runs at a kernel's own size that its rate alone is the median of. */
+#define CORUN_PSTORE_OWN_LATEST 3
+
 /* Block-tasks per ns of a kernel alone on a backend at exactly this grid
- * size and block size: the median over the store's runs at that size (fgqos's
- * isolated rate; `corun profile` records three windows of the kernel alone in
- * a loop of launches, what a program that launches it back to back gets); 0
+ * size and block size: the median over the store's latest
+ * CORUN_PSTORE_OWN_LATEST runs at that size (fgqos's and HSM's isolated
+ * rate; `corun profile` records three windows of the kernel alone in a loop
+ * of launches, what a program that launches it back to back gets). The
+ * latest, since a kernel's rate alone moves on the GPU and a new
+ * measurement should replace an old one rather than be outvoted by it. 0
  * when the store holds none (or memory ran out). */
 double corun__pstore_own_rate(const corun__pstore *ps, const char *backend, const char *kernel,
                               double grid, double block);

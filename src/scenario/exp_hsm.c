@@ -70,6 +70,16 @@ static json_t *hs_view(const hs_got got[2], const double alone[2], double np[2])
                      np[0] > 0 && np[1] > 0 ? (1 / np[0] + 1 / np[1]) / 2 : 0.0);
 }
 
+/* App i's isolated rate in the store, block-tasks per ns (the policies'). */
+static double own_rate(const ectx *e, int i)
+{
+    const corun__kspec *k = &e->sc->apps[i].kernel;
+
+    return corun__pstore_own_rate(&e->store, e->o->backend, k->name,
+                                  (double)k->grid.x * k->grid.y * k->grid.z,
+                                  (double)k->block.x * k->block.y * k->block.z);
+}
+
 static double jnum(const json_t *o, const char *k)
 {
     return json_number_value(json_object_get(o, k));
@@ -84,7 +94,8 @@ json_t *corun__exp_hsm(corun__exp_ctx *e)
 {
     int pairs[CORUN_EXP_TEN * CORUN_EXP_TEN / 2][3], all[CORUN_EXP_TEN][3];
     bool memory[CORUN_EXP_TEN];
-    double iso[CORUN_EXP_TEN], err_sum = 0, err_max = 0, sum[6] = {0}, qnp_min = INFINITY;
+    double iso0[CORUN_EXP_TEN], err_sum = 0, err_max = 0, err0_sum = 0, err0_max = 0;
+    double sum[6] = {0}, qnp_min = INFINITY;
     size_t np = 0, i, nerr = 0, nq = 0, met = 0, met_fixed = 0;
     json_t *root = NULL, *list = NULL;
     int a;
@@ -102,24 +113,29 @@ json_t *corun__exp_hsm(corun__exp_ctx *e)
         const corun__kspec *k = &e->sc->apps[a].kernel;
         memory[a] = corun__hsm_memory_bound(
             corun__pstore_find_prof(&e->store, e->o->backend, k->name), &e->o->env.settings);
-        iso[a] = corun__pstore_own_rate(&e->store, e->o->backend, k->name,
-                                        (double)k->grid.x * k->grid.y * k->grid.z,
-                                        (double)k->block.x * k->block.y * k->block.z);
+        iso0[a] = own_rate(e, a);
         if (corun__exp_solo_workers(e, a) != CORUN_OK) {
             goto fail;
         }
     }
+    /* from here every measurement alone goes to the store: the policies of a
+     * pair take its kernels' rates alone measured right before it, as after
+     * a `corun profile` there */
+    e->record_alone = true;
     root = json_object();
     list = json_array();
     for (i = 0; i < np; i++) {
         const int *idx = pairs[i];
         const int high = memory[idx[0]] != memory[idx[1]] ? (memory[idx[0]] ? 0 : 1) : -1;
-        double before[2], after[2], alone[2], n_even[2], n_fair[2], n_qos[2], n_fix[2];
+        double before[2], after[2], alone[2], iso[2], n_even[2], n_fair[2], n_qos[2], n_fix[2];
         hs_got even[2], fair[2], q[2], fix[2];
         json_t *o;
         int j, rc = CORUN_OK;
         for (j = 0; j < 2 && rc == CORUN_OK; j++) {
             rc = corun__exp_adjacent_rate(e, idx[j], &before[j]);
+        }
+        for (j = 0; j < 2; j++) {
+            iso[j] = own_rate(e, idx[j]);
         }
         memset(e->adj_fresh, 0, sizeof(e->adj_fresh));
         if (rc == CORUN_OK) {
@@ -144,29 +160,43 @@ json_t *corun__exp_hsm(corun__exp_ctx *e)
             const corun_dim3 *g = &e->sc->apps[idx[j]].kernel.grid;
             alone[j] = (before[j] + after[j]) * 0.5 * 1e-9 * g->x * g->y * g->z;
         }
-        o = json_pack("{s:s, s:s, s:b, s:b}", "a", e->sc->apps[idx[0]].name, "b",
-                      e->sc->apps[idx[1]].name, "memory_bound_a", memory[idx[0]],
-                      "memory_bound_b", memory[idx[1]]);
+        /* the rates alone (block-tasks per ns): the store's as the policies
+         * read it, the store's at the run's start, the adjacent mean */
+        o = json_pack("{s:s, s:s, s:b, s:b, s:f, s:f, s:f, s:f, s:f, s:f}", "a",
+                      e->sc->apps[idx[0]].name, "b", e->sc->apps[idx[1]].name, "memory_bound_a",
+                      memory[idx[0]], "memory_bound_b", memory[idx[1]], "iso_a", iso[0],
+                      "iso_b", iso[1], "iso_start_a", iso0[idx[0]], "iso_start_b",
+                      iso0[idx[1]], "alone_a", alone[0], "alone_b", alone[1]);
         json_object_set_new(o, "even", hs_view(even, alone, n_even));
         json_object_set_new(o, "hsm_fair", hs_view(fair, alone, n_fair));
         {
-            /* the model's NP of each kernel in both runs, against the measured */
-            json_t *pe = json_array();
+            /* the model's NP of each kernel in both runs, against the measured:
+             * with the store's rates as the policies read them, and with those
+             * of the run's start (a profile taken once) */
+            json_t *pe = json_array(), *pe0 = json_array();
             const hs_got *runs[2] = {even, fair};
             const double *meas[2] = {n_even, n_fair};
             int r;
             for (r = 0; r < 2; r++) {
                 for (j = 0; j < 2; j++) {
                     const double pred = corun__hsm_np(memory[idx[j]], runs[r][j].share,
-                                                      runs[r][j].rate, iso[idx[j]]);
+                                                      runs[r][j].rate, iso[j]);
+                    const double pred0 = corun__hsm_np(memory[idx[j]], runs[r][j].share,
+                                                       runs[r][j].rate, iso0[idx[j]]);
                     const double err = meas[r][j] > 0 ? fabs(pred - meas[r][j]) / meas[r][j] : 0;
+                    const double err0 =
+                        meas[r][j] > 0 ? fabs(pred0 - meas[r][j]) / meas[r][j] : 0;
                     json_array_append_new(pe, json_real(err));
+                    json_array_append_new(pe0, json_real(err0));
                     err_sum += err;
                     err_max = fmax(err_max, err);
+                    err0_sum += err0;
+                    err0_max = fmax(err0_max, err0);
                     nerr++;
                 }
             }
             json_object_set_new(o, "prediction_error", pe);
+            json_object_set_new(o, "prediction_error_start", pe0);
         }
         {
             const json_t *ev = json_object_get(o, "even"), *fa = json_object_get(o, "hsm_fair");
@@ -211,6 +241,8 @@ json_t *corun__exp_hsm(corun__exp_ctx *e)
     if (nerr > 0) {
         json_object_set_new(root, "prediction_error_mean", json_real(err_sum / (double)nerr));
         json_object_set_new(root, "prediction_error_worst", json_real(err_max));
+        json_object_set_new(root, "prediction_error_start_mean", json_real(err0_sum / (double)nerr));
+        json_object_set_new(root, "prediction_error_start_worst", json_real(err0_max));
     }
     json_object_set_new(root, "qos_pairs", json_integer((json_int_t)nq));
     if (nq > 0) {

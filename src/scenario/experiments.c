@@ -158,6 +158,48 @@ int corun__exp_solo(ectx *e, int i)
  * isolated rate fgqos's goals are fractions of, measured as `corun profile`
  * measures it (a loop of launches through the scheduler now and then has a
  * slow window). */
+/* App i's windows alone (block-tasks per ns) recorded as `corun profile`
+ * records them: runs at the kernel's own size in the store's file and in
+ * e->store, so that the policies created next take them as its isolated
+ * rate (corun__pstore_own_rate: the latest windows). */
+static int record_alone(ectx *e, int i, const double r[3])
+{
+    const corun__kspec *k = &e->sc->apps[i].kernel;
+    corun__pstore add;
+    char path[4096], note[512] = "";
+    int w, rc;
+
+    rc = corun__pstore_path(e->o->env.settings.profile_path, path, sizeof(path), e->why,
+                            e->why_len);
+    if (rc != CORUN_OK) {
+        return rc;
+    }
+    corun__pstore_init(&add);
+    for (w = 0; w < 3 && rc == CORUN_OK; w++) {
+        corun__prun run;
+        memset(&run, 0, sizeof(run));
+        snprintf(run.backend, sizeof(run.backend), "%s", e->o->backend);
+        snprintf(run.kernel, sizeof(run.kernel), "%s", k->name);
+        run.grid = (double)k->grid.x * k->grid.y * k->grid.z;
+        run.block = (double)k->block.x * k->block.y * k->block.z;
+        run.size = e->sc->apps[i].attr.size_hint;
+        run.smem = (double)k->shape.smem_static + k->smem_dynamic;
+        run.dur_ns = run.grid / r[w];
+        rc = corun__pstore_add_run(&add, &run);
+        if (rc == CORUN_OK) {
+            rc = corun__pstore_add_run(&e->store, &run);
+        }
+    }
+    if (rc == CORUN_OK) {
+        rc = corun__pstore_merge(path, &add, note, sizeof(note));
+        if (rc != CORUN_OK) {
+            snprintf(e->why, e->why_len, "%s", note[0] ? note : corun_strerror(rc));
+        }
+    }
+    corun__pstore_free(&add);
+    return rc;
+}
+
 int corun__exp_rate_alone(ectx *e, int i, double *per_s)
 {
     const corun_dim3 *g = &e->sc->apps[i].kernel.grid;
@@ -178,7 +220,7 @@ int corun__exp_rate_alone(ectx *e, int i, double *per_s)
     }
     *per_s = fmax(fmin(r[0], r[1]), fmin(fmax(r[0], r[1]), r[2])) * 1e9 /
              ((double)g->x * g->y * g->z);
-    return CORUN_OK;
+    return e->record_alone ? record_alone(e, i, r) : CORUN_OK;
 }
 
 /* rate_alone of app i once per experiment, into e->wsolo_rate[i]. */

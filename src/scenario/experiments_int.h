@@ -32,6 +32,9 @@ typedef struct corun__exp_ctx {
     bool adj_fresh[CORUN_SCENARIO_MAX_APPS];
     double adj_rate[CORUN_SCENARIO_MAX_APPS];
     double adj_lo[CORUN_SCENARIO_MAX_APPS], adj_hi[CORUN_SCENARIO_MAX_APPS]; /* over the run */
+    /* hsm: every measurement alone is recorded in the profile store, where
+     * the policies run next take it as the kernel's isolated rate */
+    bool record_alone;
     char *why;
     size_t why_len;
 } corun__exp_ctx;
@@ -50,7 +53,9 @@ corun__scenario *corun__exp_pick(const ectx *e, const int *idx, size_t n);
 int corun__exp_solo(ectx *e, int i);
 /* App i alone as corun's workers on the whole GPU, in kernels per second:
  * the median of three windows of a loop of launches (fgqos's isolated rate,
- * measured as `corun profile` measures it). */
+ * measured as `corun profile` measures it); with e->record_alone the
+ * windows are recorded in the profile store as `corun profile` records
+ * them. */
 int corun__exp_rate_alone(ectx *e, int i, double *per_s);
 /* corun__exp_rate_alone of app i once per experiment, into e->wsolo_rate[i]. */
 int corun__exp_solo_workers(ectx *e, int i);
