@@ -158,9 +158,7 @@ static json_t *fq_tally_json(const fq_tally *t)
  * right after the set (the mean of the two): on the H100 a kernel's rate
  * alone moves by several percent over a run, the plain kernel's as much
  * (docs/decisions/0032), so a reference from the run's start would count
- * the machine's drift as the policy's. The measurement right before is
- * recorded in the store (e->record_alone), so the set's goals are fractions
- * of it: the store's rate is the latest (decision 0034). */
+ * the machine's drift as the policy's. */
 static int fq_set(ectx *e, const int *idx, size_t n, size_t nq, double g0, size_t s0, size_t s1,
                   fq_tally *tally, json_t *cases, size_t met[FQ_NSCHEMES])
 {
@@ -284,10 +282,6 @@ json_t *corun__exp_fgqos(corun__exp_ctx *e)
         json_object_set_new(root, "alone_nonqos", alone);
         json_object_set_new(root, "mean_alone_nonqos", json_real(sum / CORUN_EXP_TEN));
     }
-    /* from here every measurement alone goes to the store: a set's policies
-     * take its QoS kernel's rate alone measured right before the set, as
-     * after a `corun profile` there (decision 0034) */
-    e->record_alone = true;
     for (i = 0; i < np; i++) {
         size_t met[FQ_NSCHEMES] = {0};
         if (fq_set(e, pairs[i], 2, 1, 0.50, 0, FQ_NSCHEMES - 1, pt, cases, met) != CORUN_OK) {
