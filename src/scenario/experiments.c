@@ -153,11 +153,6 @@ int corun__exp_solo(ectx *e, int i)
     return solo_under(e, i, "mps", e->solo_done, e->solo_rate, e->solo_mean);
 }
 
-/* The file's app i alone as corun's workers on the whole GPU, in kernels per
- * second: the median of three windows of corun__scenario_rate_alone, the
- * isolated rate fgqos's goals are fractions of, measured as `corun profile`
- * measures it (a loop of launches through the scheduler now and then has a
- * slow window). */
 /* App i's windows alone (block-tasks per ns) recorded as `corun profile`
  * records them: runs at the kernel's own size in the store's file and in
  * e->store, so that the policies created next take them as its isolated
@@ -200,6 +195,11 @@ static int record_alone(ectx *e, int i, const double r[3])
     return rc;
 }
 
+/* The file's app i alone as corun's workers on the whole GPU, in kernels per
+ * second: the median of three windows of corun__scenario_rate_alone, the
+ * isolated rate fgqos's goals are fractions of, measured as `corun profile`
+ * measures it (a loop of launches through the scheduler now and then has a
+ * slow window). */
 int corun__exp_rate_alone(ectx *e, int i, double *per_s)
 {
     const corun_dim3 *g = &e->sc->apps[i].kernel.grid;
