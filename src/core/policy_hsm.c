@@ -90,7 +90,6 @@ typedef struct hs_flow {
     uint64_t done_base;  /* tasks of its finished launches */
     uint64_t at_epoch;   /* tasks done at the epoch's start */
     uint32_t capsm;      /* its partition */
-    uint32_t was;        /* its partition before the epoch's decision */
     double np;           /* predicted in the last epoch; < 0: none */
     uint64_t last_active;/* its last arrival or completion */
 } hs_flow;
@@ -111,6 +110,7 @@ typedef struct hs {
     size_t nflows, cap;
     uint64_t epoch_t0, epoch_end;
     bool epochs;
+    bool moved;          /* this epoch's decision moved CapSMs */
     corun__dm_set models;
     corun__pstore store;
     char backend[16];
@@ -309,6 +309,7 @@ static void move(hs *h, size_t a, size_t b, uint32_t n)
     n = n < can ? n : can;
     h->flows[a].capsm -= n;
     h->flows[b].capsm += n;
+    h->moved |= n > 0;
 }
 
 /* The linear NP model's gradient: NP per CapSM. */
@@ -396,7 +397,7 @@ static void qos(hs *h)
 static void new_epoch(corun__sched *s, hs *h, uint64_t now)
 {
     const double t = (double)(now - h->epoch_t0), sms = corun__sched_gpu(s)->sm_count;
-    bool any = false, left = false, moved = false;
+    bool any = false, left = false;
     size_t i;
 
     for (i = 0; i < h->nflows; i++) {
@@ -409,16 +410,11 @@ static void new_epoch(corun__sched *s, hs *h, uint64_t now)
         }
         w->at_epoch = done;
     }
-    for (i = 0; i < h->nflows; i++) {
-        h->flows[i].was = h->flows[i].capsm;
-    }
+    h->moved = false;
     if (h->qos) {
         qos(h);
     } else {
         fair(h);
-    }
-    for (i = 0; i < h->nflows; i++) {
-        moved |= h->flows[i].was != h->flows[i].capsm;
     }
     for (i = 0; i < h->nflows; i++) {
         hs_flow *w = &h->flows[i];
@@ -437,7 +433,7 @@ static void new_epoch(corun__sched *s, hs *h, uint64_t now)
          * leave only after their running tasks, so the gainers' new workers
          * wait for slots, up to a task's length (matmul's 76 us, longtask's
          * 0.7 ms); judged on it, the next move answers the move itself */
-        w->whole = !moved;
+        w->whole = !h->moved;
     }
     if (left) {
         split(s, h);

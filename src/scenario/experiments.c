@@ -172,14 +172,8 @@ static int record_alone(ectx *e, int i, const double r[3])
     corun__pstore_init(&add);
     for (w = 0; w < 3 && rc == CORUN_OK; w++) {
         corun__prun run;
-        memset(&run, 0, sizeof(run));
-        snprintf(run.backend, sizeof(run.backend), "%s", e->o->backend);
-        snprintf(run.kernel, sizeof(run.kernel), "%s", k->name);
-        run.grid = (double)k->grid.x * k->grid.y * k->grid.z;
-        run.block = (double)k->block.x * k->block.y * k->block.z;
-        run.size = e->sc->apps[i].attr.size_hint;
-        run.smem = (double)k->shape.smem_static + k->smem_dynamic;
-        run.dur_ns = run.grid / r[w];
+        corun__scenario_prun(&run, e->o->backend, k, &e->sc->apps[i].attr,
+                             (double)k->grid.x * k->grid.y * k->grid.z / r[w]);
         rc = corun__pstore_add_run(&add, &run);
         if (rc == CORUN_OK) {
             rc = corun__pstore_add_run(&e->store, &run);

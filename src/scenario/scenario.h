@@ -302,6 +302,10 @@ void corun__train_opts_default(corun__train_opts *o, const corun__settings *set)
 int corun__scenario_train(const corun__scenario *sc, const corun__run_env *env,
                           const corun__train_opts *o, int only_app, corun__pstore *out, char *why,
                           size_t why_len);
+/* The profile store's record of kernel k's launch on a backend (its grid,
+ * block, size hint and shared memory) that took dur_ns alone. */
+void corun__scenario_prun(corun__prun *r, const char *backend, const corun__kspec *k,
+                          const corun_launch_attr *attr, double dur_ns);
 /* corun__scenario_check's step limit for corun__scenario_train(sc, .., o,
  * only_app): CORUN_ERANGE with why when it would take more steps. */
 int corun__scenario_check_train(const corun__scenario *sc, const corun__settings *set,

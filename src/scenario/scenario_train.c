@@ -96,8 +96,8 @@ static int run_alone(corun__sched *s, const corun__kspec *spec, const corun_laun
     return CORUN_OK;
 }
 
-static void fill_run(corun__prun *r, const char *backend, const corun__kspec *k,
-                     const corun_launch_attr *attr, double dur_ns)
+void corun__scenario_prun(corun__prun *r, const char *backend, const corun__kspec *k,
+                          const corun_launch_attr *attr, double dur_ns)
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->backend, sizeof(r->backend), "%s", backend);
@@ -193,7 +193,7 @@ static int train_kernel(corun__sched *s, corun__backend *be, const corun__app *a
         if (rc != CORUN_OK) {
             return rc;
         }
-        fill_run(&r, backend, &k, &a, dur);
+        corun__scenario_prun(&r, backend, &k, &a, dur);
         rc = corun__pstore_add_run(out, &r);
         if (rc != CORUN_OK) {
             return rc;
@@ -270,7 +270,7 @@ static int loop_rate(const corun__scenario *sc, const corun__run_env *env,
         corun__prun run;
         rc = corun__scenario_rate_alone(p, &quiet, &per_ns, why, why_len);
         if (rc == CORUN_OK) {
-            fill_run(&run, backend, &a->kernel, &a->attr, tasks / per_ns);
+            corun__scenario_prun(&run, backend, &a->kernel, &a->attr, tasks / per_ns);
             rc = corun__pstore_add_run(out, &run);
         }
         report(env, o, o->runs + o->profile_runs + w + 1);
