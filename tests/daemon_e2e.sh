@@ -95,20 +95,26 @@ client_pid() {
 }
 # batch: 3 kernels of 20 ms tasks filling every SM for 100 ms each; LS: 10 kernels
 # of 132 x 100 us, 10 ms apart, from 30 ms in (under mps each waits for the batch
-# tasks running when it comes, 10 ms on average)
+# tasks running when it comes, 10 ms on average). The daemons run them at a
+# quarter of real time (SIM_SPEED): times in wall ms are 4x those, so a client
+# or daemon the loaded machine leaves off its CPU for a few ms moves them less.
 ls_batch() {
   timeout "$T" "$client" --name batch --class batch --kernel-us 20000 --grid 5280 --count 3 \
     > "$tmp/batch-$1" 2>&1 &
   local bw=$!
-  sleep 0.03
-  timeout "$T" "$client" --name ls --class ls --kernel-us 100 --grid 132 --count 10 --gap-ms 10 \
+  sleep 0.12
+  timeout "$T" "$client" --name ls --class ls --kernel-us 100 --grid 132 --count 10 --gap-ms 40 \
     > "$tmp/ls-$1" 2>&1 &
   local lw=$!
   local bp lp
   bp=$(client_pid "$tmp/batch-$1")
   lp=$(client_pid "$tmp/ls-$1")
-  sleep 0.02
-  "$corun" status --socket "$sock" --json > "$tmp/status-$1" 2>&1
+  # status while both run (a loaded machine may start either late)
+  for i in $(seq 1 100); do
+    "$corun" status --socket "$sock" --json > "$tmp/status-$1" 2>&1
+    grep -q "\"pid\": $bp" "$tmp/status-$1" && grep -q "\"pid\": $lp" "$tmp/status-$1" && break
+    sleep 0.01
+  done
   wait $lw
   wait $bw
   echo "$bp $lp"
@@ -116,7 +122,7 @@ ls_batch() {
 # the LS kernel's need (17 SMs) kept free from the start: no LS kernel waits for an
 # eviction of 20 ms tasks, so what is measured is the daemon scheduling two processes
 stop_daemon
-CORUN_RESERVE_CAPSM=17 start_daemon --policy smguard || { expect_done; exit 1; }
+CORUN_RESERVE_CAPSM=17 start_daemon --policy smguard --sim-speed 0.25 || { expect_done; exit 1; }
 timeout "$T" "$corun" trace --socket "$sock" --seconds 1 -o "$tmp/trace.json" > "$tmp/trace.out" 2>&1 &
 tp=$!
 read -r bp lp < <(ls_batch smguard)
@@ -126,13 +132,15 @@ check "smguard: LS ran on corund" test "$(grep -c '"rc": "CORUN_OK", .*"where": 
 check "status listed the batch process" grep -q "\"pid\": $bp" "$tmp/status-smguard"
 check "status listed the LS process" grep -q "\"pid\": $lp" "$tmp/status-smguard"
 check "status: the LS client's class" grep -q '"class": "ls"' "$tmp/status-smguard"
+grep -q "\"pid\": $lp" "$tmp/status-smguard" ||
+  { echo "status (LS pid $lp, batch pid $bp):"; sed 's/^/  /' "$tmp/status-smguard"; }
 check "trace written" grep -q "wrote [0-9]* events" "$tmp/trace.out"
 check "trace: the batch process's kernels" grep -q "\"pid\":$bp" "$tmp/trace.json"
 check "trace: the LS process's kernels" grep -q "\"pid\":$lp" "$tmp/trace.json"
 check "trace: running stretches" grep -q '"ph":"X"' "$tmp/trace.json"
 check "trace: processes named" grep -q '"process_name"' "$tmp/trace.json"
 stop_daemon
-start_daemon --policy mps || { expect_done; exit 1; }
+start_daemon --policy mps --sim-speed 0.25 || { expect_done; exit 1; }
 ls_batch mps > /dev/null
 stop_daemon
 sg=$(median_ms "$tmp/ls-smguard")
@@ -305,13 +313,18 @@ check "a GPU the daemon does not serve: the program runs in-process" \
   grep -q '"where": "in-process"' "$tmp/gpu5"
 check "a GPU the daemon does not serve: the daemon says so" grep -q "which corund does not serve" "$log"
 stop_daemon
-start_daemon --policy smguard || { expect_done; exit 1; }
+# at a fifth of real time the job below runs ~0.2 s, long enough to be seen running
+start_daemon --policy smguard --sim-speed 0.2 || { expect_done; exit 1; }
 
 # --- SIGTERM lets the running job finish ------------------------------------------------
 timeout "$T" "$client" --name last --class batch --kernel-us 2000 --grid 21120 --count 1 \
   > "$tmp/last" 2>&1 &
 lp=$!
-sleep 0.1
+# the signal once corund runs the job (not before the client is in: it would run in-process)
+for i in $(seq 1 500); do
+  "$corun" status --socket "$sock" --json 2> /dev/null | grep -q '"kernel": "last"' && break
+  sleep 0.01
+done
 kill -TERM "$dpid"
 wait "$lp"
 timeout 60 tail --pid="$dpid" -f /dev/null
@@ -323,5 +336,9 @@ check "SIGTERM: the running job finished" grep -q '"rc": "CORUN_OK", .*"where": 
 check "SIGTERM: socket removed" test ! -e "$sock"
 check "SIGTERM: logged its stop" grep -q "stopped" "$log"
 check "no sanitizer report in the daemon's log" bash -c "! grep -q 'Sanitizer' '$log'"
+if [ "$fails" -gt 0 ]; then
+  echo "the last client wrote:"; sed 's/^/  /' "$tmp/last"
+  echo "corund's log, last lines:"; tail -n 40 "$log" | sed 's/^/  /'
+fi
 
 expect_done

@@ -17,8 +17,8 @@
  * message ends that client only. A client that goes away (BYE, EOF, a
  * kill) has its unfinished jobs halted and cut to the tasks they ran, so
  * their CapSMs are free within one halt. SIGTERM or SIGINT stops accepting,
- * lets the jobs that run finish (up to drain_s), answers what waits, and
- * returns.
+ * lets the jobs that run finish (up to drain_s), gives clients 1 s more to
+ * collect finished jobs, answers what waits, and returns.
  */
 #ifndef CORUN_DAEMON_CORUND_H
 #define CORUN_DAEMON_CORUND_H

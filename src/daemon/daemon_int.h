@@ -134,6 +134,7 @@ typedef struct corun__daemon {
     uint64_t t0;               /* monotonic ns at start */
     bool stopping;
     uint64_t stop_by;          /* monotonic ns: the drain's end */
+    uint64_t quiet_since;      /* stopping: monotonic ns since no job runs; 0 = one runs */
 } corun__daemon;
 
 /* conn.c */

@@ -396,6 +396,36 @@ static void begin_stop(corun__daemon *d, int sig)
               "%g s", sig, corun__dsession_active(d), d->o->drain_s);
 }
 
+/* After SIGTERM, once no job runs, clients still holding finished jobs get
+ * this long to collect them (wait, progress, release) before corund goes. */
+#define STOP_GRACE_NS 1000000000ull
+
+/* Stopping: the drain is over, or nothing is left to finish or collect. */
+static bool stop_due(corun__daemon *d)
+{
+    const uint64_t now = corun__dnow();
+
+    if (d->jobs == NULL) {
+        return true;
+    }
+    if (now >= d->stop_by) {
+        unsigned n = corun__dsession_active(d);
+        if (n > 0) {
+            CORUN_LOG(CORUN_LOG_WARN, SUB, "the drain (%g s) is over: %u jobs still running are "
+                      "halted and their clients dropped", d->o->drain_s, n);
+        }
+        return true;
+    }
+    if (corun__dsession_active(d) > 0) {
+        d->quiet_since = 0;
+        return false;
+    }
+    if (d->quiet_since == 0) {
+        d->quiet_since = now;
+    }
+    return now - d->quiet_since >= STOP_GRACE_NS;
+}
+
 static int loop(corun__daemon *d)
 {
     struct pollfd *pf = NULL;
@@ -406,7 +436,7 @@ static int loop(corun__daemon *d)
         size_t n = 0, i;
         int timeout, rc;
 
-        if (d->stopping && (corun__dsession_active(d) == 0 || corun__dnow() >= d->stop_by)) {
+        if (d->stopping && stop_due(d)) {
             break;
         }
         if (cap < d->nclients + 2) {
@@ -506,10 +536,13 @@ int corun__daemon_run(const corun__daemon_opts *o)
     while (d.clients != NULL) {
         free_client(&d, d.clients);
     }
-    /* jobs of clients already gone: freed with their GPU's context */
+    /* jobs of clients already gone, or cut at the drain's end (halted when
+     * their client was dropped above): each waited for off the GPU, then freed */
     while (d.jobs != NULL) {
         corun__djob *j = d.jobs;
         d.jobs = j->next;
+        (void)corun_job_wait(j->j, 1000);
+        corun_job_release(j->j);
         free(j);
     }
     if (d.lfd >= 0) {
