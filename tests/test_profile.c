@@ -373,13 +373,14 @@ static void old_runs_are_trimmed(void **state)
     corun__pstore_free(&add);
 }
 
-/* A kernel's rate alone at a size is the median of the store's latest three
- * runs at exactly that grid and block, of that backend and kernel: one slow
- * or fast run among them does not move it, and newer runs replace older
- * ones. */
-static void own_rate_is_the_median_of_the_latest_at_that_size(void **state)
+/* A kernel's rate alone at a size is the second-highest of the store's
+ * latest nine runs at exactly that grid and block, of that backend and
+ * kernel (the median of three or fewer): one fast window does not set it,
+ * a slow measurement does not lower it, and nine newer runs replace the
+ * older ones. */
+static void own_rate_is_high_among_the_latest_at_that_size(void **state)
 {
-    static const double dur[] = {4000, 500, 1000, 900, 1100};
+    static const double dur[] = {1000, 900, 1100};
     corun__pstore ps;
     corun__prun r;
     size_t i;
@@ -395,17 +396,28 @@ static void own_rate_is_the_median_of_the_latest_at_that_size(void **state)
     assert_int_equal(corun__pstore_add_run(&ps, &r), CORUN_OK);
     r = run("other", 100, 10); /* another kernel */
     assert_int_equal(corun__pstore_add_run(&ps, &r), CORUN_OK);
-    /* the latest three: rates 0.1, 0.111, 0.0909 per ns (not the first two's
-     * 0.025 and 0.2): the median is 100/1000 */
+    /* three: their median, 100/1000 per ns */
     assert_true(fabs(corun__pstore_own_rate(&ps, "sim", "k", 100, 256) - 0.1) < 1e-12);
     assert_true(corun__pstore_own_rate(&ps, "cuda", "k", 100, 256) == 0);
     assert_true(corun__pstore_own_rate(&ps, "sim", "k", 100, 128) == 0);
-    /* three newer windows, all faster: they replace the older ones */
+    /* a window timed fast (0.2 per ns) and one slow: the second-highest, 100/900 */
+    r = run("k", 100, 500);
+    assert_int_equal(corun__pstore_add_run(&ps, &r), CORUN_OK);
+    r = run("k", 100, 4000);
+    assert_int_equal(corun__pstore_add_run(&ps, &r), CORUN_OK);
+    assert_true(fabs(corun__pstore_own_rate(&ps, "sim", "k", 100, 256) - 100.0 / 900) < 1e-12);
+    /* a measurement of three slow windows: still 100/900 */
     for (i = 0; i < 3; i++) {
-        r = run("k", 100, 400 + 100 * (double)i);
+        r = run("k", 100, 1250);
         assert_int_equal(corun__pstore_add_run(&ps, &r), CORUN_OK);
     }
-    assert_true(fabs(corun__pstore_own_rate(&ps, "sim", "k", 100, 256) - 100.0 / 500) < 1e-12);
+    assert_true(fabs(corun__pstore_own_rate(&ps, "sim", "k", 100, 256) - 100.0 / 900) < 1e-12);
+    /* nine newer windows, all slower: they replace the older ones */
+    for (i = 0; i < 9; i++) {
+        r = run("k", 100, 1900 + 50 * (double)(i % 3));
+        assert_int_equal(corun__pstore_add_run(&ps, &r), CORUN_OK);
+    }
+    assert_true(fabs(corun__pstore_own_rate(&ps, "sim", "k", 100, 256) - 100.0 / 1900) < 1e-12);
     /* fewer than three at a size: the median of those there are */
     r = run("k", 60, 300);
     assert_int_equal(corun__pstore_add_run(&ps, &r), CORUN_OK);
@@ -644,7 +656,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(only_regular_files_are_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(old_runs_are_trimmed, setup, teardown),
         cmocka_unit_test_setup_teardown(repeated_runs_are_stored_once, setup, teardown),
-        cmocka_unit_test(own_rate_is_the_median_of_the_latest_at_that_size),
+        cmocka_unit_test(own_rate_is_high_among_the_latest_at_that_size),
         cmocka_unit_test(path_expands_home_and_host),
         cmocka_unit_test(path_home_from_environment_first),
         cmocka_unit_test(ridge_recovers_known_coefficients),

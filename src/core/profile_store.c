@@ -106,7 +106,7 @@ static int cmp_double(const void *a, const void *b)
 double corun__pstore_own_rate(const corun__pstore *ps, const char *backend, const char *kernel,
                               double grid, double block)
 {
-    double *rate, mid = 0;
+    double *rate, own = 0;
     size_t i, n = 0;
 
     rate = malloc((ps->nruns ? ps->nruns : 1) * sizeof(*rate));
@@ -123,10 +123,10 @@ double corun__pstore_own_rate(const corun__pstore *ps, const char *backend, cons
     }
     if (n > 0) {
         qsort(rate, n, sizeof(*rate), cmp_double);
-        mid = n % 2 ? rate[n / 2] : 0.5 * (rate[n / 2 - 1] + rate[n / 2]);
+        own = n > 3 ? rate[n - 2] : n % 2 ? rate[n / 2] : 0.5 * (rate[0] + rate[1]);
     }
     free(rate);
-    return mid;
+    return own;
 }
 
 int corun__pstore_add_prof(corun__pstore *ps, const corun__pprof *p)

@@ -81,17 +81,22 @@ int corun__pstore_add_prof(corun__pstore *ps, const corun__pprof *p);
 /* The profile of a kernel on a backend, or NULL. */
 const corun__pprof *corun__pstore_find_prof(const corun__pstore *ps, const char *backend,
                                             const char *kernel);
-/* Runs at a kernel's own size that its rate alone is the median of. */
-#define CORUN_PSTORE_OWN_LATEST 3
+/* Runs at a kernel's own size that its rate alone is taken from: three
+ * measurements of three windows each. */
+#define CORUN_PSTORE_OWN_LATEST 9
 
 /* Block-tasks per ns of a kernel alone on a backend at exactly this grid
- * size and block size: the median over the store's latest
- * CORUN_PSTORE_OWN_LATEST runs at that size (fgqos's and HSM's isolated
- * rate; `corun profile` records three windows of the kernel alone in a loop
- * of launches, what a program that launches it back to back gets). The
- * latest, since a kernel's rate alone moves on the GPU and a new
- * measurement should replace an old one rather than be outvoted by it. 0
- * when the store holds none (or memory ran out). */
+ * size and block size: the second-highest of the store's latest
+ * CORUN_PSTORE_OWN_LATEST runs at that size, or their median where there
+ * are three or fewer (fgqos's and HSM's isolated rate; `corun profile`
+ * records three windows of the kernel alone in a loop of launches, what a
+ * program that launches it back to back gets). High, since what disturbs
+ * a measurement alone only slows it (on the H100 one in ~30 is 8-17 %
+ * slow, several in a row), and the QoS goals sized from it must hold
+ * against the kernel's real rate; not the highest, so that one window
+ * timed fast does not set it. The latest, since a kernel's rate alone
+ * moves on the GPU: three new measurements replace the old ones. 0 when
+ * the store holds none (or memory ran out). */
 double corun__pstore_own_rate(const corun__pstore *ps, const char *backend, const char *kernel,
                               double grid, double block);
 

@@ -351,6 +351,8 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
     corun__pstore ps, add;
     corun__train_opts dur, prof;
     char note[1024] = "";
+    bool rated[CORUN_SCENARIO_MAX_APPS]; /* its rates alone measured here */
+    unsigned rounds, r;
     size_t i, j;
     int rc;
 
@@ -376,6 +378,7 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
     prof.log = log;
     prof.log_ctx = log_ctx;
     corun__pstore_init(&add);
+    memset(rated, 0, sizeof(rated));
     for (i = 0; i < sc->napps && rc == CORUN_OK; i++) {
         const char *name = sc->apps[i].kernel.name;
         /* what the log calls it: the kernel, or the application of a chain */
@@ -416,6 +419,27 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
             own.profile_runs = 0;
             say(log, log_ctx, "profiling '%s' on %s: %u windows of a loop at its own size", what,
                 backend, own.rate_windows);
+            rc = corun__scenario_train(sc, env, &own, (int)i, &add, why, why_len);
+        }
+        rated[i] = prof.rate_windows > 0 && (lack_prof || lack_rates);
+    }
+    /* Rates alone measured in rounds, every kernel once a round, until the
+     * store holds what corun__pstore_own_rate reads: a slow stretch of the
+     * GPU (seconds, on the H100) then slows one round, not all of a
+     * kernel's windows. */
+    rounds = prof.rate_windows > 0 ? CORUN_PSTORE_OWN_LATEST / prof.rate_windows : 0;
+    for (r = 1; r < rounds && rc == CORUN_OK; r++) {
+        for (i = 0; i < sc->napps && rc == CORUN_OK; i++) {
+            corun__train_opts own = prof;
+            if (!rated[i]) {
+                continue;
+            }
+            own.runs = 0;
+            own.profile_runs = 0;
+            say(log, log_ctx, "profiling '%s' on %s: %u windows of a loop at its own size "
+                "(round %u of %u)", sc->apps[i].nthen > 0 ? sc->apps[i].name
+                                                           : sc->apps[i].kernel.name,
+                backend, own.rate_windows, r + 1, rounds);
             rc = corun__scenario_train(sc, env, &own, (int)i, &add, why, why_len);
         }
     }
