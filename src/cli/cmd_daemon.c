@@ -67,8 +67,9 @@ void corun__usage_daemon(FILE *out)
             "  --log-file PATH    the log in the background (default: corund.log beside the\n"
             "                     socket)\n"
             "\n"
-            "Stop it with SIGTERM: it stops accepting, lets running jobs finish, answers\n"
-            "every client and removes its socket. `corun status` shows what it runs.\n"
+            "Stop it with SIGTERM: it stops accepting, lets running jobs finish (up to\n"
+            "--drain), gives clients a second more to collect finished jobs, answers every\n"
+            "client and removes its socket. `corun status` shows what it runs.\n"
             "Exit status: 0 once stopped (foreground) or listening (background); 1 if it\n"
             "cannot start; 2 for a bad command line.\n");
 }
