@@ -226,12 +226,14 @@ check "daemon killed: every launch ended" test "$(grep -c '"launch"' "$tmp/survi
 # --- a coordinated GPU: programs keep their own GPU, corund sets their SMs ----------------
 stop_daemon
 start_daemon --coordinate --ls-sms 20 || { expect_done; exit 1; }
-timeout "$T" "$client" --name batch --class batch --kernel-us 100 --grid 1320 --count 150 \
+# the LS program runs ~1 s inside the batch one's ~3 s, so that a status taken
+# by a loaded machine's slow `corun status` still finds both running
+timeout "$T" "$client" --name batch --class batch --kernel-us 100 --grid 1320 --count 300 \
   --gap-ms 10 > "$tmp/cbatch" 2>&1 &
 cbw=$!
 sleep 0.3
 timeout "$T" "$corun" run --class ls -- "$client" --name ls --class ls --kernel-us 100 \
-  --grid 132 --count 20 --gap-ms 10 > "$tmp/cls" 2>&1 &
+  --grid 132 --count 40 --gap-ms 20 > "$tmp/cls" 2>&1 &
 clw=$!
 timeout "$T" "$corun" trace --socket "$sock" --seconds 1 -o "$tmp/ctrace.json" > "$tmp/ctrace.out" 2>&1 &
 ctw=$!
@@ -283,7 +285,7 @@ check "coordinated: batch launches on every SM before and after" \
   test "$(grep -c '"sms": "0-131"' "$tmp/cbatch")" -ge 2
 check "coordinated: the LS program's launches on its SMs" grep -q '"sms": "0-19"' "$tmp/cls"
 check "coordinated: every launch ran, in each program" \
-  test "$(grep -c '"rc": "CORUN_OK"' "$tmp/cbatch")" -eq 150
+  test "$(grep -c '"rc": "CORUN_OK"' "$tmp/cbatch")" -eq 300
 stop_daemon
 
 # --- two GPUs, a scheduler each: a program on each (CORUN_DEVICE) ------------------------

@@ -45,6 +45,7 @@ typedef struct corun__dgpu {
     bool coordinate;           /* clients keep their own contexts; the daemon sets
                                   their SM windows (channel.h) */
     uint32_t sms;
+    uint64_t sim_at;           /* simulated ns the scheduler has been advanced to */
 } corun__dgpu;
 
 /* A client's job on a GPU. */

@@ -349,13 +349,28 @@ static int gpus_init(corun__daemon *d, char *why, size_t why_len)
 }
 
 /* Every simulated GPU's clock to the wall clock since start, times the speed. */
+/* A simulated GPU is advanced to the wall clock (times sim_speed) in steps of
+ * ADVANCE_STEP_NS simulated, for at most ADVANCE_BUDGET_NS of the loop's
+ * time a turn: where the CPU cannot keep up (a loaded machine, a kernel of
+ * millions of tasks) the simulation falls behind the wall clock instead of
+ * leaving clients unanswered (a HELLO waits 5 s at most). */
+#define ADVANCE_STEP_NS 1000000ull
+#define ADVANCE_BUDGET_NS 20000000ull
+
 static void advance(corun__daemon *d)
 {
-    const double t = (double)(corun__dnow() - d->t0) * d->o->sim_speed;
+    const uint64_t start = corun__dnow();
+    const uint64_t t = (uint64_t)((double)(start - d->t0) * d->o->sim_speed);
     unsigned i;
 
     for (i = 0; i < d->ngpus; i++) {
-        int rc = corun__ctx_advance(d->gpus[i].ctx, (uint64_t)t);
+        corun__dgpu *g = &d->gpus[i];
+        int rc = CORUN_OK;
+        while (rc == CORUN_OK && g->sim_at < t &&
+               corun__dnow() - start < ADVANCE_BUDGET_NS * (i + 1) / d->ngpus) {
+            g->sim_at = t - g->sim_at > ADVANCE_STEP_NS ? g->sim_at + ADVANCE_STEP_NS : t;
+            rc = corun__ctx_advance(g->ctx, g->sim_at);
+        }
         if (rc != CORUN_OK) {
             CORUN_LOG(CORUN_LOG_ERROR, SUB, "GPU %u: the scheduler failed: %s", i,
                       corun_strerror(rc));
