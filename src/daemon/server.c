@@ -348,7 +348,6 @@ static int gpus_init(corun__daemon *d, char *why, size_t why_len)
     return 0;
 }
 
-/* Every simulated GPU's clock to the wall clock since start, times the speed. */
 /* A simulated GPU is advanced to the wall clock (times sim_speed) in steps of
  * ADVANCE_STEP_NS simulated, for at most ADVANCE_BUDGET_NS of the loop's
  * time a turn: where the CPU cannot keep up (a loaded machine, a kernel of
