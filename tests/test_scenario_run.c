@@ -8,13 +8,18 @@
  *  - a run or a profiling too large to simulate is refused up front with
  *    its estimated cost;
  *  - a request of chained kernels ("kernels") runs them one after another,
- *    each once, and counts once, from its arrival to its last kernel's end. */
+ *    each once, and counts once, from its arrival to its last kernel's end;
+ *  - rates alone a policy needs and the store lacks are measured in rounds,
+ *    every kernel once a round, and the store keeps them in that order. */
 #include "support.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/policy.h"
+#include "core/profile_store.h"
 #include "scenario/scenario.h"
 
 static corun__settings set;
@@ -265,6 +270,49 @@ static void chained_kernels_run_one_after_another(void **state)
     corun__run_result_free(&one);
 }
 
+/* Two kernels' rates alone, missing from the store: three rounds of three
+ * windows, a then b in each (decision 0035), nine windows each at its own
+ * size, which the kernel's rate alone is then read from. */
+static void rates_alone_are_measured_in_rounds(void **state)
+{
+    static corun__scenario sc;
+    char dir[] = "/tmp/corun-rounds.XXXXXX", path[64], why[512] = "", note[512] = "", seq[32];
+    corun__pstore ps;
+    size_t i, n = 0;
+
+    (void)state;
+    two_apps(&sc, 10, "{\"kind\":\"loop\"}");
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/store.txt", dir);
+    assert_int_equal(corun__scenario_ensure_profiles(&sc, &env, "sim", path,
+                                                     CORUN_POLICY_NEEDS_RATES, NULL, NULL, why,
+                                                     sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(corun__pstore_load(path, &ps, note, sizeof(note)), CORUN_OK);
+    for (i = 0; i < ps.nruns && n + 1 < sizeof(seq); i++) {
+        if (ps.runs[i].grid == 132 && ps.runs[i].block == 128) {
+            seq[n++] = ps.runs[i].kernel[0];
+        }
+    }
+    seq[n] = '\0';
+    assert_string_equal(seq, "aaabbbaaabbbaaabbb");
+    assert_true(corun__pstore_own_rate(&ps, "sim", "a", 132, 128) > 0);
+    assert_true(corun__pstore_own_rate(&ps, "sim", "b", 132, 128) > 0);
+    corun__pstore_free(&ps);
+    /* present now: a second call measures nothing */
+    assert_int_equal(corun__scenario_ensure_profiles(&sc, &env, "sim", path,
+                                                     CORUN_POLICY_NEEDS_RATES, NULL, NULL, why,
+                                                     sizeof(why)),
+                     CORUN_OK);
+    assert_int_equal(corun__pstore_load(path, &ps, note, sizeof(note)), CORUN_OK);
+    assert_int_equal(ps.nruns, 18);
+    corun__pstore_free(&ps);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/store.txt.lock", dir); /* the store's writers' lock */
+    unlink(path);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +321,7 @@ int main(void)
         cmocka_unit_test_setup(whole_gpu_reservation_leaves_batch_no_quota, setup),
         cmocka_unit_test_setup(huge_runs_are_refused_with_their_cost, setup),
         cmocka_unit_test_setup(chained_kernels_run_one_after_another, setup),
+        cmocka_unit_test_setup(rates_alone_are_measured_in_rounds, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
