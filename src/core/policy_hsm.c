@@ -39,8 +39,9 @@
  *  - beta_k. The paper predicts a kernel's private-mode bandwidth from its
  *    shared-mode RBH by a regression (c1 x RBH + c2). corun's profile store
  *    holds each kernel's rate alone at a launch's size (corun profile, the
- *    isolated rate fgqos uses too; its latest measurement, since that rate
- *    moves on the GPU), and a block-task moves the same DRAM
+ *    isolated rate fgqos uses too: corun__pstore_own_rate, high among its
+ *    recent measurements, since that rate moves on the GPU), and a
+ *    block-task moves the same DRAM
  *    bytes alone and shared, so B_k / beta_k is the block-tasks the flow ran
  *    per ns in the epoch over its tasks per ns alone: the bytes cancel and
  *    NP comes from the progress corun's workers count. A kernel without a

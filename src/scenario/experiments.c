@@ -156,7 +156,7 @@ int corun__exp_solo(ectx *e, int i)
 /* App i's windows alone (block-tasks per ns) recorded as `corun profile`
  * records them: runs at the kernel's own size in the store's file and in
  * e->store, so that the policies created next take them as its isolated
- * rate (corun__pstore_own_rate: the latest windows). */
+ * rate (corun__pstore_own_rate, read from the latest windows). */
 static int record_alone(ectx *e, int i, const double r[3])
 {
     const corun__kspec *k = &e->sc->apps[i].kernel;

@@ -343,13 +343,20 @@ static bool has_own_run(const corun__pstore *ps, const char *backend, const coru
                                    (double)k->block.x * k->block.y * k->block.z) > 0;
 }
 
+/* What the log calls app a's profiling: its kernel, or the application of a
+ * chain. */
+static const char *app_what(const corun__app *a)
+{
+    return a->nthen > 0 ? a->name : a->kernel.name;
+}
+
 int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_env *env,
                                     const char *backend, const char *store_path, unsigned needs,
                                     void (*log)(void *ctx, const char *line), void *log_ctx,
                                     char *why, size_t why_len)
 {
     corun__pstore ps, add;
-    corun__train_opts dur, prof;
+    corun__train_opts dur, prof, own;
     char note[1024] = "";
     bool rated[CORUN_SCENARIO_MAX_APPS]; /* its rates alone measured here */
     unsigned rounds, r;
@@ -377,12 +384,13 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
     }
     prof.log = log;
     prof.log_ctx = log_ctx;
+    own = prof; /* the loop windows alone */
+    own.profile_runs = 0;
     corun__pstore_init(&add);
     memset(rated, 0, sizeof(rated));
     for (i = 0; i < sc->napps && rc == CORUN_OK; i++) {
         const char *name = sc->apps[i].kernel.name;
-        /* what the log calls it: the kernel, or the application of a chain */
-        const char *what = sc->apps[i].nthen > 0 ? sc->apps[i].name : name;
+        const char *what = app_what(&sc->apps[i]);
         bool lack_runs = false, lack_prof = false, lack_rates = false;
         int dup = 0;
         for (j = 0; j < i; j++) {
@@ -415,8 +423,6 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
             say(log, log_ctx, "profiling '%s' on %s: its intensity", what, backend);
             rc = corun__scenario_train(sc, env, &prof, (int)i, &add, why, why_len);
         } else if (rc == CORUN_OK && lack_rates) {
-            corun__train_opts own = prof;
-            own.profile_runs = 0;
             say(log, log_ctx, "profiling '%s' on %s: %u windows of a loop at its own size", what,
                 backend, own.rate_windows);
             rc = corun__scenario_train(sc, env, &own, (int)i, &add, why, why_len);
@@ -430,16 +436,12 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
     rounds = prof.rate_windows > 0 ? CORUN_PSTORE_OWN_LATEST / prof.rate_windows : 0;
     for (r = 1; r < rounds && rc == CORUN_OK; r++) {
         for (i = 0; i < sc->napps && rc == CORUN_OK; i++) {
-            corun__train_opts own = prof;
             if (!rated[i]) {
                 continue;
             }
-            own.runs = 0;
-            own.profile_runs = 0;
             say(log, log_ctx, "profiling '%s' on %s: %u windows of a loop at its own size "
-                "(round %u of %u)", sc->apps[i].nthen > 0 ? sc->apps[i].name
-                                                           : sc->apps[i].kernel.name,
-                backend, own.rate_windows, r + 1, rounds);
+                "(round %u of %u)", app_what(&sc->apps[i]), backend, own.rate_windows, r + 1,
+                rounds);
             rc = corun__scenario_train(sc, env, &own, (int)i, &add, why, why_len);
         }
     }
