@@ -4,7 +4,7 @@
  * Beyond the sanitizers' reports it checks the loader's contract: a scenario
  * it accepts is within the documented bounds, every application and kernel
  * named; a refusal says why, naming the file.
- * Seeds: scenarios/ and fuzz/corpus/scenario/ (scripts/fuzz.sh).
+ * Seeds: bench/scenarios/ and fuzz/corpus/scenario/ (scripts/fuzz.sh).
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -13,7 +13,7 @@
 #
 # Inputs that reach new code are kept in BUILD/corpus/NAME for the next run (never in the
 # repository's seeds); an input that fails is written to BUILD/artifacts/ and its log shown.
-# To replay one: BUILD/fuzz/fuzz_NAME FILE. Seeds: fuzz/corpus/NAME/ (and scenarios/).
+# To replay one: BUILD/fuzz/fuzz_NAME FILE. Seeds: fuzz/corpus/NAME/ (and bench/scenarios/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-fuzz}
@@ -47,7 +47,7 @@ cmake --build "$BUILD" --target fuzz -j "$JOBS" >&2
 
 seeds() {
   case $1 in
-    scenario) echo fuzz/corpus/scenario scenarios ;;
+    scenario) echo fuzz/corpus/scenario bench/scenarios ;;
     *) echo "fuzz/corpus/$1" ;;
   esac
 }

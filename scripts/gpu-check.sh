@@ -57,7 +57,7 @@
 #                (the manual policy holds the first): no call may hang
 #   demo         corun demo on the GPU, every system of its table, for the
 #                LS+batch scenarios with 2 ms, 200 us and 20 ms batch tasks
-#                (scenarios/ls-batch*.json), and ls-batch as JSON
+#                (bench/scenarios/ls-batch*.json), and ls-batch as JSON
 #   processes    LS and batch as two processes under MPS: high-priority LS
 #                stream, MPS client priority, and corund coordinating them
 #                (corun demo --processes, 2 ms and 200 us batch tasks; not in
@@ -175,7 +175,7 @@ has correctahead && run_step correctahead 300 env CORUN_AHEAD=2 "$GCH" correctne
     --json "$OUT/correctahead.json"
 if has demo; then
   run_step demo 400 bash -c "for sc in ls-batch ls-batch-200us ls-batch-20ms ls-chain; do \
-      '$BUILD/corun' demo --backend cuda --quiet --scenario scenarios/\$sc.json || exit 1; done && \
+      '$BUILD/corun' demo --backend cuda --quiet --scenario bench/scenarios/\$sc.json || exit 1; done && \
       '$BUILD/corun' demo --backend cuda --quiet --json > '$OUT/demo.json'"
 fi
 if has loopalone; then
@@ -183,11 +183,11 @@ if has loopalone; then
 fi
 if has demotrace; then
   run_step demotrace 120 bash -c "for p in mps smguard; do \
-      '$BUILD/corun' sim --scenario scenarios/ls-batch.json --policy \$p --backend cuda \
+      '$BUILD/corun' sim --scenario bench/scenarios/ls-batch.json --policy \$p --backend cuda \
         --json --quiet > '$OUT/demotrace-'\$p.json || exit 1; done; \
-      '$BUILD/corun' sim --scenario scenarios/ls-batch.json --policy smguard --reserve 66 \
+      '$BUILD/corun' sim --scenario bench/scenarios/ls-batch.json --policy smguard --reserve 66 \
         --backend cuda --json --quiet > '$OUT/demotrace-smguard66.json' && \
-      '$BUILD/corun' sim --scenario scenarios/ls-batch.json --apps ls --policy smguard \
+      '$BUILD/corun' sim --scenario bench/scenarios/ls-batch.json --apps ls --policy smguard \
         --backend cuda --json --quiet > '$OUT/demotrace-ls.json'"
 fi
 has overhead && run_step overhead 300 "$GC" overhead --reps 15 --json "$OUT/overhead.json"
@@ -241,7 +241,7 @@ if has sanitize; then
 fi
 has multigpu && run_step multigpu 200 env OUT="$OUT/multigpu" GPU_BUILD="$BUILD" scripts/gpu-multi.sh
 has processes && run_step processes 300 bash -c "for sc in ls-batch ls-batch-200us; do \
-      '$BUILD/corun' demo --processes --scenario scenarios/\$sc.json --quiet \
+      '$BUILD/corun' demo --processes --scenario bench/scenarios/\$sc.json --quiet \
         --keep '$OUT/processes/'\$sc || exit 1; done"
 has apps && run_step apps 300 env OUT="$OUT" GPU_BUILD="$BUILD" \
     GPU_APPS_TIMEOUT="${GPU_APPS_TIMEOUT:-60}" scripts/gpu-apps.sh
@@ -258,10 +258,10 @@ if has counters; then
   out_abs=$(cd "$OUT" && pwd)
   run_step counters 200 bash -c "for app in bs gs mm rg tr; do \
       CORUN_PROFILE_COUNTERS=1 CORUN_PROFILE_PATH='$out_abs/profiles-counters.txt' timeout 60 \
-        '$BUILD/corun' profile --train-scenario scenarios/slate-pairs.json --runs 5 \
+        '$BUILD/corun' profile --train-scenario bench/scenarios/slate-pairs.json --runs 5 \
         --app \$app --backend cuda 2>&1 | grep -E 'rates of|failed' || exit 1; \
       CORUN_PROFILE_COUNTERS=0 CORUN_PROFILE_PATH='$out_abs/profiles-counted.txt' timeout 60 \
-        '$BUILD/corun' profile --train-scenario scenarios/slate-pairs.json --runs 5 \
+        '$BUILD/corun' profile --train-scenario bench/scenarios/slate-pairs.json --runs 5 \
         --app \$app --backend cuda 2>&1 | grep -E 'rates of|failed' || exit 1; done; \
     echo '-- counters'; CORUN_PROFILE_PATH='$out_abs/profiles-counters.txt' '$BUILD/corun' profile; \
     echo '-- counted'; CORUN_PROFILE_PATH='$out_abs/profiles-counted.txt' '$BUILD/corun' profile"

@@ -30,7 +30,7 @@ export CORUN_DAEMON_SOCKET=$sock
 run() { # NAME ENV... : a scenario client, its report to OUT/NAME.json
   local name=$1
   shift
-  env "$@" timeout 120 "$corun" sim --backend cuda --scenario scenarios/ls-batch.json \
+  env "$@" timeout 120 "$corun" sim --backend cuda --scenario bench/scenarios/ls-batch.json \
     --apps batch --policy smguard --duration-ms 3000 --json --quiet > "$OUT/$name.json" \
     2> "$OUT/$name.err" &
   pids+=($!)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A kernel alone in a closed loop of launches through corun's scheduler (one
-# 36 ms window of scenarios/fgqos-kernels-cuda.json a process, policy manual),
+# 36 ms window of bench/scenarios/fgqos-kernels-cuda.json a process, policy manual),
 # with completion waiters that sleep in the driver at once
 # (CORUN_COMPLETION_SPIN_US=0) and that poll first (the default): launches per
 # second, and the median and 99th-percentile launch as the host sees them.
@@ -30,7 +30,7 @@ for k in $kernels; do
     for i in $(seq 1 "$runs"); do
       if [ "$spin" = 0 ]; then env=(env CORUN_COMPLETION_SPIN_US=0); else env=(env); fi
       out=$("${env[@]}" "$corun" sim --backend "$backend" --quiet --json \
-        --scenario "$here/scenarios/fgqos-kernels-cuda.json" --apps "$k" --policy manual) || {
+        --scenario "$here/bench/scenarios/fgqos-kernels-cuda.json" --apps "$k" --policy manual) || {
         echo "loop-alone: $k failed" >&2
         exit 1
       }

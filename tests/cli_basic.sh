@@ -66,10 +66,10 @@ expect 0 "smguard" -- policies
 # the path as given, then CORUN_SCENARIOS, the installed ones, the source tree's.
 expect_run 0 "scenario ls-batch, policy mps" -- \
   bash -c "cd / && '$corun' sim --scenario ls-batch --policy mps --duration-ms 20 --quiet"
-expect_run 0 "is $src/scenarios/ls-batch.json" -- \
-  bash -c "cd / && '$corun' --log-level info sim --scenario scenarios/ls-batch.json --policy mps \
+expect_run 0 "is $src/bench/scenarios/ls-batch.json" -- \
+  bash -c "cd / && '$corun' --log-level info sim --scenario bench/scenarios/ls-batch.json --policy mps \
            --duration-ms 20 --quiet"
-sed 's/"name": *"ls-batch"/"name": "mine"/' "$src/scenarios/ls-batch.json" > "$tmp/ls-batch.json"
+sed 's/"name": *"ls-batch"/"name": "mine"/' "$src/bench/scenarios/ls-batch.json" > "$tmp/ls-batch.json"
 expect_run 0 "scenario mine, policy mps" -- \
   env CORUN_SCENARIOS="$tmp" "$corun" sim --scenario ls-batch --policy mps --duration-ms 20 --quiet
 expect 2 "no scenario 'nope': not a file here, nor in" -- sim --scenario nope --policy mps

@@ -30,18 +30,18 @@ check "--help, config, demo and a listing write nothing: $(files "$home")" \
 
 # A policy that needs kernel profiles records them in the store.
 store=.local/share/corun/profiles-$host.txt
-in_home "$corun" sim --scenario "$src/scenarios/flep-hpf-2kernel.json" --policy flep-hpf --quiet
+in_home "$corun" sim --scenario "$src/bench/scenarios/flep-hpf-2kernel.json" --policy flep-hpf --quiet
 check "sim flep-hpf exits 0" test $? -eq 0
 check "the store and its lock, nothing else: $(files "$home")" \
   test "$(files "$home")" = "$store $store.lock "
 in_home "$corun" profile
 check "corun profile names the store" grep -q "^store $home/$store: " "$tmp/out"
-in_home "$corun" --set profile_path=off sim --scenario "$src/scenarios/flep-hpf-2kernel.json" \
+in_home "$corun" --set profile_path=off sim --scenario "$src/bench/scenarios/flep-hpf-2kernel.json" \
   --policy flep-hpf --quiet
 check "profile_path=off: still only the store and its lock" \
   test "$(files "$home")" = "$store $store.lock "
 CORUN_PROFILE_PATH=$tmp/elsewhere/p.txt HOME=$home CORUN_PROFILE_TRAIN_RUNS=10 \
-  "$corun" sim --scenario "$src/scenarios/flep-hpf-2kernel.json" --policy flep-hpf --quiet \
+  "$corun" sim --scenario "$src/bench/scenarios/flep-hpf-2kernel.json" --policy flep-hpf --quiet \
   > /dev/null 2>&1
 check "CORUN_PROFILE_PATH moves the store" test -f "$tmp/elsewhere/p.txt"
 

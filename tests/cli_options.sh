@@ -79,7 +79,7 @@ expect 2 "corun demo: --ls-sms needs a value" -- demo --processes --ls-sms
 expect 2 "corun demo: --ls-sms and --keep go with --processes" -- demo --keep "$tmp/keep"
 expect 2 "--apps and --systems do not go with --processes" -- demo --processes --apps ls
 expect 2 "needs a scenario with applications named ls and batch (flep-hpf-2kernel has no ls)" \
-  -- demo --processes --backend sim --scenario "$src/scenarios/flep-hpf-2kernel.json"
+  -- demo --processes --backend sim --scenario "$src/bench/scenarios/flep-hpf-2kernel.json"
 expect 2 "option --dir needs a value, not an empty one" -- experiment hpf --dir ""
 expect 2 "option --train-scenario needs a value" -- profile --train-scenario ""
 expect_run 2 "CORUN_PROFILE_PATH: empty" -- env CORUN_PROFILE_PATH= "$corun" profile

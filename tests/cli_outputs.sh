@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export CORUN_CACHE=$tmp/cache
 export CORUN_PROFILE_TRAIN_RUNS=10
-train=(profile --train-scenario "$src/scenarios/flep-hpf-2kernel.json" --app nn_large --json)
+train=(profile --train-scenario "$src/bench/scenarios/flep-hpf-2kernel.json" --app nn_large --json)
 fail=0
 check() { if ! "$@"; then echo "FAIL: $*"; fail=1; fi; }
 # every name under a folder, with its type and contents

@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export CORUN_PROFILE_PATH=$tmp/store/profiles.txt
 export CORUN_PROFILE_TRAIN_RUNS=10
-sc=$src/scenarios
+sc=$src/bench/scenarios
 
 fail() {
   echo "FAIL: $*"

@@ -9,7 +9,7 @@
 source "$(dirname "$0")/expect_common.sh"
 export CORUN_PROFILE_PATH=$tmp/store/profiles.txt
 export CORUN_PROFILE_TRAIN_RUNS=10
-sc=$src/scenarios
+sc=$src/bench/scenarios
 
 # run NAME ARGS...: corun ARGS on a fresh profile store (so every run does
 # the same work); stdout in $tmp/NAME.out, stderr in $tmp/NAME.err.

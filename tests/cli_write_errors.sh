@@ -13,7 +13,7 @@ trap 'rm -rf "$tmp"' EXIT
 export CORUN_PROFILE_PATH=$tmp/store/profiles.txt
 export CORUN_PROFILE_TRAIN_RUNS=10
 export CORUN_CACHE=$tmp/cache
-sc=$src/scenarios
+sc=$src/bench/scenarios
 fail=0
 
 # said WANT HOW RC REASON: the run of cmd with stdout HOW exited RC, which

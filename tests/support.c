@@ -44,7 +44,7 @@ void corun_test_exp_opts(corun__exp_opts *o, corun__settings *set)
     o->env.make_ctx = set;
     o->env.settings = *set;
     o->backend = "sim";
-    o->dir = corun_test_path("scenarios");
+    o->dir = corun_test_path("bench/scenarios");
 }
 
 uint64_t corun_test_done_of(corun__sched *s, corun__job *k)

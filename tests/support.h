@@ -29,7 +29,7 @@ int corun_test_make_sim(void *ctx, const struct corun__scenario *sc, uint64_t se
 struct corun__exp_opts;
 struct corun__settings;
 /* Options of `corun experiment` on the simulator over the source tree's
- * scenarios/, with the settings *set (which must outlive the run). */
+ * bench/scenarios/, with the settings *set (which must outlive the run). */
 void corun_test_exp_opts(struct corun__exp_opts *o, struct corun__settings *set);
 
 struct corun__sched;

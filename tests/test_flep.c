@@ -6,7 +6,7 @@
  * shortest remaining time preempts only when the running kernel's remaining
  * time exceeds the waiting one's plus the preemption overhead.
  *
- * The papers' headline properties, on simulator runs of scenarios/:
+ * The papers' headline properties, on simulator runs of bench/scenarios/:
  *  - HPF: a high-priority kernel behind a long low-priority one turns around
  *    at least 5x faster than under mps (FLEP: 10.1x on average);
  *  - SRT improves ANTT over FIFO (mps) at equal priorities;
@@ -449,7 +449,7 @@ static void srt_orders_the_triplet_by_remaining_time(void **state)
     /* The models trained by the test above are in the store already, or
      * get trained here. */
     init_sim_settings();
-    assert_int_equal(corun__scenario_load(corun_test_path("scenarios/flep-srt-3kernel.json"),
+    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/flep-srt-3kernel.json"),
                                           &sc, why, sizeof(why)),
                      CORUN_OK);
     memset(&env, 0, sizeof(env));

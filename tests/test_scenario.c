@@ -39,7 +39,7 @@ static void file_on_disk_matches_builtin(void **state)
     corun__scenario a;
     char why[512] = "";
 
-    assert_int_equal(corun__scenario_load(corun_test_path("scenarios/ls-batch.json"), &a, why,
+    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/ls-batch.json"), &a, why,
                                           sizeof(why)),
                      CORUN_OK);
     assert_int_equal(corun__scenario_parse(corun__scenario_default_text(), "b", &sc, why,
@@ -131,7 +131,7 @@ static void chains_and_real_kernels(void **state)
     char why[512] = "";
     const corun__app *ls;
 
-    if (corun__scenario_load(corun_test_path("scenarios/ls-chain.json"), &sc, why, sizeof(why)) !=
+    if (corun__scenario_load(corun_test_path("bench/scenarios/ls-chain.json"), &sc, why, sizeof(why)) !=
         CORUN_OK) {
         fail_msg("%s", why);
     }
@@ -147,7 +147,7 @@ static void chains_and_real_kernels(void **state)
     assert_int_equal(corun__app_kernel(ls, 0)->grid.y, 2);
     assert_int_equal(sc.apps[0].nthen, 0);
     assert_int_equal(sc.apps[0].kernel.code, CORUN_CODE_SYNTHETIC);
-    if (corun__scenario_load(corun_test_path("scenarios/fgqos-kernels-cuda.json"), &sc, why,
+    if (corun__scenario_load(corun_test_path("bench/scenarios/fgqos-kernels-cuda.json"), &sc, why,
                              sizeof(why)) != CORUN_OK) {
         fail_msg("%s", why);
     }
@@ -210,7 +210,7 @@ static void scenario_files_parse(void **state)
 
     for (f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
         char rel[128], why[512] = "";
-        snprintf(rel, sizeof(rel), "scenarios/%s", files[f]);
+        snprintf(rel, sizeof(rel), "bench/scenarios/%s", files[f]);
         if (corun__scenario_load(corun_test_path(rel), &sc, why, sizeof(why)) != CORUN_OK) {
             fail_msg("%s", why);
         }
@@ -262,7 +262,7 @@ static void nul_byte_in_file(void **state)
 }
 
 /* A scenario by name from anywhere: the path as given, CORUN_SCENARIOS,
- * then (for the build folder's programs) the source tree's scenarios/. */
+ * then (for the build folder's programs) the source tree's bench/scenarios/. */
 static void found_by_name(void **state)
 {
     corun__settings set;
@@ -270,14 +270,18 @@ static void found_by_name(void **state)
     FILE *f;
 
     corun__settings_default(&set);
-    snprintf(src, sizeof(src), "%s", corun_test_path("scenarios/ls-batch.json"));
+    snprintf(src, sizeof(src), "%s", corun_test_path("bench/scenarios/ls-batch.json"));
     assert_int_equal(corun__scenario_find("ls-batch", &set, path, sizeof(path), why, sizeof(why)),
                      CORUN_OK);
     assert_string_equal(path, src);
     assert_int_equal(corun__scenario_find("scenarios/slate-pairs.json", &set, path, sizeof(path),
                                           why, sizeof(why)),
                      CORUN_OK);
-    assert_string_equal(path, corun_test_path("scenarios/slate-pairs.json"));
+    assert_string_equal(path, corun_test_path("bench/scenarios/slate-pairs.json"));
+    assert_int_equal(corun__scenario_find("bench/scenarios/hsm-pair", &set, path, sizeof(path), why,
+                                          sizeof(why)),
+                     CORUN_OK);
+    assert_string_equal(path, corun_test_path("bench/scenarios/hsm-pair.json"));
     /* CORUN_SCENARIOS comes before the installed and source folders */
     corun_test_mkdtemp(dir, sizeof(dir), "find");
     snprintf(file, sizeof(file), "%s/ls-batch.json", dir);
@@ -302,7 +306,7 @@ static void found_by_name(void **state)
                      CORUN_ENOENT);
     assert_non_null(strstr(why, "no-such-scenario"));
     assert_non_null(strstr(why, dir));
-    assert_non_null(strstr(why, corun_test_path("scenarios")));
+    assert_non_null(strstr(why, corun_test_path("bench/scenarios")));
     corun_test_rmdir(dir);
 }
 

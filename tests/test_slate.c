@@ -135,7 +135,7 @@ static void slate_training(corun__scenario *sc, corun__run_env *env, corun__trai
     char why[512] = "";
 
     init_sim_settings();
-    assert_int_equal(corun__scenario_load(corun_test_path("scenarios/slate-pairs.json"), sc,
+    assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/slate-pairs.json"), sc,
                                           why, sizeof(why)),
                      CORUN_OK);
     memset(env, 0, sizeof(*env));

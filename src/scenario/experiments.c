@@ -1,5 +1,5 @@
 /*
- * experiments.c — the FLEP and Slate evaluations over scenarios/
+ * experiments.c — the FLEP and Slate evaluations over bench/scenarios/
  * (experiments.h), the registry of every experiment, and what the
  * experiments share (experiments_int.h); fgqos's and hsm's evaluations are
  * exp_fgqos.c and exp_hsm.c.

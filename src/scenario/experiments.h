@@ -1,7 +1,7 @@
 /*
  * experiments.h — the FLEP, Slate, fine-grained QoS and HSM evaluations (FLEP
  * §6, Slate §V-E, qos-fine-grained.md §4, hsm.md §6) as
- * functions over the scenario files in scenarios/, so that the tests,
+ * functions over the scenario files in bench/scenarios/, so that the tests,
  * `corun experiment` and the GPU check run the same code on either backend.
  *
  *   hpf      FLEP 6.3.1: low-priority kernel on its large input, high-priority

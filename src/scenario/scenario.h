@@ -98,20 +98,21 @@ int corun__scenario_load(const char *path, corun__scenario *out, char *why, size
 int corun__scenario_parse(const char *text, const char *origin, corun__scenario *out, char *why,
                           size_t why_len);
 /* The LS+batch scenario of SMGuard §6.2 that `corun demo` runs by default
- * (scenarios/ls-batch.json holds the same text). */
+ * (bench/scenarios/ls-batch.json holds the same text). */
 const char *corun__scenario_default_text(void);
 
 /* The folders a scenario name is looked up in, in this order: CORUN_SCENARIOS
  * (when set), the installed scenarios beside the running program
  * (BINDIR/../share/corun/scenarios, relative to /proc/self/exe, so an
- * installed tree may be moved), the source tree's scenarios/ (for the
+ * installed tree may be moved), the source tree's bench/scenarios/ (for the
  * programs of the build folder). Writes folder i, which need not exist, to
  * buf; returns 0, or -1 past the last one. (scenario_find.c) */
 int corun__scenario_dir(const corun__settings *s, size_t i, char *buf, size_t len);
 /* Where the scenario `name` is: the path as given when it exists or is
  * absolute; else the first regular file among, in each folder of
- * corun__scenario_dir, the name less a leading "scenarios/", as is and with
- * ".json" added ("ls-batch", "scenarios/ls-batch.json"). Returns CORUN_OK
+ * corun__scenario_dir, the name less a leading "bench/scenarios/" or
+ * "scenarios/" (the installed folder's name), as is and with ".json" added
+ * ("ls-batch", "bench/scenarios/ls-batch.json"). Returns CORUN_OK
  * with the path, or CORUN_ENOENT with why naming every folder looked in. */
 int corun__scenario_find(const char *name, const corun__settings *s, char *path, size_t len,
                          char *why, size_t why_len);

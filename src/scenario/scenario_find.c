@@ -1,7 +1,7 @@
 /*
  * scenario_find.c — where a scenario named on the command line is, from any
  * working directory: the path as given, CORUN_SCENARIOS, the installed
- * scenarios beside the program, the source tree's.
+ * scenarios beside the program, the source tree's (bench/scenarios/).
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,7 +11,7 @@
 #include "scenario/scenario.h"
 
 /* Set by the build (CMakeLists.txt): the installed scenarios relative to
- * the installed programs, and the source tree's scenarios. */
+ * the installed programs, and the source tree's bench/scenarios. */
 #ifndef CORUN_SCENARIOS_FROM_BINDIR
 #define CORUN_SCENARIOS_FROM_BINDIR "../share/corun/scenarios"
 #endif
@@ -88,7 +88,8 @@ static int try_dir(const char *dir, const char *rel, char *path, size_t len)
 int corun__scenario_find(const char *name, const corun__settings *s, char *path, size_t len,
                          char *why, size_t why_len)
 {
-    static const char *const prefixes[] = {"./scenarios/", "scenarios/"};
+    static const char *const prefixes[] = {"./bench/scenarios/", "bench/scenarios/", "./scenarios/",
+                                            "scenarios/"};
     const char *rel = name;
     char dir[4096], looked[1024] = "";
     size_t i, used = 0;

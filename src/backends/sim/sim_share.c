@@ -45,7 +45,7 @@
  * speed up. With g = 1 one kernel's blocks always run at speed 1.
  *
  * g comes from the settings (sim_block_speedup): on the H100, the LS kernel
- * of scenarios/ls-batch.json alone (132 blocks of 100 us tasks, 80 % FMA,
+ * of bench/scenarios/ls-batch.json alone (132 blocks of 100 us tasks, 80 % FMA,
  * one block per SM) took ~78 us including ~15 us of launch and
  * notification: 0.8 / g + 0.2 = 0.63, g ~ 1.9 (docs/decisions/0021).
  *
