@@ -14,9 +14,7 @@
 #include "support.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/policy.h"
 #include "core/profile_store.h"
@@ -276,13 +274,13 @@ static void chained_kernels_run_one_after_another(void **state)
 static void rates_alone_are_measured_in_rounds(void **state)
 {
     static corun__scenario sc;
-    char dir[] = "/tmp/corun-rounds.XXXXXX", path[64], why[512] = "", note[512] = "", seq[32];
+    char dir[256], path[512], why[512] = "", note[512] = "", seq[32];
     corun__pstore ps;
     size_t i, n = 0;
 
     (void)state;
     two_apps(&sc, 10, "{\"kind\":\"loop\"}");
-    assert_non_null(mkdtemp(dir));
+    corun_test_mkdtemp(dir, sizeof(dir), "rounds");
     snprintf(path, sizeof(path), "%s/store.txt", dir);
     assert_int_equal(corun__scenario_ensure_profiles(&sc, &env, "sim", path,
                                                      CORUN_POLICY_NEEDS_RATES, NULL, NULL, why,
@@ -307,10 +305,7 @@ static void rates_alone_are_measured_in_rounds(void **state)
     assert_int_equal(corun__pstore_load(path, &ps, note, sizeof(note)), CORUN_OK);
     assert_int_equal(ps.nruns, 18);
     corun__pstore_free(&ps);
-    unlink(path);
-    snprintf(path, sizeof(path), "%s/store.txt.lock", dir); /* the store's writers' lock */
-    unlink(path);
-    assert_int_equal(rmdir(dir), 0);
+    corun_test_rmdir(dir);
 }
 
 int main(void)
