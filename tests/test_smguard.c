@@ -284,8 +284,12 @@ static void window_keeps_kernels_on_the_daemons_sms(void **state)
 }
 
 /* A bound batch kernel gives an LS kernel whole SMs: its range loses its top
- * 20 SMs (no CapSM-id eviction), and gets them back when the LS kernel is
- * done, with workers launched for them. */
+ * SMs (no CapSM-id eviction), and gets them back when the LS kernel is done,
+ * with workers launched for them. ls2 asks for 20 CapSMs while ls1 holds the
+ * 8 reserved ones: it queues for those 8 and 12 are evicted (0036). Evicted
+ * SMs still run their batch tasks, so ls2 starts on the 8 it queues for; the
+ * 12 are draining, for the LS kernels after it. Its workers then hold their
+ * SMs through its tail (hold). */
 static void bound_batch_gives_and_takes_back_whole_sms(void **state)
 {
     fixture *f = *state;
@@ -294,14 +298,17 @@ static void bound_batch_gives_and_takes_back_whole_sms(void **state)
     corun__job *ls2;
     const corun__null_call *c;
 
+    assert_true(last(f, CORUN_NULL_WORKERS)->req.hold == false); /* an LS kernel */
+    assert_true(b->hold);
     corun__null_clear(f->be);
     ls2 = submit(f, "ls2", CORUN_CLASS_LS, 20);
     assert_int_equal(count_signals(f, CORUN_SIG_EVICT_BELOW), 0);
     c = last(f, CORUN_NULL_SIGNAL);
     assert_non_null(c);
-    assert_int_equal(b->sm_hi, 103);
-    assert_int_equal(corun__job_capsm(b), 104);
-    assert_int_equal(corun__job_capsm(ls2), 20);
+    assert_int_equal(b->sm_hi, 111);
+    assert_int_equal(corun__job_capsm(b), 112);
+    assert_int_equal(corun__job_capsm(ls2), 8);
+    assert_int_equal(corun__sched_free_capsm(f->s), 4); /* 132 - 112 - 8 - 8 */
     /* LS kernels are not bound. */
     assert_int_equal(ls2->sm_hi, 131);
 
@@ -311,8 +318,9 @@ static void bound_batch_gives_and_takes_back_whole_sms(void **state)
     c = last(f, CORUN_NULL_WORKERS);
     assert_non_null(c);
     assert_ptr_equal(c->k, b->ex);
-    /* 20 SMs' worth, over-launched by 132/124 for the reserved SMs. */
-    assert_int_equal(c->req.nworkers, (20 * 8 * 132 + 123) / 124);
+    assert_true(c->req.hold);
+    /* 12 SMs' worth, over-launched by 132/124 for the reserved SMs. */
+    assert_int_equal(c->req.nworkers, (12 * 8 * 132 + 123) / 124);
     assert_int_equal(corun__job_capsm(b), 124);
     (void)ls1;
 }
@@ -329,10 +337,12 @@ static void ls_sized_by_need_keeps_its_floor(void **state)
     corun__job *ls, *ls2, *b2;
 
     assert_int_equal(corun__job_capsm(b), 124);
+    b->task_ns = 2000000; /* as measured by an earlier launch: drains in 3 ms */
     corun__null_clear(f->be);
     ls = submit_n(f, "ls", CORUN_CLASS_LS, 0, 132);
-    assert_int_equal(corun__job_capsm(ls), 17);
-    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 17 * 8);
+    /* the 8 reserved CapSMs at once; the 9 evicted ones are draining */
+    assert_int_equal(corun__job_capsm(ls), 8);
+    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 8 * 8);
     assert_int_equal(b->sm_hi, 114);
     assert_int_equal(corun__job_capsm(b), 115);
 
@@ -342,6 +352,7 @@ static void ls_sized_by_need_keeps_its_floor(void **state)
     assert_int_equal(corun__job_capsm(b), 115);
     assert_int_equal(corun__sched_free_capsm(f->s), 17);
 
+    corun__null_advance(f->be, 3100000); /* drained */
     corun__null_clear(f->be);
     ls2 = submit_n(f, "ls2", CORUN_CLASS_LS, 0, 132);
     assert_int_equal(corun__job_capsm(ls2), 17);

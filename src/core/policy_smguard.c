@@ -43,6 +43,22 @@
  *  - BlockTasksPerPBlock (line 13) is not computed: workers claim tasks from
  *    a shared counter instead of owning static ranges, so evicted work needs
  *    no remapping (see corun_device.cuh).
+ *  - An LS kernel that arrives while other LS kernels run (SMGUARD_BIND=1)
+ *    queues for the CapSMs they hold rather than evicting batch CapSMs for
+ *    them: it is launched at once on its full R_request, over the GPU's
+ *    count, and its blocks take the floor's slots as the running LS
+ *    kernel's blocks end (tens of microseconds), where an evicted batch
+ *    CapSM is free only when its running block-task ends (milliseconds) and
+ *    the blocks that found its first slots ran beside the rest of that
+ *    SM's batch tasks. Only what the running LS kernels do not hold is
+ *    evicted.
+ *  - (SMGUARD_BIND=1) CapSMs just evicted are draining: the batch tasks
+ *    running there end up to one task later, and an LS block the hardware
+ *    puts in a slot one of them leaves runs beside the rest. An LS kernel
+ *    does not count them (the first eviction stays off its critical path:
+ *    it runs on the reservation and what is clean); the LS kernels after
+ *    it do, once they have drained (one measured batch task later, or the
+ *    batch kernel's end where no task time is known yet).
  *  - A quota request that arrives when R_remain = 0 would get zero workers
  *    under line 9; it waits instead, and starts when CapSMs are released.
  *  - A reservation of the whole GPU leaves a batch kernel that names no
@@ -62,13 +78,18 @@
  *    binding, batch kernels are bound by %smid to SMs
  *    [0, sm_count - floor - 1] (Slate's and FLEP's spatial mechanism) and
  *    launched so they fill those SMs; the top `floor` SMs stay empty for LS
- *    kernels. LS kernels are not bound: they go where slots are free, which
- *    is the floor's SMs -- except in a batch kernel's tail, when slots free
- *    up on batch SMs too. Binding them as well (to the SMs above the batch
- *    kernels', with a worker for every slot of the GPU so that the range
- *    fills) was measured on the H100 and gave no better LS latency
- *    (docs/decisions/0012-physical-reservation.md, 0022): the surplus
- *    workers of such a grid wait for slots that batch blocks hold.
+ *    kernels. LS kernels are not bound: they go where slots are free,
+ *    which is the floor's SMs. A bound batch kernel's workers hold their
+ *    slots through its tail (corun_worker_arg.hold): a worker that finds no
+ *    task left stays, idle, until the kernel's last task ends, so the slots
+ *    its tail frees on batch SMs never take an LS block beside a running
+ *    batch task (on the H100 such a block ran at ~7 % of its speed: the LS
+ *    tail, docs/decisions/0036). Those slots would be idle anyway: the next
+ *    kernel of a batch stream starts only after this one ends. Binding LS
+ *    kernels as well (to the SMs above the batch kernels', with a worker
+ *    for every slot of the GPU so that the range fills) was measured on the
+ *    H100 and gave no better LS latency (docs/decisions/0012, 0022): the
+ *    surplus workers of such a grid wait for slots that batch blocks hold.
  *    SMGUARD_BIND=2 splits the GPU once instead, as the `green` baseline
  *    does (CUDA green contexts; backend.h, partition): an LS partition of
  *    GREEN_LS_SMS SMs (rounded up by the hardware) and the rest. LS kernels
@@ -106,10 +127,22 @@ typedef struct loan {
  * the floor keeps the size LS kernels needed. */
 #define LS_WINDOW_NS 1000000000ull
 
+/* SMGUARD_BIND=1: CapSMs evicted from a batch kernel whose running
+ * block-tasks may still occupy them (see resource_decision). */
+#define DRAINS 8
+typedef struct drain {
+    corun__job *victim;  /* NULL: unused */
+    uint32_t victim_id;  /* the record may be reused: check the id too */
+    uint32_t n;
+    uint64_t until;      /* when its tasks have surely ended, or UINT64_MAX:
+                            when the victim stops running */
+} drain;
+
 typedef struct smguard_state {
     uint64_t last_ls;    /* clock of the last LS arrival, 0 = none */
     uint32_t need;       /* largest LS R_request since LS work began */
     uint32_t part_sms;   /* SMGUARD_BIND=2: SMs of the LS partition, else 0 */
+    drain drains[DRAINS];
 } smguard_state;
 
 typedef struct smguard_kernel {
@@ -252,9 +285,65 @@ static corun__job *pick_victim(corun__sched *s, const corun__job *except)
     return best;
 }
 
+/* SMGUARD_BIND=1: n CapSMs were just evicted from v. They are free in the
+ * scheduler's count at once, but the block-tasks running on them end up to
+ * one task later: until then they are draining. Bounded by v's measured
+ * task time where it is known (x1.5: tasks vary), else by v's end. Where
+ * every entry is taken the one that ends first makes room (its CapSMs
+ * count as clean). */
+static void note_drain(corun__sched *s, smguard_state *st, corun__job *v, uint32_t n)
+{
+    drain *d;
+    size_t i;
+
+    if (st == NULL || corun__sched_settings(s)->smguard_bind != 1) {
+        return;
+    }
+    d = &st->drains[0];
+    for (i = 0; i < DRAINS; i++) {
+        if (st->drains[i].victim == NULL) {
+            d = &st->drains[i];
+            break;
+        }
+        if (st->drains[i].until < d->until) {
+            d = &st->drains[i];
+        }
+    }
+    d->victim = v;
+    d->victim_id = v->id;
+    d->n = n;
+    d->until = v->task_ns != 0 ? corun__sched_now(s) + (uint64_t)v->task_ns * 3 / 2 : UINT64_MAX;
+}
+
+/* CapSMs still draining now (note_drain); forgets the entries that are over. */
+static uint32_t draining(corun__sched *s, smguard_state *st)
+{
+    const uint64_t now = corun__sched_now(s);
+    uint32_t n = 0;
+    size_t i;
+
+    if (st == NULL) {
+        return 0;
+    }
+    for (i = 0; i < DRAINS; i++) {
+        drain *d = &st->drains[i];
+        if (d->victim == NULL) {
+            continue;
+        }
+        if (d->victim->id != d->victim_id || now >= d->until ||
+            (d->victim->state != CORUN_JS_RUNNING && d->victim->state != CORUN_JS_STOPPING)) {
+            d->victim = NULL;
+            continue;
+        }
+        n += d->n;
+    }
+    return n;
+}
+
 /* onlineResourceAdjust(R_gap): evict up to gap CapSMs from batch kernels on
  * behalf of the LS kernel `ls`. Returns how many were freed. */
-static uint32_t online_resource_adjust(corun__sched *s, corun__job *ls, uint32_t gap)
+static uint32_t online_resource_adjust(corun__sched *s, smguard_state *st, corun__job *ls,
+                                       uint32_t gap)
 {
     uint32_t freed = 0;
 
@@ -273,6 +362,7 @@ static uint32_t online_resource_adjust(corun__sched *s, corun__job *ls, uint32_t
         if (corun__sched_shrink(s, v, take) != CORUN_OK) {
             break;
         }
+        note_drain(s, st, v, take);
         freed += take;
         l = malloc(sizeof(*l));
         if (l != NULL) {
@@ -286,18 +376,53 @@ static uint32_t online_resource_adjust(corun__sched *s, corun__job *ls, uint32_t
     return freed;
 }
 
+/* SMGUARD_BIND=1: CapSMs that running LS kernels other than `except` hold.
+ * Bound batch kernels hold their slots through their tails, so the slots
+ * these free as their blocks end (in an LS kernel's run) are the only ones
+ * an LS kernel launched now can get sooner than by evicting a batch CapSM,
+ * which takes effect only when its running block-task ends. */
+static uint32_t ls_queue(corun__sched *s, const corun__job *except)
+{
+    uint32_t held = 0;
+    corun__job *k;
+
+    if (corun__sched_settings(s)->smguard_bind != 1) {
+        return 0;
+    }
+    for (k = corun__sched_first(s); k != NULL; k = k->next) {
+        if (k != except && k->attr.cls == CORUN_CLASS_LS && !k->plain &&
+            (k->state == CORUN_JS_RUNNING || k->state == CORUN_JS_STOPPING)) {
+            held += corun__job_capsm(k);
+        }
+    }
+    return held;
+}
+
 /* Algorithm 1 for one kernel. Returns true if it was started. */
-static bool resource_decision(corun__sched *s, corun__job *k)
+static bool resource_decision(corun__sched *s, smguard_state *st, corun__job *k)
 {
     uint32_t request = pk(k)->request;
     uint32_t remain = corun__sched_free_capsm(s);
     uint32_t n;
 
-    if (request <= remain) {
+    if (k->attr.cls == CORUN_CLASS_LS) {
+        /* What running LS kernels hold it queues for, and CapSMs still
+         * draining it does not take (departures: above); only the rest is
+         * evicted from batch kernels, for the LS kernels after it. */
+        const uint32_t queue = ls_queue(s, k);
+        uint32_t drained;
+        if (request > remain && request - remain > queue) {
+            remain += online_resource_adjust(s, st, k, request - remain - queue);
+        }
+        drained = draining(s, st);
+        if (remain > drained || queue > 0) {
+            /* else nothing clean to start on: better beside batch tasks
+             * than waiting for them */
+            remain = remain > drained ? remain - drained : 0;
+        }
+        n = request <= remain + queue ? request : remain + queue;
+    } else if (request <= remain) {
         n = request;
-    } else if (k->attr.cls == CORUN_CLASS_LS) {
-        remain += online_resource_adjust(s, k, request - remain);
-        n = request <= remain ? request : remain;
     } else {
         n = remain;
     }
@@ -309,7 +434,7 @@ static bool resource_decision(corun__sched *s, corun__job *k)
 
 /* CapSMs were released: start waiting kernels in arrival order (LS first),
  * then let batch kernels below their quota grow back, off the LS floor. */
-static void redistribute(corun__sched *s, const smguard_state *st)
+static void redistribute(corun__sched *s, smguard_state *st)
 {
     uint32_t room;
     corun__job *k;
@@ -328,7 +453,7 @@ static void redistribute(corun__sched *s, const smguard_state *st)
                 if (corun__sched_free_capsm(s) == 0) {
                     return;
                 }
-                (void)resource_decision(s, k);
+                (void)resource_decision(s, st, k);
             }
         }
     }
@@ -400,11 +525,12 @@ static void smguard_arrive(corun__sched *s, void *state, corun__job *k)
         uint32_t fl = ls_floor(s, st);
         if (fl > 0 && fl < total) {
             /* Before its first launch; if the backend refuses, the kernel
-             * still runs, unbound (logical CapSMs, as in the paper). */
-            (void)corun__sched_bind(s, k, 0, total - fl - 1);
+             * still runs, unbound (logical CapSMs, as in the paper). Bound,
+             * it holds its SMs through its tail (see above). */
+            k->hold = corun__sched_bind(s, k, 0, total - fl - 1) == CORUN_OK;
         }
     }
-    (void)resource_decision(s, k);
+    (void)resource_decision(s, st, k);
 }
 
 static void smguard_paused(corun__sched *s, void *state, corun__job *k)
@@ -474,8 +600,9 @@ static void smguard_direct(corun__sched *s, void *state, corun__job *k)
                 held += corun__job_capsm(o);
             }
         }
-        if (held + g->request > total) {
-            (void)online_resource_adjust(s, k, held + g->request - total);
+        if (held + g->request > total + ls_queue(s, k)) {
+            (void)online_resource_adjust(s, state, k,
+                                         held + g->request - total - ls_queue(s, k));
         }
     }
 }
@@ -495,6 +622,7 @@ static void smguard_allot(corun__sched *s, void *state, corun_class cls, corun__
     out->capsm = total - fl;
     if (corun__sched_settings(s)->smguard_bind == 1) {
         out->sm_hi = total - fl - 1;
+        out->hold = true;
     }
 }
 
