@@ -321,11 +321,13 @@ static void bound_batch_gives_and_takes_back_whole_sms(void **state)
     (void)ls1;
 }
 
-/* Size by need: an LS kernel of 132 blocks (8 per SM) gets the 17 CapSMs
- * one wave takes: the 8 reserved ones, then 9 whole SMs from the bound
- * batch kernel. While LS work goes on, those 17 stay free: the batch kernel
- * does not grow back into them when the LS kernel completes, and the next
- * batch kernel is bound below them. A second LS kernel starts at once. */
+/* Size by need: an LS kernel of 132 blocks (8 per SM) asks for the 17
+ * CapSMs one wave takes: the 8 reserved ones, then 9 whole SMs evicted from
+ * the bound batch kernel. Those are draining (their batch tasks end up to a
+ * task later), so it starts on the 8. While LS work goes on, the 17 stay
+ * free: the batch kernel does not grow back into them when the LS kernel
+ * completes, and the next batch kernel is bound below them. A second LS
+ * kernel, once they have drained, starts at once on all 17. */
 static void ls_sized_by_need_keeps_its_floor(void **state)
 {
     fixture *f = *state;
