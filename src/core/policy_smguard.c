@@ -211,23 +211,33 @@ static uint32_t default_request(corun__sched *s, const smguard_state *st, const 
     return corun__sched_gpu(s)->sm_count - ls_floor(s, st);
 }
 
+/* CapSMs that running (or stopping) kernels of class cls hold, `except`
+ * not counted. */
+static uint32_t held_by(corun__sched *s, corun_class cls, const corun__job *except)
+{
+    uint32_t held = 0;
+    corun__job *k;
+
+    for (k = corun__sched_first(s); k != NULL; k = k->next) {
+        if (k != except && k->attr.cls == cls && !k->plain &&
+            (k->state == CORUN_JS_RUNNING || k->state == CORUN_JS_STOPPING)) {
+            held += corun__job_capsm(k);
+        }
+    }
+    return held;
+}
+
 /* CapSMs batch kernels may still take while LS work goes on: all but the
  * LS floor, less what they hold. */
 static uint32_t batch_room(corun__sched *s, const smguard_state *st)
 {
     const uint32_t total = corun__sched_gpu(s)->sm_count, fl = ls_floor(s, st);
-    uint32_t held = 0;
-    corun__job *k;
+    uint32_t held;
 
     if (!ls_active(s, st)) {
         return UINT32_MAX;
     }
-    for (k = corun__sched_first(s); k != NULL; k = k->next) {
-        if (k->attr.cls == CORUN_CLASS_BATCH && !k->plain &&
-            (k->state == CORUN_JS_RUNNING || k->state == CORUN_JS_STOPPING)) {
-            held += corun__job_capsm(k);
-        }
-    }
+    held = held_by(s, CORUN_CLASS_BATCH, NULL);
     return held + fl >= total ? 0 : total - fl - held;
 }
 
@@ -378,19 +388,7 @@ static uint32_t online_resource_adjust(corun__sched *s, smguard_state *st, corun
  * running block-task ends. */
 static uint32_t ls_queue(corun__sched *s, const corun__job *except)
 {
-    uint32_t held = 0;
-    corun__job *k;
-
-    if (corun__sched_settings(s)->smguard_bind != 1) {
-        return 0;
-    }
-    for (k = corun__sched_first(s); k != NULL; k = k->next) {
-        if (k != except && k->attr.cls == CORUN_CLASS_LS && !k->plain &&
-            (k->state == CORUN_JS_RUNNING || k->state == CORUN_JS_STOPPING)) {
-            held += corun__job_capsm(k);
-        }
-    }
-    return held;
+    return corun__sched_settings(s)->smguard_bind == 1 ? held_by(s, CORUN_CLASS_LS, except) : 0;
 }
 
 /* Algorithm 1 for one kernel. Returns true if it was started. */
@@ -586,7 +584,7 @@ static void smguard_direct(corun__sched *s, void *state, corun__job *k)
     g->request = corun__job_capsm(k);
     k->pdata = g;
     if (k->attr.cls == CORUN_CLASS_LS) {
-        uint32_t total = corun__sched_gpu(s)->sm_count;
+        const uint32_t total = corun__sched_gpu(s)->sm_count, queue = ls_queue(s, k);
         uint32_t held = 0;
         corun__job *o;
         for (o = corun__sched_first(s); o != NULL; o = o->next) {
@@ -594,9 +592,8 @@ static void smguard_direct(corun__sched *s, void *state, corun__job *k)
                 held += corun__job_capsm(o);
             }
         }
-        if (held + g->request > total + ls_queue(s, k)) {
-            (void)online_resource_adjust(s, state, k,
-                                         held + g->request - total - ls_queue(s, k));
+        if (held + g->request > total + queue) {
+            (void)online_resource_adjust(s, state, k, held + g->request - total - queue);
         }
     }
 }
