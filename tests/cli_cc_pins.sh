@@ -6,8 +6,9 @@
 # spills in the worker or its ahead entry: then it stays unpinned, its
 # launcher and its cudaLaunchKernel register it with
 # CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS (it runs as workers, at fewer blocks per
-# SM) and corun-cc warns, once. A kernel with its own __launch_bounds__ is
-# never pinned (a warning says so). Device compiles only (nvcc for sm_90,
+# SM) and corun-cc warns, once. A worker that needs no pin but reaches the
+# last register of its occupancy step is compiled one below it. A kernel
+# with its own __launch_bounds__ is never pinned (a warning says so). Device compiles only (nvcc for sm_90,
 # no GPU); the register counts are nvcc 13's.
 #
 # Usage: cli_cc_pins.sh CORUN_BINARY SOURCE_DIR
@@ -63,6 +64,28 @@ __global__ void k(const double *a, double *b, int n, double x, double y, double 
 void run(const double *a, double *b, int n) { k<<<n / 256, 256>>>(a, b, n, 1, 2, 3); }
 K
 sed 's/__global__ void k/__global__ void __launch_bounds__(256, 1) k/' pin.cu > bounds.cu
+# a worker at the last register of its occupancy step: gpu/apps backprop's
+# weight update (plain kernel 24 registers, worker 32 = the most that keep 8
+# blocks of 256 threads per SM) is compiled one below it, its ahead entry not
+cat > step.cu <<'K'
+__global__ void adjust(const float *delta, int hid, const float *ly, int nb, float *w, float *oldw) {
+  const int by = blockIdx.y * gridDim.x + blockIdx.x;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  if (by >= nb) return;
+  int index = (hid + 1) * 16 * by + (hid + 1) * ty + tx + 1 + (hid + 1);
+  int index_y = 16 * by + ty + 1, index_x = tx + 1;
+  w[index] += ((0.3f * delta[index_x] * ly[index_y]) + (0.3f * oldw[index]));
+  oldw[index] = ((0.3f * delta[index_x] * ly[index_y]) + (0.3f * oldw[index]));
+  __syncthreads();
+  if (ty == 0 && by == 0) {
+    w[index_x] += ((0.3f * delta[index_x]) + (0.3f * oldw[index_x]));
+    oldw[index_x] = ((0.3f * delta[index_x]) + (0.3f * oldw[index_x]));
+  }
+}
+void run(const float *d, const float *ly, float *w, float *o, int nb) {
+  adjust<<<dim3(128, nb / 128), dim3(16, 16)>>>(d, 16, ly, nb, w, o);
+}
+K
 
 flags=(-O3 -arch=sm_90 -std=c++17 -c)
 check "$wrap" "${flags[@]}" spill.cu -o spill.o 2> spill.log
@@ -95,6 +118,14 @@ cat pin_h.log
 check grep -q "__maxnreg__(32) k__corun(" keep/pin_k.corun-*.cuh
 check grep -q "pin_k.cuh:1:.*note: corun-cc: occupancy: kernel 'k': worker limited to 32" pin_h.log
 check grep -q "k__corun_launch(" keep/pin_h.cu
+
+check "$wrap" "${flags[@]}" step.cu -o step.o 2> step.log
+cat step.log
+check test -f step.o
+check grep -q "__maxnreg__(31) adjust__corun(" keep/step.cu
+check test "$(grep -c "__maxnreg__" keep/step.cu)" -eq 1
+check test "$(grep -c "warning\|note" step.log)" -eq 0
+check grep -q "static ::corun::kernel_slot corun_slot;" keep/step.cu
 
 check "$wrap" "${flags[@]}" bounds.cu -o bounds.o 2> bounds.log
 cat bounds.log

@@ -12,7 +12,10 @@
  * plain kernel) loses its pin: spills in the hot loop cost more than the
  * blocks the pin keeps. A kernel whose worker so loses its pin is
  * registered with CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS, so it still runs as
- * workers, at fewer blocks per SM.
+ * workers, at fewer blocks per SM. A worker that needs no pin but used
+ * exactly the last register of its plain kernel's occupancy step (above the
+ * plain kernel's count) gets __maxnreg__ one below it, unless that spills
+ * (docs/decisions/0037).
  *
  * Report lines used:
  *   ptxas info : Compiling entry function 'NAME' for 'sm_90'
@@ -313,6 +316,9 @@ static unsigned pin_of(const corun_gpu_desc *g, const entry *plain, const entry 
 /* What a kernel's worker needs, from the first report. */
 typedef struct need {
     unsigned pin;           /* the registers it is limited to; 0: no pin needed */
+    unsigned step;          /* no pin needed, and a worker entry used exactly the most
+                               registers that keep its plain kernel's blocks per SM,
+                               more than the plain kernel's: that count; else 0 */
     unsigned plain, worker; /* registers of the pair that needs it */
     unsigned at, pb, wb;    /* a block size where the worker loses, blocks per SM there */
     int smem_loss;          /* shared memory costs a block: 2 at >= 128 threads, 1 below only */
@@ -345,6 +351,13 @@ static void kernel_need(const corun_gpu_desc *g, const report *r, const char *kn
             w = &wl;
         }
         if (loss_at(g, plain, w->regs, w->smem, 32, &pb, &wb) == 0) {
+            if (!link && w->regs > plain->regs) {
+                entry most = *w;
+                most.regs = MAX_REGS;
+                if (pin_of(g, plain, &most) == w->regs) {
+                    n->step = w->regs;
+                }
+            }
             continue;
         }
         unsigned ts = loss_at(g, plain, plain->regs, w->smem, 32, &pb, &wb);
@@ -467,6 +480,17 @@ int corun__cc_pins_from_report(const char *path, const char *pinned_path, int li
             continue;
         }
         kernel_need(&g, &r, k->name, link, &n);
+        if (n.pin == 0 && n.step > 0 && !k->launch_bounds) {
+            /* A worker at the last register of its occupancy step is
+             * compiled one below it (docs/decisions/0037): there ptxas issued
+             * a DRAM-bound body's loads in two rounds. Not where it then
+             * spills more than its plain kernel. The ahead entry stays. */
+            kernel_spills(&pinned, k->name, sp);
+            if (sp[WORKER][0] + sp[WORKER][1] == 0) {
+                k->maxnreg[WORKER] = n.step - 1;
+            }
+            memset(sp, 0, sizeof(sp));
+        }
         if (n.pin > 0 && !k->launch_bounds) {
             kernel_spills(&pinned, k->name, sp);
             for (int kind = WORKER; kind < NKINDS; kind++) {
