@@ -333,7 +333,9 @@ typedef struct need {
  * architecture (the smallest needed pin wins). NAME__corun decides alone;
  * its ahead entry takes the same pin. link: the report's counts are not
  * final (corun__cc_pins_from_report); each worker is taken as wanting
- * MAX_REGS, so it gets the cap that keeps its plain kernel's blocks. */
+ * MAX_REGS, so it gets the cap that keeps its plain kernel's blocks.
+ * n->step comes from the last entry at its step; a cap below another
+ * instantiation's step changes nothing there or spills and is dropped. */
 static void kernel_need(const corun_gpu_desc *g, const report *r, const char *kname, int link,
                         need *n)
 {

@@ -183,8 +183,9 @@
       "corund: the group whose members may connect (the socket is mode 0660); empty = the "     \
       "daemon's own group")                                                                      \
     X(NVCC_PIN, nvcc_pin, UINT, "1", 0, 1, "",                                                   \
-      "corun-nvcc: 1 compiles each transformed file once for the device to measure registers "   \
-      "and pins workers that would lose occupancy (docs/corun-cc.md); 0 = off")                  \
+      "corun-nvcc: 1 compiles each transformed file once for the device to measure registers, "  \
+      "pins workers that would lose occupancy and caps those at the last register of their "    \
+      "occupancy step one below it (docs/corun-cc.md); 0 = off")                                 \
     X(CC_STRICT, cc_strict, UINT, "0", 0, 1, "",                                                 \
       "corun-cc: 1 refuses a launch it would leave unchanged, not through corun (a kernel "      \
       "defined in another file); 0 warns")                                                       \
