@@ -8,8 +8,9 @@
 # CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS (it runs as workers, at fewer blocks per
 # SM) and corun-cc warns, once. A worker that needs no pin but reaches the
 # last register of its occupancy step is compiled one below it. A kernel
-# with its own __launch_bounds__ is never pinned (a warning says so). Device compiles only (nvcc for sm_90,
-# no GPU); the register counts are nvcc 13's.
+# with its own __launch_bounds__ is never pinned (a warning says so).
+# Device compiles only (nvcc for sm_90, no GPU); the register counts are
+# nvcc 13's.
 #
 # Usage: cli_cc_pins.sh CORUN_BINARY SOURCE_DIR
 source "$(dirname "$0")/cc_common.sh"
