@@ -487,11 +487,11 @@ int corun__cc_pins_from_report(const char *path, const char *pinned_path, int li
              * compiled one below it (docs/decisions/0037): there ptxas issued
              * a DRAM-bound body's loads in two rounds. Not where it then
              * spills more than its plain kernel. The ahead entry stays. */
-            kernel_spills(&pinned, k->name, sp);
-            if (sp[WORKER][0] + sp[WORKER][1] == 0) {
+            unsigned capped[NKINDS][2];
+            kernel_spills(&pinned, k->name, capped);
+            if (capped[WORKER][0] + capped[WORKER][1] == 0) {
                 k->maxnreg[WORKER] = n.step - 1;
             }
-            memset(sp, 0, sizeof(sp));
         }
         if (n.pin > 0 && !k->launch_bounds) {
             kernel_spills(&pinned, k->name, sp);
