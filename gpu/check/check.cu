@@ -23,6 +23,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <atomic>
 #include <cstdarg>
 #include <random>
 #include <string>
@@ -30,7 +32,9 @@
 
 #include <cuda.h>
 #include <execinfo.h>
+#include <dirent.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1938,22 +1942,139 @@ static int mode_stream(int reps)
 
 /* ---- sanitize ------------------------------------------------------------------- */
 
+/*
+ * The sanitize step's watchdog. A case that stays in one call (launch,
+ * preempt, resume, resize, wait, the stream's synchronize) for
+ * SANITIZE_STALL_S seconds (default 60; each case takes about a second under
+ * compute-sanitizer) is reported with what corun says of its job and its
+ * context, and the process exits with status 4: a stuck case fails the step
+ * with its state instead of hanging it.
+ */
+struct SanitizeWatch {
+    std::mutex mu;
+    std::string where; /* "<case> <path>: <call>" */
+    double since = 0;
+    corun_ctx *ctx = nullptr;
+    corun_job *job = nullptr;
+    bool stop = false;
+
+    void at(const std::string &w, corun_job *j)
+    {
+        std::lock_guard<std::mutex> l(mu);
+        where = w;
+        job = j;
+        since = now_us();
+    }
+};
+
+/* Every other thread's backtrace on stderr, one thread at a time: where the
+ * process waits (the frames' offsets resolve with addr2line). */
+static void on_backtrace_signal(int)
+{
+    void *frames[48];
+    const int n = backtrace(frames, 48);
+    char head[64];
+    const int len = snprintf(head, sizeof(head), "sanitize: thread %ld:\n", (long)gettid());
+    (void)!write(2, head, (size_t)len);
+    backtrace_symbols_fd(frames, n, 2);
+}
+
+static void sanitize_backtraces()
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+
+    if (d == nullptr) {
+        return;
+    }
+    signal(SIGUSR2, on_backtrace_signal);
+    while ((e = readdir(d)) != nullptr) {
+        const long tid = atol(e->d_name);
+        if (tid > 0 && tid != (long)gettid()) {
+            syscall(SYS_tgkill, (long)getpid(), tid, SIGUSR2);
+            sleep_us(200000);
+        }
+    }
+    closedir(d);
+}
+
+/* What corun says of a stuck job, from a thread of its own: the calls take
+ * the context's lock, which the stuck call may hold. */
+static void sanitize_stuck(SanitizeWatch &w, double limit_s)
+{
+    std::string where;
+    corun_job *j;
+    {
+        std::lock_guard<std::mutex> l(w.mu);
+        where = w.where;
+        j = w.job;
+    }
+    fprintf(stderr, "sanitize: %s: no return after %.0f s (SANITIZE_STALL_S)\n", where.c_str(),
+            limit_s);
+    std::atomic<bool> told{false};
+    std::thread([&w, j, &told] {
+        char desc[512];
+        corun_progress p;
+        if (j != nullptr && corun_job_progress(j, &p) == CORUN_OK) {
+            fprintf(stderr, "sanitize: the job: %llu tasks, %llu claimed, %llu done, %u workers "
+                    "live, capsm %u\n", (unsigned long long)p.tasks,
+                    (unsigned long long)p.claimed, (unsigned long long)p.done, p.live,
+                    corun_job_capsm(j));
+        } else if (j != nullptr) {
+            fprintf(stderr, "sanitize: the job's progress: %s\n", corun_last_error());
+        }
+        corun_ctx_describe(w.ctx, desc, sizeof(desc));
+        fprintf(stderr, "sanitize: the context: %s\n", desc);
+        told = true;
+    }).detach();
+    for (int i = 0; i < 50 && !told; i++) {
+        sleep_us(100000);
+    }
+    if (!told) {
+        fprintf(stderr, "sanitize: corun did not answer within 5 s (its lock is held, or the "
+                "driver does not return)\n");
+    }
+    sanitize_backtraces();
+    fflush(stdout);
+    fflush(stderr);
+    _exit(4);
+}
+
 static int mode_sanitize(std::vector<Case *> &cases)
 {
     corun_ctx_opts o = {"cuda", "manual"};
     corun_ctx *ctx;
     cudaStream_t s;
     int failures = 0;
+    const char *env = getenv("SANITIZE_STALL_S");
+    const double limit_s = env != nullptr && atof(env) > 0 ? atof(env) : 60;
+    SanitizeWatch w;
 
     CR(corun_ctx_create(&o, &ctx));
+    w.ctx = ctx;
+    std::thread dog([&w, limit_s] {
+        for (;;) {
+            sleep_us(200000);
+            std::unique_lock<std::mutex> l(w.mu);
+            if (w.stop) {
+                return;
+            }
+            const bool stuck = !w.where.empty() && now_us() - w.since > limit_s * 1e6;
+            l.unlock();
+            if (stuck) {
+                sanitize_stuck(w, limit_s);
+            }
+        }
+    });
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     for (Case *c : cases) {
         corun_kernel *k = register_case(ctx, c);
         std::vector<uint8_t> ref = run_plain(c, s);
         /* through the scheduler, then stream-ordered (the direct path) */
         for (int path = 0; path < 2; path++) {
+            const std::string at = std::string(c->name) + (path ? " stream: " : " scheduler: ");
             corun_launch_attr a;
-            corun_job *j;
+            corun_job *j = nullptr;
             double rel;
             memset(&a, 0, sizeof(a));
             a.capsm = 4;
@@ -1961,25 +2082,42 @@ static int mode_sanitize(std::vector<Case *> &cases)
             CK(cudaStreamSynchronize(s));
             const corun_dim3 g = {c->grid.x, c->grid.y, c->grid.z};
             const corun_dim3 b = {c->block.x, c->block.y, c->block.z};
+            w.at(at + "launch", nullptr);
             if (path == 0) {
                 CR(corun_launch(ctx, k, g, b, (uint32_t)c->smem, c->argv.data(), &a, &j));
             } else {
                 CR(corun_launch_stream(ctx, k, g, b, (uint32_t)c->smem, c->argv.data(), &a,
                                        (void *)s, &j));
             }
-            if (job_ok(corun_job_preempt(j)) && job_ok(corun_job_resume(j, 2))) {
-                (void)job_ok(corun_job_resize(j, 6));
+            w.at(at + "preempt", j);
+            if (job_ok(corun_job_preempt(j))) {
+                w.at(at + "resume on 2", j);
+                if (job_ok(corun_job_resume(j, 2))) {
+                    w.at(at + "resize to 6", j);
+                    (void)job_ok(corun_job_resize(j, 6));
+                }
             }
+            w.at(at + "wait", j);
             CR(corun_job_wait(j, -1));
+            w.at(at + "release", nullptr);
             corun_job_release(j);
+            w.at(at + "stream synchronize", nullptr);
             CK(cudaStreamSynchronize(s));
+            w.at("", nullptr);
             size_t bad = c->compare(c->fetch(), ref, 1e-6, &rel);
             printf("%-13s %-9s %s\n", c->name, path ? "stream" : "scheduler", bad ? "FAIL" : "ok");
             failures += bad != 0;
         }
     }
     printf("sanitize: all cases ran; closing the context\n");
+    w.at("closing the context", nullptr);
     corun_ctx_destroy(ctx);
+    {
+        std::lock_guard<std::mutex> l(w.mu);
+        w.stop = true;
+        w.where.clear();
+    }
+    dog.join();
     printf("sanitize: context closed\n");
     return failures;
 }

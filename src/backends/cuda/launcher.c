@@ -25,8 +25,10 @@
  * the kernel waits for it; one that cannot be launched is reported like a
  * finished launch with its error, which fails the kernel, and its halted
  * primary grid is released so that the program's stream is not held for
- * ever.
+ * ever. A grid whose kernel has reported its end by the time its turn comes
+ * is not launched (it would find no task) and counts as finished.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,16 +47,13 @@ typedef struct launch_op {
     struct launch_op *next;
 } launch_op;
 
-/* A launch that failed: the kernel's anchor lets its stream go, and poll
- * reports the launch finished with the error. */
-static void launch_failed(cuda_backend *b, launch_op *op, int rc)
+/* A grid that was not launched, reported like a launch that finished with
+ * status (CORUN_OK: skipped), so that the kernel's count of grids in flight
+ * comes down; poll hands it to the scheduler. */
+static void report_unlaunched(cuda_backend *b, launch_op *op, int status)
 {
-    corun__ctl_write w[CORUN_CTL_MAX_WRITES];
-    size_t n = 0;
     launch_rec *r = calloc(1, sizeof(*r));
 
-    corun__ctl_release(w, &n);
-    (void)corun__cuda_write(b, op->k, w, n);
     pthread_mutex_lock(&b->mu);
     if (r == NULL) {
         /* nothing to report it with: the counts go back here */
@@ -66,9 +65,31 @@ static void launch_failed(cuda_backend *b, launch_op *op, int rc)
     r->k = op->k;
     r->cookie = op->cookie;
     r->stream = op->stream;
-    r->status = rc;
+    r->status = status;
     corun__cuda_report_done(b, r);
     pthread_mutex_unlock(&b->mu);
+}
+
+/* A launch that failed: the kernel's anchor lets its stream go, and poll
+ * reports the launch finished with the error. */
+static void launch_failed(cuda_backend *b, launch_op *op, int rc)
+{
+    corun__ctl_write w[CORUN_CTL_MAX_WRITES];
+    size_t n = 0;
+
+    corun__ctl_release(w, &n);
+    (void)corun__cuda_write(b, op->k, w, n);
+    report_unlaunched(b, op, rc);
+}
+
+/* Has the kernel's primary grid reported its end (every task done, or the
+ * stream let go)? Its report, in host memory: no driver call. */
+static bool kernel_over(const cuda_backend *b, const corun__exec *k)
+{
+    corun__report_view v;
+
+    return corun__ctl_report_read(&b->reports[k->slot], &v) && v.seq == (k->seq & 0xffffffu) &&
+           (v.state == CORUN_REPORT_FINISHED || v.state == CORUN_REPORT_RELEASED);
 }
 
 static void run_op(cuda_backend *b, launch_op *op)
@@ -78,6 +99,15 @@ static void run_op(cuda_backend *b, launch_op *op)
 
     if (op->nw > 0) {
         (void)corun__cuda_write(b, op->k, op->w, op->nw);
+        return;
+    }
+    if (kernel_over(b, op->k)) {
+        /* Its tasks are all done: the grid would run nothing, and its launch
+         * would be one more driver call racing the program's own (under
+         * compute-sanitizer a launch here while the program's thread waited
+         * in cuStreamSynchronize hung both). Writes still go: a gate
+         * opened for a grid launched before must open. */
+        report_unlaunched(b, op, CORUN_OK);
         return;
     }
     params[0] = &op->wa;
