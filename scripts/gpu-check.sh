@@ -91,7 +91,9 @@
 #                peaks). Profiles go to $OUT/profiles.txt.
 #                GPU_CHECK_POLICIES_BACKEND=sim dry-runs the step without a GPU.
 #   sanitize     compute-sanitizer memcheck and racecheck on the worker loop,
-#                then again with the ahead entries (CORUN_AHEAD=2)
+#                then again with the ahead entries (CORUN_AHEAD=2); a case whose
+#                call has not returned after SANITIZE_STALL_S seconds (60) fails
+#                the step with the job's state and every thread's backtrace
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
 # .deps from scripts/fetch-deps.sh on machines that cannot install packages).
 set -uo pipefail

@@ -65,11 +65,9 @@ static corun__scenario builtin(void)
     return sc;
 }
 
-/* smguard's median LS latency is at least 3x below mps's; its p99 only
- * 1.25x: its tail is LS kernels arriving in a batch kernel's tail, whose
- * blocks land beside older batch blocks and wait for them (sim_share.c).
- * The H100 shows the same tail, 2.0x and 3.5x below mps's p99 in two runs;
- * here 1.4x to 3.3x over seeds 1-5 (docs/decisions/0021). */
+/* smguard's median LS latency is at least 3x below mps's, and so is its
+ * p99: bound batch kernels hold their SMs through their tails, so LS
+ * blocks do not land beside batch blocks there (docs/decisions/0038). */
 static void smguard_cuts_ls_latency_against_mps(void **state)
 {
     uint64_t seed;
@@ -84,7 +82,7 @@ static void smguard_cuts_ls_latency_against_mps(void **state)
                       r.priority.ls_p50_norm, r.priority.ls_p99_norm, r.smguard.ls_p50_norm,
                       r.smguard.ls_p99_norm);
         assert_true(r.smguard.ls_p50_norm * 3 <= r.mps.ls_p50_norm);
-        assert_true(r.smguard.ls_p99_norm * 1.25 <= r.mps.ls_p99_norm);
+        assert_true(r.smguard.ls_p99_norm * 3 <= r.mps.ls_p99_norm);
         /* The reservation costs the batch loop at most its reserved share
          * plus the tail of each kernel on fewer workers, never everything. */
         assert_true(r.smguard.batch_norm > 0.7);
@@ -171,9 +169,12 @@ static void green_isolates_and_hpf_waits_for_blocks(void **state)
 
 /* smguard on the two partitions (SMGUARD_BIND=2): no LS block shares an SM
  * with a batch block, so the LS tail stays within 2x solo with batch tasks
- * of 2 ms, 200 us and 20 ms alike, where the bound batch kernels of
- * SMGUARD_BIND=1 leave the LS kernels arriving in their tail beside batch
- * blocks; the batch loop keeps at least 0.8 of its solo throughput. */
+ * of 2 ms, 200 us and 20 ms alike; the batch loop keeps at least 0.8 of its
+ * solo throughput. With the default SMGUARD_BIND=1 the bound batch kernels
+ * hold their SMs through their tails (docs/decisions/0038): the LS tail
+ * stays within 3x solo at 2 ms and 200 us, and at 20 ms within 10x, what
+ * is left being the first batch kernel, whose 20 ms tasks hold the SMs the
+ * floor grows to; batch keeps at least 0.85 of its solo throughput. */
 static void smguard_on_partitions_keeps_the_ls_tail(void **state)
 {
     const double task_us[] = {2000, 200, 20000};
@@ -196,6 +197,8 @@ static void smguard_on_partitions_keeps_the_ls_tail(void **state)
         assert_true(parts.smguard.ls_p99_norm <= 2.0);
         assert_true(parts.smguard.ls_p99_norm <= bound.smguard.ls_p99_norm);
         assert_true(parts.smguard.batch_norm >= 0.8);
+        assert_true(bound.smguard.ls_p99_norm <= (task_us[i] > 2000 ? 10.0 : 3.0));
+        assert_true(bound.smguard.batch_norm >= 0.85);
     }
 }
 

@@ -71,8 +71,10 @@ static void on_claim(void *ctx, corun__exec *k, const corun__sim_claim *c)
     }
 }
 
-static corun__exec *direct(corun__backend *be, const corun__kspec *s, void *stream,
-                              uint32_t capsm, uint64_t cookie)
+/* A direct launch on SMs [0, sm_hi], its workers holding their slots
+ * through its tail if hold. */
+static corun__exec *direct_on(corun__backend *be, const corun__kspec *s, void *stream,
+                              uint32_t capsm, uint64_t cookie, uint32_t sm_hi, bool hold)
 {
     corun__direct_req r;
     corun__exec *k = NULL;
@@ -83,12 +85,19 @@ static corun__exec *direct(corun__backend *be, const corun__kspec *s, void *stre
     memset(&r, 0, sizeof(r));
     r.stream = stream;
     r.capsm = capsm;
-    r.sm_hi = be->desc.sm_count - 1;
+    r.sm_hi = sm_hi;
+    r.hold = hold;
     if (be->ops->direct_launch(be, s, &r, &k, &per_sm, &ahead, why, sizeof(why)) != CORUN_OK) {
         fail_msg("direct_launch: %s", why);
     }
     be->ops->bind(be, k, cookie);
     return k;
+}
+
+static corun__exec *direct(corun__backend *be, const corun__kspec *s, void *stream,
+                           uint32_t capsm, uint64_t cookie)
+{
+    return direct_on(be, s, stream, capsm, cookie, be->desc.sm_count - 1, false);
 }
 
 /* Polls until an event of kind for cookie (taken from what was polled
@@ -171,6 +180,45 @@ static void a_stream_runs_its_kernels_in_order_released_by_the_device(void **sta
     be->ops->exec_close(be, a);
     be->ops->exec_close(be, b);
     be->ops->exec_close(be, c);
+    be->ops->destroy(be);
+}
+
+/* A stream-ordered kernel bound to SMs 0-123 with hold (smguard's batch
+ * allotment while LS work goes on): once its 992 workers there have run the
+ * first round, the 892 with no task left hold their slots beside the 100
+ * still running, reporting nothing; when the last task ends every worker
+ * leaves, the kernel finishes with every task once, and the kernel behind
+ * it in the stream runs. */
+static void a_held_kernel_keeps_its_sms_until_its_last_task(void **state)
+{
+    corun__backend *be = new_sim(NULL);
+    corun__kspec sa = spec_of("a", 992 + 100, 1000), sb = spec_of("b", 500, 5);
+    corun__exec *a, *b;
+    corun_progress p;
+    corun__bevent ev[4];
+    size_t n = 0;
+    uint64_t ta, tb;
+
+    (void)state;
+    a = direct_on(be, &sa, &stream_a, 124, 1, 123, true);
+    b = direct(be, &sb, &stream_a, 132, 2);
+    assert_int_equal(be->ops->poll(be, 1200 * US, ev, 4, &n), CORUN_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(be->ops->progress(be, a, &p), CORUN_OK);
+    assert_int_equal(p.done, 992);
+    assert_int_equal(p.live, 992);
+    ta = until_event(be, 1, CORUN_BEV_FINISHED, NULL);
+    tb = until_event(be, 2, CORUN_BEV_FINISHED, NULL);
+    /* the last 100 tasks, alone on their SMs beside idle holders, run
+     * faster than at full occupancy (sim_share.c) */
+    assert_true(ta > 1200 * US && ta < 2100 * US);
+    assert_true(tb > ta);
+    assert_int_equal(be->ops->progress(be, a, &p), CORUN_OK);
+    assert_int_equal(p.live, 0);
+    assert_all_once(be, a, 992 + 100);
+    assert_all_once(be, b, 500);
+    be->ops->exec_close(be, a);
+    be->ops->exec_close(be, b);
     be->ops->destroy(be);
 }
 
@@ -406,6 +454,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_stream_runs_its_kernels_in_order_released_by_the_device),
+        cmocka_unit_test(a_held_kernel_keeps_its_sms_until_its_last_task),
         cmocka_unit_test(a_halted_kernel_holds_its_stream_until_resumed),
         cmocka_unit_test(a_halt_racing_the_last_task_loses_no_wakeup),
         cmocka_unit_test(a_preempted_stream_job_holds_the_job_behind_it),

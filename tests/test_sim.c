@@ -80,7 +80,7 @@ static corun__exec *open_kernel(corun__backend *be, const corun__kspec *s, uint3
 static void launch_workers(corun__backend *be, corun__exec *k, uint32_t n, uint32_t base,
                            uint32_t gen, uint64_t cookie)
 {
-    corun__launch_req r = {n, base, gen, 0, 0, cookie, 0};
+    corun__launch_req r = {.nworkers = n, .base = base, .gen = gen, .cookie = cookie};
     assert_int_equal(be->ops->launch_workers(be, k, &r), CORUN_OK);
 }
 
@@ -552,6 +552,70 @@ static void sm_range_before_launch_keeps_sms_free(void **state)
     }
     assert_int_equal(progress(be, ls).live, 64);
     assert_int_equal(progress(be, k).live, 992);
+    be->ops->destroy(be);
+}
+
+/* A batch kernel bound to SMs 0-123 whose 992 workers ran out of tasks
+ * (100 second-round tasks of 1 ms left for 100 of them) and an LS kernel of
+ * 128 workers launched in that tail: 64 fit on SMs 124-131. With hold
+ * (corun_worker_arg.hold) the other 892 batch workers keep their slots, so
+ * the LS kernel's other 64 wait, and no LS block runs beside a batch task;
+ * a halt lets the holders go at once. Without hold the LS blocks take the
+ * freed slots beside the batch tasks still running. */
+static void hold_keeps_a_tail_s_slots_until_its_end(void **state)
+{
+    int hold;
+
+    for (hold = 0; hold <= 1; hold++) {
+        corun__backend *be = default_sim();
+        corun__kspec s = spec_of("batch", 992 + 100, 256, 32, 0, 1000 * US);
+        corun__kspec l = spec_of("ls", 1000, 256, 32, 0, 1000 * US);
+        corun__exec *k = open_kernel(be, &s, NULL);
+        corun__exec *ls = open_kernel(be, &l, NULL);
+        corun__launch_req r = {.nworkers = 1056, .cookie = 1, .hold = hold != 0};
+        uint32_t sm;
+
+        assert_int_equal(be->ops->signal(be, k, CORUN_SIG_SM_RANGE, 0 | (123ull << 32)),
+                         CORUN_OK);
+        assert_int_equal(be->ops->launch_workers(be, k, &r), CORUN_OK);
+        run_until(be, 1300 * US); /* the first round is over, 100 tasks run */
+        assert_int_equal(progress(be, k).done, 992);
+        assert_int_equal(progress(be, k).live, hold ? 992u : 100u);
+        launch_workers(be, ls, 128, 0, 0, 2);
+        run_until(be, 1500 * US);
+        assert_int_equal(progress(be, ls).live, hold ? 64u : 128u);
+        for (sm = 0; sm <= 123 && hold; sm++) {
+            assert_int_equal(corun__sim_sm_resident(be, sm), 8); /* batch only */
+        }
+        if (hold) {
+            /* a halt: the holders leave, the LS kernel takes their slots */
+            assert_int_equal(be->ops->signal(be, k, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
+            run_until(be, 1600 * US);
+            assert_int_equal(progress(be, k).live, 100);
+            assert_int_equal(progress(be, ls).live, 128);
+        }
+        be->ops->destroy(be);
+    }
+}
+
+/* Without a halt the holders leave as the last task ends: the kernel's
+ * launch is over then, every task run once. */
+static void holders_leave_with_the_last_task(void **state)
+{
+    corun__backend *be = default_sim();
+    corun__kspec s = spec_of("batch", 992 + 100, 256, 32, 0, 1000 * US);
+    corun__exec *k = open_kernel(be, &s, NULL);
+    corun__launch_req r = {.nworkers = 1056, .cookie = 1, .hold = true};
+    corun__bevent ev[4];
+
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_SM_RANGE, 0 | (123ull << 32)), CORUN_OK);
+    assert_int_equal(be->ops->launch_workers(be, k, &r), CORUN_OK);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(ev[0].cookie, 1);
+    assert_true(ev[0].time_ns > 2000 * US && ev[0].time_ns < 2100 * US);
+    assert_int_equal(progress(be, k).done, 992 + 100);
+    assert_int_equal(progress(be, k).live, 0);
+    corun_test_prefix_once(be, k, 992 + 100, 992 + 100, "the held kernel");
     be->ops->destroy(be);
 }
 
@@ -1193,7 +1257,7 @@ static void fault_fails_the_nth_launch(void **state)
     corun__backend *be;
     corun__kspec s = spec_of("f", 100, 256, 32, 0, 10 * US);
     corun__exec *k;
-    corun__launch_req bad = {0, 0, 0, 0, 0, 9, 0};
+    corun__launch_req bad = {.cookie = 9};
     corun__bevent ev[4];
     corun__sim_stats st;
 
@@ -1447,6 +1511,8 @@ int main(void)
         cmocka_unit_test(evict_below_leaves_only_low_capsms),
         cmocka_unit_test(sm_range_leaves_workers_outside),
         cmocka_unit_test(sm_range_before_launch_keeps_sms_free),
+        cmocka_unit_test(hold_keeps_a_tail_s_slots_until_its_end),
+        cmocka_unit_test(holders_leave_with_the_last_task),
         cmocka_unit_test(task_limit_stops_claims_and_rewind_resumes),
         cmocka_unit_test(ahead_wanted_where_chunks_hold_three),
         cmocka_unit_test(ahead_runs_every_task_once_from_a_preset_start),

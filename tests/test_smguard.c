@@ -288,7 +288,8 @@ static void window_keeps_kernels_on_the_daemons_sms(void **state)
  * with workers launched for them. ls2 asks for 20 CapSMs while ls1 holds the
  * 8 reserved ones: it queues for those 8 and 12 are evicted (0036). Evicted
  * SMs still run their batch tasks, so ls2 starts on the 8 it queues for; the
- * 12 are draining, for the LS kernels after it. */
+ * 12 are draining, for the LS kernels after it. Its workers then hold their
+ * SMs through its tail (hold). */
 static void bound_batch_gives_and_takes_back_whole_sms(void **state)
 {
     fixture *f = *state;
@@ -297,6 +298,8 @@ static void bound_batch_gives_and_takes_back_whole_sms(void **state)
     corun__job *ls2;
     const corun__null_call *c;
 
+    assert_true(last(f, CORUN_NULL_WORKERS)->req.hold == false); /* an LS kernel */
+    assert_true(b->hold);
     corun__null_clear(f->be);
     ls2 = submit(f, "ls2", CORUN_CLASS_LS, 20);
     assert_int_equal(count_signals(f, CORUN_SIG_EVICT_BELOW), 0);
@@ -315,6 +318,7 @@ static void bound_batch_gives_and_takes_back_whole_sms(void **state)
     c = last(f, CORUN_NULL_WORKERS);
     assert_non_null(c);
     assert_ptr_equal(c->k, b->ex);
+    assert_true(c->req.hold);
     /* 12 SMs' worth, over-launched by 132/124 for the reserved SMs. */
     assert_int_equal(c->req.nworkers, (12 * 8 * 132 + 123) / 124);
     assert_int_equal(corun__job_capsm(b), 124);

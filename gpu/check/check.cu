@@ -2138,7 +2138,10 @@ static void usage()
            "       sanitize chain hostcost lsalone queued threads capture xhalt\n"
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n"
            "CORUN_AHEAD=0|1|2 picks the entry of kernels with an ahead entry as libcorun\n"
-           "does: never, where their last run's task time says (default), always.\n");
+           "does: never, where their last run's task time says (default), always.\n"
+           "SANITIZE_STALL_S (default 60): sanitize fails (exit 4) when one call of a case\n"
+           "has not returned after that many seconds, printing the job's state and every\n"
+           "thread's backtrace.\n");
 }
 
 /* A crash (e.g. under compute-sanitizer) leaves a backtrace in the log

@@ -269,6 +269,32 @@ static __device__ __noinline__ uint32_t corun__anchor(const corun_worker_arg wa,
     }
 }
 
+/* Leader only, as a worker of a launch with wa.hold finds no task left:
+ * holds its slot, running nothing, until the kernel's tasks are done (up to
+ * the limit) or a signal tells it to leave (corun_ctl.h). Its other threads
+ * wait at the barrier after it, issuing nothing. Not inlined, like the
+ * anchor: its loop adds nothing to the registers held across a task body. */
+static __device__ __noinline__ void corun__hold(const corun_worker_arg wa, uint32_t capsm,
+                                                uint32_t smid)
+{
+    corun_ctl *const ctl = wa.ctl;
+
+    if (smid < wa.sm_lo || smid > wa.sm_hi) {
+        return; /* never one of its launch's SMs */
+    }
+    for (;;) {
+        const uint4 sig = corun_ld_volatile128(&ctl->halt_gen);
+        if (!(wa.gen >= sig.x && capsm >= sig.y && smid >= sig.z && ~smid >= sig.w)) {
+            return;
+        }
+        const uint32_t done = corun_ld_volatile32((const uint32_t *)&ctl->done);
+        if (done >= wa.tasks - corun_ld_volatile32(&ctl->task_cut)) {
+            return;
+        }
+        __nanosleep(2000);
+    }
+}
+
 /* Adds n tasks, which every thread of this worker has finished, to done.
  * A direct kernel's grid other than the primary one fences first: the
  * primary grid's anchor lets the user's stream go on once done reaches the
@@ -394,6 +420,14 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
             /* seeds a relaunch, and tells the host which entry to use next */
             ctl->task_ns_seed = st.mean_ns;
         }
+        if (wa.hold) {
+            corun__hold(wa, st.capsm, st.smid);
+        }
+    }
+    if (wa.hold) {
+        __syncthreads(); /* the whole block keeps its slot while the leader holds */
+    }
+    if (leader) {
         corun__leave(wa, 0, st.mean_ns);
     }
 }
@@ -561,6 +595,19 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
         if (wa.base + blockIdx.x == 0 && st.mean != 0) {
             ctl->task_ns_seed = st.mean;
         }
+        if (wa.hold) {
+            /* its own tasks count before it holds: the hold waits for done */
+            if (st.pend != 0) {
+                corun__count_done(wa, st.pend);
+                st.pend = 0;
+            }
+            corun__hold(wa, st.capsm, st.smid);
+        }
+    }
+    if (wa.hold) {
+        __syncthreads();
+    }
+    if (leader) {
         corun__leave(wa, st.pend, st.mean);
     }
 }

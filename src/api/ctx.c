@@ -32,7 +32,7 @@
 #include "corun/corun_sim.h"
 
 /* An allotment as one word, so a launching thread reads it in one load:
- * plain (bit 63), capsm (bits 32..47), sm_lo (16..31), sm_hi (0..15). */
+ * plain (bit 63), hold (62), capsm (bits 32..47), sm_lo (16..31), sm_hi (0..15). */
 typedef _Atomic uint64_t packed_allot;
 
 struct corun_ctx {
@@ -143,13 +143,15 @@ static void wake(corun_ctx *c)
 
 static uint64_t pack_allot(const corun__allotment *a)
 {
-    return ((uint64_t)(a->plain ? 1 : 0) << 63) | ((uint64_t)(a->capsm & 0xffff) << 32) |
+    return ((uint64_t)(a->plain ? 1 : 0) << 63) | ((uint64_t)(a->hold ? 1 : 0) << 62) |
+           ((uint64_t)(a->capsm & 0xffff) << 32) |
            ((uint64_t)(a->sm_lo & 0xffff) << 16) | (uint64_t)(a->sm_hi & 0xffff);
 }
 
 static void unpack_allot(uint64_t v, corun__allotment *a)
 {
     a->plain = (v >> 63) != 0;
+    a->hold = ((v >> 62) & 1) != 0;
     a->capsm = (uint32_t)(v >> 32) & 0xffff;
     a->sm_lo = (uint32_t)(v >> 16) & 0xffff;
     a->sm_hi = (uint32_t)v & 0xffff;
@@ -754,6 +756,7 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     req.capsm = a->capsm != 0 && a->capsm < al.capsm ? a->capsm : al.capsm;
     req.sm_lo = al.sm_lo;
     req.sm_hi = al.sm_hi;
+    req.hold = al.hold;
     req.priority = corun__attr_ls(a) ? 1 : 0;
     if (al.plain || (out == NULL && plain_predicted(c, kern, tasks))) {
         req.capsm = 0;

@@ -63,12 +63,13 @@ void corun__usage_demo(FILE *out)
             "(8). smguard gives an LS kernel the SMs one wave of its grid fills, at least\n"
             "the reservation and at most CORUN_SMGUARD_LS_CAP of the GPU (0.5), and keeps\n"
             "that many free while LS kernels keep arriving; batch kernels run on the other\n"
-            "SMs (CORUN_SMGUARD_BIND=1), and an LS kernel arriving while another runs waits\n"
-            "for its SMs. flep-hpf preempts lower-priority kernels for the LS application\n"
-            "(priority 1 in the ls-batch scenarios). green splits the SMs once (CUDA green\n"
-            "contexts on the GPU): the LS application's plain kernels get as many SMs as\n"
-            "smguard gives an LS kernel (CORUN_GREEN_LS_SMS to set it), rounded up to the\n"
-            "hardware's granularity (8 on the H100), the batch application the rest.\n");
+            "SMs and hold them through their tails (CORUN_SMGUARD_BIND=1), and an LS kernel\n"
+            "arriving while another runs waits for its SMs. flep-hpf preempts lower-priority\n"
+            "kernels for the LS application (priority 1 in the ls-batch scenarios). green\n"
+            "splits the SMs once (CUDA green contexts on the GPU): the LS application's plain\n"
+            "kernels get as many SMs as smguard gives an LS kernel (CORUN_GREEN_LS_SMS to set\n"
+            "it), rounded up to the hardware's granularity (8 on the H100), the batch\n"
+            "application the rest.\n");
 }
 
 /* Each application alone, then one run per system, each turned into a row.

@@ -178,6 +178,8 @@ typedef struct corun__launch_req {
     uint64_t cookie;        /* reported by poll when the launch is over */
     uint8_t part;           /* 0: any SM; 1, 2: only that partition's SMs
                                (partition; not for direct kernels) */
+    bool hold;              /* its workers hold their slots through the
+                               kernel's tail (corun_worker_arg.hold) */
 } corun__launch_req;
 
 /* A direct launch (direct_launch): the primary grid in the program's stream. */
@@ -189,6 +191,7 @@ typedef struct corun__direct_req {
                                preemptible */
     uint32_t sm_lo, sm_hi;  /* the SMs it may use */
     int32_t priority;       /* > 0: LS (the sim dispatches it first) */
+    bool hold;              /* as corun__launch_req.hold */
 } corun__direct_req;
 
 typedef enum corun__bev_kind {

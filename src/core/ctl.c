@@ -54,6 +54,9 @@ void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, uint32_
     wa->sm_lo = sm_lo;
     wa->sm_hi = sm_hi;
     wa->direct = h->direct;
+    /* Not with a preset: a preset task's worker may not have started, and
+     * holders could keep the slot it needs (corun_ctl.h). */
+    wa->hold = req->hold && h->preset == 0;
 }
 
 static void put(corun__ctl_write *w, size_t *n, uint32_t off, uint32_t size, uint64_t value)

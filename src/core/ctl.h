@@ -55,7 +55,7 @@ void corun__ctl_init(corun__ctl_host *h, const corun__kspec *spec, uint32_t per_
  * signal, fixes preset to its worker count and its workers start with their
  * own tasks (the chunk loop does not: docs/decisions/0016). Later launches
  * keep that preset (an offset of every claim). sm_lo..sm_hi: the launch's
- * own SMs. */
+ * own SMs. req->hold becomes wa->hold where the kernel has no preset. */
 void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, uint32_t sm_lo,
                        uint32_t sm_hi, corun_worker_arg *wa);
 

@@ -36,6 +36,8 @@ typedef struct corun__allotment {
     bool plain;             /* the plain kernel: the policy does not preempt */
     uint32_t capsm;         /* CapSMs, unless the launch asks for fewer */
     uint32_t sm_lo, sm_hi;  /* the SMs it may use */
+    bool hold;              /* its workers hold their slots through its tail
+                               (corun_worker_arg.hold) */
 } corun__allotment;
 
 struct corun__policy_ops {

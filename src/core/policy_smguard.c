@@ -78,12 +78,16 @@
  *    binding, batch kernels are bound by %smid to SMs
  *    [0, sm_count - floor - 1] (Slate's and FLEP's spatial mechanism) and
  *    launched so they fill those SMs; the top `floor` SMs stay empty for LS
- *    kernels. LS kernels are not bound: they go where slots are free, which
- *    is the floor's SMs -- except in a batch kernel's tail, when slots free
- *    up on batch SMs too (on the H100 an LS block there ran at ~7 % of its
- *    speed beside batch tasks: the LS tail, docs/decisions/0036). Binding
- *    them as well (to the SMs above the batch kernels', with a worker for
- *    every slot of the GPU so that the range fills) was measured on the
+ *    kernels. LS kernels are not bound: they go where slots are free,
+ *    which is the floor's SMs. A bound batch kernel's workers hold their
+ *    slots through its tail (corun_worker_arg.hold): a worker that finds no
+ *    task left stays, idle, until the kernel's last task ends, so the slots
+ *    its tail frees on batch SMs never take an LS block beside a running
+ *    batch task (on the H100 such a block ran at ~7 % of its speed: the LS
+ *    tail, docs/decisions/0036, 0038). Those slots would be idle anyway: the next
+ *    kernel of a batch stream starts only after this one ends. Binding LS
+ *    kernels as well (to the SMs above the batch kernels', with a worker
+ *    for every slot of the GPU so that the range fills) was measured on the
  *    H100 and gave no better LS latency (docs/decisions/0012, 0022): the
  *    surplus workers of such a grid wait for slots that batch blocks hold.
  *    SMGUARD_BIND=2 splits the GPU once instead, as the `green` baseline
@@ -383,9 +387,10 @@ static uint32_t online_resource_adjust(corun__sched *s, smguard_state *st, corun
 }
 
 /* SMGUARD_BIND=1: CapSMs that running LS kernels other than `except` hold.
- * The slots these free as their blocks end (in an LS kernel's run) come
- * sooner than a batch CapSM's evicted now, which is free only when its
- * running block-task ends. */
+ * Bound batch kernels hold their slots through their tails, so the slots
+ * these free as their blocks end (in an LS kernel's run) are the only ones
+ * an LS kernel launched now can get sooner than by evicting a batch CapSM,
+ * which takes effect only when its running block-task ends. */
 static uint32_t ls_queue(corun__sched *s, const corun__job *except)
 {
     return corun__sched_settings(s)->smguard_bind == 1 ? held_by(s, CORUN_CLASS_LS, except) : 0;
@@ -518,8 +523,9 @@ static void smguard_arrive(corun__sched *s, void *state, corun__job *k)
         uint32_t fl = ls_floor(s, st);
         if (fl > 0 && fl < total) {
             /* Before its first launch; if the backend refuses, the kernel
-             * still runs, unbound (logical CapSMs, as in the paper). */
-            (void)corun__sched_bind(s, k, 0, total - fl - 1);
+             * still runs, unbound (logical CapSMs, as in the paper). Bound,
+             * it holds its SMs through its tail (see above). */
+            k->hold = corun__sched_bind(s, k, 0, total - fl - 1) == CORUN_OK;
         }
     }
     (void)resource_decision(s, st, k);
@@ -613,6 +619,7 @@ static void smguard_allot(corun__sched *s, void *state, corun_class cls, corun__
     out->capsm = total - fl;
     if (corun__sched_settings(s)->smguard_bind == 1) {
         out->sm_hi = total - fl - 1;
+        out->hold = true;
     }
 }
 

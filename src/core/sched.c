@@ -116,6 +116,7 @@ void corun__sched_allot(corun__sched *s, corun_class cls, corun__allotment *out)
     out->capsm = s->be->desc.sm_count;
     out->sm_lo = 0;
     out->sm_hi = s->be->desc.sm_count - 1;
+    out->hold = false;
     if (s->pol->allot != NULL) {
         s->pol->allot(s, s->pst, cls, out);
     }
@@ -597,6 +598,7 @@ static int launch_workers(corun__sched *s, corun__job *k, uint32_t first, uint32
     req.priority = corun__attr_ls(&k->attr) ? 1 : 0;
     req.cookie = (uint64_t)(uintptr_t)k;
     req.part = k->part;
+    req.hold = k->hold;
     rc = s->be->ops->launch_workers(s->be, k->ex, &req);
     if (rc != CORUN_OK) {
         return rc;

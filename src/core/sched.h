@@ -64,6 +64,8 @@ struct corun__job {
                                   shrinks by lowering sm_hi, grows back up to this */
     uint8_t part;              /* its launches go to this SM partition (0: none;
                                   corun__sched_place) */
+    bool hold;                 /* its launches hold their slots through its tail
+                                  (corun_worker_arg.hold); set by a policy */
     uint32_t gen;              /* generation of new launches */
     uint32_t inflight;         /* launches not yet reported finished */
     uint32_t launches;         /* launches made, all kinds */

@@ -34,7 +34,8 @@
       "smguard: CapSMs reserved for latency-sensitive kernels; batch quota is the rest")         \
     X(SMGUARD_BIND, smguard_bind, UINT, "1", 0, 2, "",                                           \
       "smguard: 1 runs batch kernels only on SMs outside the LS floor (the reservation, or "     \
-      "more by SMGUARD_LS_CAP), so LS kernels get whole SMs; 2 splits the GPU into an LS "       \
+      "more by SMGUARD_LS_CAP) and they hold those SMs through their tails, so LS kernels get "  \
+      "whole SMs; 2 splits the GPU into an LS "                                                  \
       "partition of GREEN_LS_SMS SMs and the rest (CUDA green contexts), LS kernels in the "    \
       "first, batch kernels always in the second; 0 keeps the paper's logical "                \
       "CapSMs (workers anywhere)")                                                               \

@@ -118,6 +118,7 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     }
     memset(&lr, 0, sizeof(lr));
     lr.nworkers = nworkers;
+    lr.hold = req->hold;
     corun__ctl_launch(&k->ch, &lr, req->sm_lo, req->sm_hi, &k->wa);
     k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
     k->wa.report = (corun_report *)(uintptr_t)(b->reports_dev + k->slot * sizeof(corun_report));

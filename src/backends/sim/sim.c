@@ -110,6 +110,7 @@ void corun__sim_apply_writes(corun__sim *s, corun__exec *k, const corun__ctl_wri
             open_gates(s, k);
         }
     }
+    corun__sim_holders_signalled(s, k);
 }
 
 static void kernel_free(corun__sim *s, corun__exec *k)
@@ -746,6 +747,7 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
                                          k->tasks);
         memset(&lr, 0, sizeof(lr));
         lr.nworkers = nworkers;
+        lr.hold = req->hold;
         corun__ctl_launch(&k->ch, &lr, req->sm_lo, req->sm_hi, &wa);
         wa.primary = nworkers;
         rc = nworkers == 0 ? CORUN_ERANGE

@@ -379,13 +379,18 @@ static void worker_leave(corun__sim *s, uint32_t b)
     corun__sim_report(s, k, CORUN_BEV_HELD, live_of(k));
 }
 
-/* done += n, the anchor's leave once the tasks are done, and the "signal
- * at task k" fault once done reaches k. */
+static void release_holders(corun__sim *s, corun__exec *k, bool every);
+
+/* done += n, the holders' and the anchor's leave once the tasks are done,
+ * and the "signal at task k" fault once done reaches k. */
 static void count_done(corun__sim *s, corun__exec *k, uint32_t n)
 {
     const corun__sim_faults *f = &s->opts.faults;
 
     k->ctl.done += n;
+    if (k->holders > 0 && done_of(k) >= k->tasks - k->ctl.task_cut) {
+        release_holders(s, k, true);
+    }
     if (k->anchor != CORUN_SIM_NO_BLOCK && done_of(k) >= k->tasks) {
         anchor_leave(s, k);
     }
@@ -421,6 +426,49 @@ static bool signals_allow(const corun__sim_block *blk)
            blk->sm >= ctl->sm_lo && ~blk->sm >= ctl->sm_hi_inv;
 }
 
+/* A worker out of tasks (its claim found none left): leaves, or, in a
+ * launch with wa.hold, holds its slot until done reaches the limit or a
+ * signal tells it to leave (corun__hold). The GPU's holders see either
+ * within one poll (~2 us); here they leave at the instant it happens. */
+static void worker_out(corun__sim *s, uint32_t b)
+{
+    corun__sim_block *blk = &s->blocks[b];
+    corun__exec *k = blk->l->k;
+
+    if (blk->l->wa.hold && in_launch(blk) && signals_allow(blk) &&
+        done_of(k) < limit_of(blk)) {
+        blk->holding = true;
+        k->holders++;
+        return;
+    }
+    worker_leave(s, b);
+}
+
+/* Lets k's holders go: all of them (every), or those the signals no longer
+ * allow. */
+static void release_holders(corun__sim *s, corun__exec *k, bool every)
+{
+    uint32_t b;
+
+    for (b = 0; b < s->nblocks && k->holders > 0; b++) {
+        corun__sim_block *blk = &s->blocks[b];
+        if (blk->l == NULL || blk->l->k != k || !blk->holding ||
+            (!every && signals_allow(blk))) {
+            continue;
+        }
+        blk->holding = false;
+        k->holders--;
+        worker_leave(s, b);
+    }
+}
+
+void corun__sim_holders_signalled(corun__sim *s, corun__exec *k)
+{
+    if (k->holders > 0) {
+        release_holders(s, k, false);
+    }
+}
+
 /* Reports a claim of c tasks from first, count of them runnable. */
 static void report_claim(corun__sim *s, corun__exec *k, uint32_t worker, uint32_t c,
                          uint64_t first, uint32_t count)
@@ -447,7 +495,7 @@ static void worker_boundary(corun__sim *s, uint32_t b)
             count_done(s, k, blk->count);
             blk->mean_ns = corun_chunk_ewma(blk->mean_ns, (s->now - blk->t_chunk) / blk->count);
         }
-        worker_leave(s, b);
+        worker_out(s, b);
         return;
     }
     if (!signals_allow(blk)) {
@@ -533,8 +581,10 @@ static void ahead_task_end(corun__sim *s, uint32_t b)
         }
         if (!blk->go) {
             s->stats.workers_exited_signal++;
+            worker_leave(s, b);
+        } else {
+            worker_out(s, b);
         }
-        worker_leave(s, b);
         return;
     }
     blk->first = n;
@@ -581,7 +631,7 @@ void corun__sim_on_claim_event(corun__sim *s, uint32_t b)
     s->stats.events++;
     if (k->ahead) { /* the ahead entry's first claim */
         if (blk->claim_count == 0) {
-            worker_leave(s, b);
+            worker_out(s, b);
             return;
         }
         blk->first = blk->claim_first;
@@ -597,7 +647,7 @@ void corun__sim_on_claim_event(corun__sim *s, uint32_t b)
     blk->count = blk->claim_count;
     blk->cur = 0;
     if (blk->count == 0) {
-        worker_leave(s, b);
+        worker_out(s, b);
         return;
     }
     task_start(s, b);
@@ -619,6 +669,7 @@ void corun__sim_block_start(corun__sim *s, uint32_t b)
     }
     k->ctl.started++;
     s->stats.workers_started++;
+    blk->holding = false;
     blk->next_hint = blk->l->wa.preset;
     if (k->ahead) {
         ahead_worker_start(s, b);

@@ -111,6 +111,7 @@ typedef struct corun__sim_block {
     bool go;              /* claims ahead at the next task's start */
     bool claimed;         /* the running task's start claimed ahead_next */
     bool stay;            /* the signals as copied at the running task's start */
+    bool holding;         /* out of tasks, holding its slot (corun_worker_arg.hold) */
 } corun__sim_block;
 
 /* A running block-task in its kernel's heap, ordered by virtual end time. */
@@ -173,6 +174,7 @@ struct corun__exec {
     bool over;                   /* finished or released on the device */
     bool owned;                  /* plain: the simulator frees it when over */
     uint32_t anchor;             /* block holding the stream, or CORUN_SIM_NO_BLOCK */
+    uint32_t holders;            /* its workers holding their slots (corun__hold) */
     uint32_t rep_task_ns;        /* task time in the last report */
     uint64_t cookie;             /* bind's */
     uint32_t worker_calls;       /* worker launches made */
@@ -291,6 +293,9 @@ void corun__sim_block_start(corun__sim *s, uint32_t b);
 /* CORUN_SIM_EV_TASK and CORUN_SIM_EV_CLAIM. */
 void corun__sim_on_task_event(corun__sim *s, corun__exec *k, uint64_t version);
 void corun__sim_on_claim_event(corun__sim *s, uint32_t b);
+/* Signals reached k's control block: its holders the signals no longer
+ * allow leave (corun__hold). */
+void corun__sim_holders_signalled(corun__sim *s, corun__exec *k);
 /* Applies a pending change of DRAM demand to every kernel's rate. Must run
  * before the clock moves past an instant in which blocks came or went. */
 void corun__sim_update_rates(corun__sim *s);
