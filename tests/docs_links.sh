@@ -18,9 +18,16 @@ fail() {
   fails=$((fails + 1))
 }
 
-# Every Markdown file but build folders, dependencies and the raw results themselves.
-mapfile -t docs < <(find . \( -name '.git' -o -name '.deps' -o -name 'build*' -o -path './bench/results' \) -prune \
-                      -o -type f -name '*.md' -print | sed 's|^\./||' | sort)
+# Every Markdown file but build folders, dependencies and the raw results themselves; in a
+# git checkout, only those git tracks or would track (what a clean clone has: not the
+# ignored scratch copies of older trees).
+if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  mapfile -t docs < <(git ls-files --cached --others --exclude-standard -- '*.md' \
+                        | grep -v '^bench/results/' | while IFS= read -r f; do [ -f "$f" ] && echo "$f"; done | sort)
+else
+  mapfile -t docs < <(find . \( -name '.git' -o -name '.deps' -o -name 'build*' -o -path './bench/results' \) -prune \
+                        -o -type f -name '*.md' -print | sed 's|^\./||' | sort)
+fi
 [ ${#docs[@]} -gt 0 ] || { echo "docs_links: no Markdown files under $src" >&2; exit 1; }
 
 top='(bench|cmake|docs|gpu|include|scripts|src|tests)'
