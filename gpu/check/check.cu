@@ -21,18 +21,18 @@
  *   sanitize     small sizes, for compute-sanitizer
  */
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <mutex>
-#include <atomic>
 #include <cstdarg>
 #include <random>
 #include <string>
 #include <thread>
 
 #include <cuda.h>
-#include <execinfo.h>
 #include <dirent.h>
+#include <execinfo.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
