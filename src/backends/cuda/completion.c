@@ -173,6 +173,14 @@ static void take_new(cuda_backend *b)
     }
 }
 
+bool corun__cuda_direct_over(const cuda_backend *b, const corun__exec *k)
+{
+    corun__report_view v;
+
+    return corun__ctl_report_read(&b->reports[k->slot], &v) && v.seq == (k->seq & 0xffffffu) &&
+           (v.state == CORUN_REPORT_FINISHED || v.state == CORUN_REPORT_RELEASED);
+}
+
 /* Turns what direct kernels reported since the last scan into events.
  * Reads host memory only, takes no lock; the scheduler's thread. */
 static void scan_direct(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *n)

@@ -229,9 +229,7 @@ static bool release_direct(cuda_backend *b, corun__exec *k)
     corun__ctl_release(w, &n);
     (void)corun__cuda_write(b, k, w, n);
     while (corun__mono_ns() < until) {
-        corun__report_view v;
-        if (corun__ctl_report_read(&b->reports[k->slot], &v) && v.seq == (k->seq & 0xffffffu) &&
-            (v.state == CORUN_REPORT_FINISHED || v.state == CORUN_REPORT_RELEASED)) {
+        if (corun__cuda_direct_over(b, k)) {
             return true;
         }
         struct timespec ts = {0, 100000};

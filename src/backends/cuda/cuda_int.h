@@ -322,6 +322,9 @@ void corun__cuda_waiters_stop(cuda_backend *b);
  * (the scheduler's thread). */
 void corun__cuda_direct_watch(cuda_backend *b, struct corun__exec *k);
 void corun__cuda_direct_unwatch(cuda_backend *b, struct corun__exec *k);
+/* Has direct kernel k's primary grid reported its end (every task done, or
+ * its stream let go)? Reads its report in host memory: no driver call. */
+bool corun__cuda_direct_over(const cuda_backend *b, const struct corun__exec *k);
 
 /* ---- synth.c ------------------------------------------------------------ */
 

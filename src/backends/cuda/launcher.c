@@ -28,7 +28,6 @@
  * ever. A grid whose kernel has reported its end by the time its turn comes
  * is not launched (it would find no task) and counts as finished.
  */
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,16 +81,6 @@ static void launch_failed(cuda_backend *b, launch_op *op, int rc)
     report_unlaunched(b, op, rc);
 }
 
-/* Has the kernel's primary grid reported its end (every task done, or the
- * stream let go)? Its report, in host memory: no driver call. */
-static bool kernel_over(const cuda_backend *b, const corun__exec *k)
-{
-    corun__report_view v;
-
-    return corun__ctl_report_read(&b->reports[k->slot], &v) && v.seq == (k->seq & 0xffffffu) &&
-           (v.state == CORUN_REPORT_FINISHED || v.state == CORUN_REPORT_RELEASED);
-}
-
 static void run_op(cuda_backend *b, launch_op *op)
 {
     void *params[MAX_PARAMS + 1];
@@ -101,7 +90,7 @@ static void run_op(cuda_backend *b, launch_op *op)
         (void)corun__cuda_write(b, op->k, op->w, op->nw);
         return;
     }
-    if (kernel_over(b, op->k)) {
+    if (corun__cuda_direct_over(b, op->k)) {
         /* Its tasks are all done: the grid would run nothing, and its launch
          * would be one more driver call racing the program's own (under
          * compute-sanitizer a launch here while the program's thread waited
