@@ -1076,6 +1076,33 @@ static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
 
 /* The task time chunks follow: weight 1/4 on each new sample, the first
  * taken as is, saturating at 2^32-1 ns. */
+/* corun_div with corun_divisor_of's constants is exact: every divisor of
+ * a few forms and random ones, at the ends of the range and at random. */
+static void divisor_constants_divide_exactly(void **state)
+{
+    static const uint32_t fixed[] = {1, 2, 3, 5, 7, 24, 768, 1000, 4096, 65535, 65536,
+                                     0x7fffffffu, 0x80000000u, 0x80000001u, 0xffffffffu};
+    uint64_t x = 88172645463325252ull; /* xorshift64 */
+    uint32_t k, j;
+
+    (void)state;
+    for (k = 0; k < 20000; k++) {
+        uint32_t d;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        d = k < sizeof(fixed) / sizeof(fixed[0]) ? fixed[k] : (uint32_t)x >> (x >> 59);
+        if (d == 0) {
+            d = 1;
+        }
+        const corun_divisor v = corun_divisor_of(d);
+        for (j = 0; j < 100; j++) {
+            uint32_t n;
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            n = j == 0 ? 0xffffffffu : j == 1 ? 0 : j == 2 ? d - 1 : j == 3 ? d : (uint32_t)(x >> 16);
+            assert_int_equal(corun_div(n, v), n / d);
+        }
+    }
+}
+
 static void chunk_ewma_weights_a_quarter(void **state)
 {
     (void)state;
@@ -1501,6 +1528,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plain_kernel_runs_in_waves),
+        cmocka_unit_test(divisor_constants_divide_exactly),
         cmocka_unit_test(packing_matches_occupancy_calculator),
         cmocka_unit_test(fifo_leftover_holds_later_grids),
         cmocka_unit_test(priority_takes_the_first_free_slot),

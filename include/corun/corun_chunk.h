@@ -76,6 +76,43 @@ CORUN_HD uint32_t corun_chunk_ewma(uint32_t mean_ns, uint64_t sample_ns)
     return (uint32_t)m;
 }
 
+/* Division by a divisor fixed for a launch (the grid's width and height),
+ * as a multiply-high and two shifts (Granlund and Montgomery, "Division by
+ * invariant integers using multiplication", 1994, fig. 4.1): the host
+ * computes the constants once per launch; a worker splits a task number
+ * into its block index without the ~20-instruction division routine. Exact
+ * for every 32-bit n and every d >= 1. */
+typedef struct corun_divisor {
+    uint32_t mul;   /* m' = floor(2^32 * (2^l - d) / d) + 1, l = ceil(log2 d) */
+    uint32_t sh;    /* min(l, 1) | max(l - 1, 0) << 8 */
+} corun_divisor;
+
+CORUN_HD corun_divisor corun_divisor_of(uint32_t d)
+{
+    corun_divisor v;
+    uint32_t l = 0;
+
+    if (d == 0) {
+        d = 1; /* no launch divides by 0; keep the constants defined */
+    }
+    while (l < 32 && (1ull << l) < d) {
+        ++l;
+    }
+    v.mul = (uint32_t)((((1ull << l) - d) << 32) / d + 1);
+    v.sh = (l < 1 ? l : 1u) | ((l > 0 ? l - 1 : 0u) << 8);
+    return v;
+}
+
+CORUN_HD uint32_t corun_div(uint32_t n, corun_divisor v)
+{
+#if defined(__CUDA_ARCH__)
+    const uint32_t t = __umulhi(v.mul, n);
+#else
+    const uint32_t t = (uint32_t)(((uint64_t)v.mul * n) >> 32);
+#endif
+    return (t + ((n - t) >> (v.sh & 0xffu))) >> (v.sh >> 8);
+}
+
 /* Tasks below this may run through the ahead entry: its claims add to next's
  * low 32 bits, which must not wrap with every worker's last claim added. */
 #define CORUN_AHEAD_MAX_TASKS 0x7fffffffull

@@ -192,6 +192,8 @@ typedef struct corun_worker_arg {
     uint32_t base;              /* worker id of this launch's blockIdx.x == 0 */
     uint32_t gen;               /* launch generation, compared with halt_gen */
     uint32_t grid_x, grid_y, grid_z; /* the virtual grid (the original gridDim) */
+    uint32_t div_x_mul, div_x_sh; /* division by grid_x (corun_divisor, corun_chunk.h) */
+    uint32_t div_y_mul, div_y_sh; /* division by grid_y */
     uint32_t tasks;             /* grid_x * grid_y * grid_z */
     uint32_t workers_per_capsm; /* max active workers per SM (SMGuard's M) */
     uint32_t nworkers;          /* workers the kernel runs on at this launch */

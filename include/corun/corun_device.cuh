@@ -120,6 +120,14 @@ struct __align__(16) corun_worker_state {
     uint32_t smid_inv;           /* ~smid, compared with the block's sm_hi_inv */
 };
 
+/* The virtual blockIdx of task f (x fastest), with the launch's divisors. */
+__device__ __forceinline__ uint3 corun__task_idx(const corun_worker_arg &wa, uint32_t f)
+{
+    const uint32_t q = corun_div(f, corun_divisor{wa.div_x_mul, wa.div_x_sh});
+    const uint32_t z = corun_div(q, corun_divisor{wa.div_y_mul, wa.div_y_sh});
+    return make_uint3(f - q * wa.grid_x, q - z * wa.grid_y, z);
+}
+
 /* Leader only: decide the next chunk and publish it in slot s. kStart: the
  * worker's first claim, where a relaunch (gen > 0) takes the task time its
  * kernel's earlier launch measured (task_ns_seed) instead of measuring one
@@ -168,11 +176,7 @@ __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_w
     st->first[s] = first;
     st->count[s] = count;
     if (count > 0) {
-        const uint32_t f = (uint32_t)first;
-        const uint32_t gx = wa.grid_x;
-        const uint32_t gy = wa.grid_y;
-        const uint32_t q = f / gx;
-        st->first_idx[s] = make_uint3(f - q * gx, q % gy, q / gy);
+        st->first_idx[s] = corun__task_idx(wa, (uint32_t)first);
     }
 }
 
@@ -185,10 +189,9 @@ __device__ __forceinline__ void corun__first_chunk(const corun_worker_arg &wa,
     if (st->smid < wa.sm_lo || st->smid > wa.sm_hi) {
         st->count[0] = 0;
     } else if (id < wa.preset && wa.own) {
-        const uint32_t q = id / wa.grid_x;
         st->first[0] = id;
         st->count[0] = 1;
-        st->first_idx[0] = make_uint3(id - q * wa.grid_x, q % wa.grid_y, q / wa.grid_y);
+        st->first_idx[0] = corun__task_idx(wa, id);
     } else {
         corun__claim<true>(wa, st, 0);
     }
@@ -411,7 +414,10 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         if (leader) {
             const unsigned long long now = corun_globaltimer();
             corun__count_done(wa, count);
-            st.mean_ns = corun_chunk_ewma(st.mean_ns, (now - st.t_chunk) / count);
+            /* 32-bit: a 64-bit division is a routine of its own */
+            const unsigned long long dt = now - st.t_chunk;
+            st.mean_ns = corun_chunk_ewma(st.mean_ns,
+                                          (dt < 0xffffffffull ? (uint32_t)dt : 0xffffffffu) / count);
             st.t_chunk = now;
         }
     }
@@ -541,8 +547,7 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
         if (f >= st.lim) {
             break;
         }
-        const uint32_t q = f / grid.x;
-        const uint3 b = make_uint3(f - q * grid.x, q % grid.y, q / grid.y);
+        const uint3 b = corun__task_idx(wa, f);
         const uint32_t g = st.go;
         const bool ahead = leader && g != 0;
         uint32_t nx = 0;

@@ -44,6 +44,13 @@ void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, uint32_
     wa->grid_x = h->grid_x;
     wa->grid_y = h->grid_y;
     wa->grid_z = h->grid_z;
+    {
+        const corun_divisor dx = corun_divisor_of(h->grid_x), dy = corun_divisor_of(h->grid_y);
+        wa->div_x_mul = dx.mul;
+        wa->div_x_sh = dx.sh;
+        wa->div_y_mul = dy.mul;
+        wa->div_y_sh = dy.sh;
+    }
     wa->tasks = (uint32_t)h->tasks;
     wa->workers_per_capsm = h->per_sm;
     wa->nworkers = req->nworkers;
