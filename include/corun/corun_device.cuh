@@ -547,7 +547,10 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
         if (f >= st.lim) {
             break;
         }
-        const uint3 b = corun__task_idx(wa, f);
+        /* The division routine, not corun__task_idx: with the constants the
+         * transpose's ahead entry ran slower (same registers; why not found). */
+        const uint32_t q = f / grid.x;
+        const uint3 b = make_uint3(f - q * grid.x, q % grid.y, q / grid.y);
         const uint32_t g = st.go;
         const bool ahead = leader && g != 0;
         uint32_t nx = 0;
