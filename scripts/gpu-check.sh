@@ -330,7 +330,7 @@ for f in occupancy correctness correctahead correctstream correctstreamahead ove
   echo "---- $f"
   case $f in
     overhead) grep -E "^(kernel|[a-z0-9]+ )" "$OUT/$f.log" | head -12 ;;
-    demo) grep -E "^(scenario|system|mps|priority|smguard|flep-hpf|green)" "$OUT/$f.log" | head -21 ;;
+    demo) grep -E "^(scenario|system|alone|mps|priority|smguard|flep-hpf|green)" "$OUT/$f.log" | head -32 ;;
     latency) grep -E "^(baseline|halt)" "$OUT/$f.log" | head -24 ;;
     counters) grep -E "^(cuda|backend|-- )" "$OUT/$f.log" | head -14 ;;
     resume) grep -vE "^(==|   )" "$OUT/$f.log" | tail -24 ;;

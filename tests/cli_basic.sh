@@ -77,7 +77,7 @@ expect_run 2 "nor in $tmp," -- env CORUN_SCENARIOS="$tmp" "$corun" sim --scenari
 
 # The demo's JSON has the documented keys, one object per system.
 json=$(CORUN_BACKEND=sim "$corun" demo --json --quiet --duration-ms 200 2>/dev/null)
-for key in system ls_p50_norm ls_p99_norm batch_norm antt stp; do
+for key in system ls_p50_norm ls_p99_norm batch_norm antt stp ls_alone_p99_norm; do
   n=$(grep -c "\"$key\"" <<< "$json")
   if [ "$n" -ne 5 ]; then
     echo "FAIL: demo --json has $n '$key' keys, want 5"
@@ -86,6 +86,17 @@ for key in system ls_p50_norm ls_p99_norm batch_norm antt stp; do
     pass=$((pass + 1))
   fi
 done
+
+# Its table begins with the LS application alone: p50 1 by definition, its
+# own p99 over its p50 (on the simulator, where runs alone do not vary, 1).
+table=$(CORUN_BACKEND=sim "$corun" demo --quiet --duration-ms 200 2>/dev/null)
+if grep -Eq '^alone +1\.00 +1\.00 +1\.000 +- +- +- +-$' <<< "$table"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: demo's table has no row 'alone' with its own p99 1.00 on sim:"
+  echo "$table"
+  fails=$((fails + 1))
+fi
 
 # The GPU A/B driver explains itself without a GPU, and refuses to run
 # without the flag that defines its variant.

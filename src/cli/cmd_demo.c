@@ -4,6 +4,7 @@
  * row of normalised latency, throughput, ANTT and STP per policy.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,9 @@ void corun__usage_demo(FILE *out)
             "Runs an LS+batch scenario (default: SMGuard 6.2 — a batch kernel with long\n"
             "block-tasks in a loop, an LS kernel arriving at random intervals) once per\n"
             "system, plus each application alone, and prints LS latency p50/p99 and\n"
-            "batch throughput normalised to solo, ANTT and STP.\n"
+            "batch throughput normalised to solo, ANTT and STP. The row 'alone' is the LS\n"
+            "application by itself: its own p99 over its p50, the least ls_p99_norm any\n"
+            "system could show where runs alone vary (on a GPU; 1 on the simulator).\n"
             "\n"
             "options:\n"
             "  --scenario FILE   scenario file or name, found as corun sim finds it (default: ls-batch)\n"
@@ -40,7 +43,9 @@ void corun__usage_demo(FILE *out)
             "                    the LS application has the higher one)\n"
             "  --no-train        record nothing (the default)\n"
             "  --json            an array of objects with keys system, ls_p50_norm, ls_p99_norm,\n"
-            "                    batch_norm, antt, stp, fairness, ls_count and batch_count\n"
+            "                    batch_norm, antt, stp, fairness, ls_count, batch_count and\n"
+            "                    ls_alone_p99_norm (the LS application's p99 alone over its p50,\n"
+            "                    the same in every row; null without an LS application)\n"
             "  -q, --quiet       no progress on stderr (errors still print)\n"
             "  --processes       two processes instead of one (below; a GPU only; with\n"
             "                    --scenario, --backend, --duration-ms, --json and --quiet)\n"
@@ -72,10 +77,11 @@ void corun__usage_demo(FILE *out)
             "application the rest.\n");
 }
 
-/* Each application alone, then one run per system, each turned into a row.
- * Returns an exit code; prints why on failure. */
+/* Each application alone, then one run per system, each turned into a row;
+ * *alone_p99: the LS application's own p99 alone over its p50
+ * (corun__solo_ls_p99_norm). Returns an exit code; prints why on failure. */
 static int run_systems(const corun__scenario *sc, corun__run_env *env, const corun__run_opts *o,
-                       corun__progress *pr, corun__demo_row *rows)
+                       corun__progress *pr, corun__demo_row *rows, double *alone_p99)
 {
     corun__solo solo;
     char why[512] = "";
@@ -89,6 +95,7 @@ static int run_systems(const corun__scenario *sc, corun__run_env *env, const cor
                    ? CORUN_EXIT_USAGE
                    : CORUN_EXIT_FAIL;
     }
+    *alone_p99 = corun__solo_ls_p99_norm(sc, &solo);
     for (i = 0; i < o->nsystems; i++) {
         corun__run_result r;
         corun__progress_step(pr, o->systems[i]);
@@ -109,25 +116,30 @@ static int run_systems(const corun__scenario *sc, corun__run_env *env, const cor
     return CORUN_EXIT_OK;
 }
 
-static void print_rows_json(const corun__demo_row *rows, size_t n)
+static void print_rows_json(const corun__demo_row *rows, size_t n, double alone_p99)
 {
     json_t *arr = json_array();
     size_t i;
 
     for (i = 0; i < n; i++) {
         const corun__demo_row *r = &rows[i];
-        json_array_append_new(
-            arr, json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "system", r->system,
-                           "ls_p50_norm", r->ls_p50_norm, "ls_p99_norm", r->ls_p99_norm,
-                           "batch_norm", r->batch_norm, "antt", r->antt, "stp", r->stp,
-                           "fairness", r->fairness, "ls_count", (json_int_t)r->ls_count,
-                           "batch_count", (json_int_t)r->batch_count));
+        json_t *o = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "system",
+                              r->system, "ls_p50_norm", r->ls_p50_norm, "ls_p99_norm",
+                              r->ls_p99_norm, "batch_norm", r->batch_norm, "antt", r->antt,
+                              "stp", r->stp, "fairness", r->fairness, "ls_count",
+                              (json_int_t)r->ls_count, "batch_count",
+                              (json_int_t)r->batch_count);
+        /* null without an LS application */
+        json_object_set_new(o, "ls_alone_p99_norm",
+                            isnan(alone_p99) ? json_null() : json_real(alone_p99));
+        json_array_append_new(arr, o);
     }
     corun__cli_print_json(arr);
 }
 
 static void print_rows_table(const corun__cli *cli, const corun__scenario *sc,
-                             const char *backend, const corun__demo_row *rows, size_t n)
+                             const char *backend, const corun__demo_row *rows, size_t n,
+                             double alone_p99)
 {
     size_t i;
 
@@ -143,13 +155,18 @@ static void print_rows_table(const corun__cli *cli, const corun__scenario *sc,
            green != 0 ? green : (unsigned)set.reserve_capsm);
     printf("%-10s %12s %12s %11s %7s %7s %6s %6s\n", "system", "ls_p50_norm", "ls_p99_norm",
            "batch_norm", "antt", "stp", "ls_n", "bat_n");
+    if (!isnan(alone_p99)) {
+        printf("%-10s %12.2f %12.2f %11.3f %7s %7s %6s %6s\n", "alone", 1.0, alone_p99, 1.0, "-",
+               "-", "-", "-");
+    }
     for (i = 0; i < n; i++) {
         printf("%-10s %12.2f %12.2f %11.3f %7.2f %7.3f %6zu %6zu\n", rows[i].system,
                rows[i].ls_p50_norm, rows[i].ls_p99_norm, rows[i].batch_norm, rows[i].antt,
                rows[i].stp, rows[i].ls_count, rows[i].batch_count);
     }
-    printf("(LS latency normalised to an LS request alone; batch throughput to the batch\n"
-           " loop alone; ANTT lower is better, STP higher is better)\n");
+    printf("(LS latency normalised to an LS request alone, whose own tail is the row\n"
+           " alone; batch throughput to the batch loop alone; ANTT lower is better, STP\n"
+           " higher is better)\n");
 }
 
 /* Takes --processes, --ls-sms N and --keep DIR out of argv (the rest is
@@ -260,6 +277,7 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     corun__scenario *sc;
     corun__run_env env;
     corun__demo_row rows[CORUN_CLI_MAX_SYSTEMS];
+    double alone_p99 = NAN;
     corun__cli_maker mk;
     corun__progress pr;
     char backend[16];
@@ -296,15 +314,15 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
                           sc->name, backend, sc->duration_ns * 1e-6);
     env.progress = corun__progress_fraction;
     env.progress_ctx = &pr;
-    rc = run_systems(sc, &env, &o, &pr, rows);
+    rc = run_systems(sc, &env, &o, &pr, rows, &alone_p99);
     if (rc != CORUN_EXIT_OK) {
         goto out_free_sc;
     }
     corun__progress_end(&pr);
     if (o.json) {
-        print_rows_json(rows, o.nsystems);
+        print_rows_json(rows, o.nsystems, alone_p99);
     } else {
-        print_rows_table(cli, sc, backend, rows, o.nsystems);
+        print_rows_table(cli, sc, backend, rows, o.nsystems, alone_p99);
     }
 out_free_sc:
     free(sc);

@@ -242,6 +242,7 @@ typedef struct corun__demo_row {
 /* Solo references of every app: runs each alone under plain dispatch. */
 typedef struct corun__solo {
     double p50_ns[CORUN_SCENARIO_MAX_APPS];
+    double p99_ns[CORUN_SCENARIO_MAX_APPS];
     double mean_ns[CORUN_SCENARIO_MAX_APPS];
     double rate_per_s[CORUN_SCENARIO_MAX_APPS];
 } corun__solo;
@@ -324,6 +325,12 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
                                     const char *backend, const char *store_path, unsigned needs,
                                     void (*log)(void *ctx, const char *line), void *log_ctx,
                                     char *why, size_t why_len);
+/* The LS applications' own tail alone: the largest over them of the solo
+ * p99 over the solo p50, the ls_p99_norm an LS application run by itself
+ * would get (the floor of that column on a GPU whose runs alone vary); NAN
+ * without an LS application. */
+double corun__solo_ls_p99_norm(const corun__scenario *sc, const corun__solo *solo);
+
 /* Folds one run and the solo references into a demo row. */
 int corun__demo_row_calc(const corun__scenario *sc, const corun__solo *solo,
                          const corun__run_result *r, corun__demo_row *out);

@@ -644,6 +644,7 @@ int corun__scenario_solo(const corun__scenario *sc, const corun__run_env *env, c
             return CORUN_ESTATE;
         }
         out->p50_ns[i] = r.apps[i].p50_ns;
+        out->p99_ns[i] = r.apps[i].p99_ns;
         out->mean_ns[i] = r.apps[i].mean_ns;
         out->rate_per_s[i] = r.apps[i].rate_per_s;
         corun__run_result_free(&r);
@@ -669,6 +670,20 @@ int corun__scenario_rate_alone(const corun__scenario *sc, const corun__run_env *
     }
     corun__run_result_free(&r);
     return rc;
+}
+
+double corun__solo_ls_p99_norm(const corun__scenario *sc, const corun__solo *solo)
+{
+    double worst = NAN;
+    size_t i;
+
+    for (i = 0; i < sc->napps; i++) {
+        if (sc->apps[i].attr.cls == CORUN_CLASS_LS && solo->p50_ns[i] > 0) {
+            const double x = solo->p99_ns[i] / solo->p50_ns[i];
+            worst = isnan(worst) || x > worst ? x : worst;
+        }
+    }
+    return worst;
 }
 
 int corun__demo_row_calc(const corun__scenario *sc, const corun__solo *solo,
