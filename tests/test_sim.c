@@ -598,6 +598,43 @@ static void hold_keeps_a_tail_s_slots_until_its_end(void **state)
     }
 }
 
+/* A kernel of 1056 workers on every SM, narrowed to SMs 0-114 in its first
+ * round of 1 ms tasks. With hold, a worker on SMs 115-131 that ran its task
+ * there keeps its slot after it (corun__hold), so those SMs stay full of
+ * the kernel until it ends and an LS kernel launched then finds no slot
+ * beside its tasks; without hold they leave as their tasks end and the LS
+ * kernel takes the SMs. */
+static void narrowed_holders_keep_their_sms(void **state)
+{
+    int hold;
+
+    for (hold = 0; hold <= 1; hold++) {
+        corun__backend *be = default_sim();
+        corun__kspec s = spec_of("batch", 1056 * 2, 256, 32, 0, 1000 * US);
+        corun__kspec l = spec_of("ls", 64, 256, 32, 0, 1000 * US);
+        corun__exec *k = open_kernel(be, &s, NULL);
+        corun__exec *ls = open_kernel(be, &l, NULL);
+        corun__launch_req r = {.nworkers = 1056, .cookie = 1, .hold = hold != 0};
+        corun__sim_stats st;
+        uint32_t sm;
+
+        assert_int_equal(be->ops->launch_workers(be, k, &r), CORUN_OK);
+        run_until(be, 500 * US);
+        assert_int_equal(be->ops->signal(be, k, CORUN_SIG_SM_RANGE, 0 | (114ull << 32)),
+                         CORUN_OK);
+        run_until(be, 1300 * US); /* the first round is over */
+        corun__sim_get_stats(be, &st);
+        assert_int_equal(st.workers_exited_signal, hold ? 0u : 136u);
+        for (sm = 115; sm < 132; sm++) {
+            assert_int_equal(corun__sim_sm_resident(be, sm), hold ? 8 : 0);
+        }
+        launch_workers(be, ls, 64, 0, 0, 2);
+        run_until(be, 1400 * US);
+        assert_int_equal(progress(be, ls).live, hold ? 0u : 64u);
+        be->ops->destroy(be);
+    }
+}
+
 /* Without a halt the holders leave as the last task ends: the kernel's
  * launch is over then, every task run once. */
 static void holders_leave_with_the_last_task(void **state)
@@ -1540,6 +1577,7 @@ int main(void)
         cmocka_unit_test(sm_range_leaves_workers_outside),
         cmocka_unit_test(sm_range_before_launch_keeps_sms_free),
         cmocka_unit_test(hold_keeps_a_tail_s_slots_until_its_end),
+        cmocka_unit_test(narrowed_holders_keep_their_sms),
         cmocka_unit_test(holders_leave_with_the_last_task),
         cmocka_unit_test(task_limit_stops_claims_and_rewind_resumes),
         cmocka_unit_test(ahead_wanted_where_chunks_hold_three),

@@ -327,16 +327,18 @@ static void bound_batch_gives_and_takes_back_whole_sms(void **state)
 
 /* Size by need: an LS kernel of 132 blocks (8 per SM) asks for the 17
  * CapSMs one wave takes: the 8 reserved ones, then 9 whole SMs evicted from
- * the bound batch kernel. Those are draining (their batch tasks end up to a
- * task later), so it starts on the 8. While LS work goes on, the 17 stay
- * free: the batch kernel does not grow back into them when the LS kernel
- * completes, and the next batch kernel is bound below them. A second LS
- * kernel, once they have drained, starts at once on all 17. */
+ * the bound batch kernel. Those are draining, so it starts on the 8: the
+ * batch kernel holds (corun__hold), so its workers keep those SMs until it
+ * ends, whatever its task time says, and an LS kernel then starts on the 8
+ * too. While LS work goes on, the 17 stay free: the batch kernel does not
+ * grow back into them when an LS kernel completes, and the next batch
+ * kernel is bound below them. An LS kernel after the batch kernel's end
+ * starts at once on all 17. */
 static void ls_sized_by_need_keeps_its_floor(void **state)
 {
     fixture *f = *state;
     corun__job *b = submit(f, "batch", CORUN_CLASS_BATCH, 0);
-    corun__job *ls, *ls2, *b2;
+    corun__job *ls, *ls2, *ls3, *b2;
 
     assert_int_equal(corun__job_capsm(b), 124);
     b->task_ns = 2000000; /* as measured by an earlier launch: drains in 3 ms */
@@ -354,14 +356,20 @@ static void ls_sized_by_need_keeps_its_floor(void **state)
     assert_int_equal(corun__job_capsm(b), 115);
     assert_int_equal(corun__sched_free_capsm(f->s), 17);
 
-    corun__null_advance(f->be, 3100000); /* drained */
+    corun__null_advance(f->be, 3100000); /* a task later: still held */
     corun__null_clear(f->be);
     ls2 = submit_n(f, "ls2", CORUN_CLASS_LS, 0, 132);
-    assert_int_equal(corun__job_capsm(ls2), 17);
+    assert_int_equal(corun__job_capsm(ls2), 8);
     assert_int_equal(count_signals(f, CORUN_SIG_SM_RANGE), 0); /* no eviction */
     complete(f, ls2);
 
     complete(f, b);
+    corun__null_clear(f->be);
+    ls3 = submit_n(f, "ls3", CORUN_CLASS_LS, 0, 132);
+    assert_int_equal(corun__job_capsm(ls3), 17);
+    assert_int_equal(count_signals(f, CORUN_SIG_SM_RANGE), 0);
+    complete(f, ls3);
+
     b2 = submit(f, "batch2", CORUN_CLASS_BATCH, 0);
     assert_int_equal(corun__job_capsm(b2), 115);
     assert_int_equal(b2->sm_hi, 114);

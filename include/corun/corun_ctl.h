@@ -42,12 +42,15 @@
  *  - Holding the tail (wa.hold, a launch bound to some SMs with no preset):
  *    a worker of its launch's SMs whose claim finds no task left does not
  *    leave but stays, its slot held and nothing run, until done reaches the
- *    limit or a signal tells it to leave. So the slots a kernel's tail frees
+ *    limit or a halt tells it to leave. So the slots a kernel's tail frees
  *    on its SMs stay its own until its last task ends (the hardware would
  *    put other kernels' blocks there, beside its running tasks), and its end
  *    comes at most one poll (~2 us) after that task. Every task is then
  *    claimed by a running worker, so done reaches the limit without a new
- *    block having to start.
+ *    block having to start. An eviction or a narrowing of the SM range
+ *    sends away only the workers that ran no task; one that ran tasks on an
+ *    SM the signal takes from the kernel holds on as well, since that SM's
+ *    other tasks of the kernel still run: the SM frees whole, at the end.
  *  - Worker 0, when it leaves (on a signal or at the end), stores its measured
  *    task time in task_ns_seed; workers of a later generation start from it
  *    instead of measuring one task first.
@@ -208,7 +211,8 @@ typedef struct corun_worker_arg {
     uint32_t seq;               /* the launch's number in its reports */
     uint32_t direct;            /* 1: a kernel launched in the user's stream (any of
                                    its grids), whose anchor reads done */
-    uint32_t hold;              /* 1: workers out of tasks hold their slots until
+    uint32_t hold;              /* 1: workers out of tasks, or moved off an SM
+                                   where they ran tasks, hold their slots until
                                    the kernel's tasks are done (above) */
 } corun_worker_arg;
 

@@ -113,6 +113,7 @@ struct __align__(16) corun_worker_state {
     uint32_t count[2];           /* tasks in the chunk; 0 = leave */
     uint3 first_idx[2];          /* virtual blockIdx of the first task */
     uint32_t mean_ns;            /* measured task duration (leader only) */
+    uint32_t ran;                /* a chunk ran here (leader only; corun__hold) */
     unsigned long long t_chunk;  /* when the current chunk started */
     unsigned long long next_hint;/* counter value after our last claim */
     uint32_t capsm;              /* SMGuard CapSM id of this worker */
@@ -272,13 +273,19 @@ static __device__ __noinline__ uint32_t corun__anchor(const corun_worker_arg wa,
     }
 }
 
-/* Leader only, as a worker of a launch with wa.hold finds no task left:
- * holds its slot, running nothing, until the kernel's tasks are done (up to
- * the limit) or a signal tells it to leave (corun_ctl.h). Its other threads
+/* Leader only, as a worker of a launch with wa.hold finds no task left or
+ * is moved off its SM: holds its slot, running nothing, until the kernel's
+ * tasks are done (up to the limit) or a halt tells it to leave
+ * (corun_ctl.h). A worker an eviction or a narrowing moved off an SM where
+ * it ran tasks holds on too: that SM's other tasks of the kernel still run,
+ * and a slot freed beside them would take an LS block, which runs there at
+ * a few percent of its speed; the SM frees whole when the kernel ends. One
+ * that ran nothing (ran == 0) leaves at such a signal: its SM may be clean
+ * (a reservation kept from a kernel's start). Its other threads
  * wait at the barrier after it, issuing nothing. Not inlined, like the
  * anchor: its loop adds nothing to the registers held across a task body. */
 static __device__ __noinline__ void corun__hold(const corun_worker_arg wa, uint32_t capsm,
-                                                uint32_t smid)
+                                                uint32_t smid, uint32_t ran)
 {
     corun_ctl *const ctl = wa.ctl;
 
@@ -287,7 +294,8 @@ static __device__ __noinline__ void corun__hold(const corun_worker_arg wa, uint3
     }
     for (;;) {
         const uint4 sig = corun_ld_volatile128(&ctl->halt_gen);
-        if (!(wa.gen >= sig.x && capsm >= sig.y && smid >= sig.z && ~smid >= sig.w)) {
+        if (wa.gen < sig.x ||
+            (ran == 0 && !(capsm >= sig.y && smid >= sig.z && ~smid >= sig.w))) {
             return;
         }
         const uint32_t done = corun_ld_volatile32((const uint32_t *)&ctl->done);
@@ -370,6 +378,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         st.smid = corun_smid();
         st.smid_inv = ~st.smid;
         st.mean_ns = 0;
+        st.ran = 0;
         st.next_hint = wa.preset;
         corun__started(wa, id);
         corun__first_chunk(wa, &st, id);
@@ -414,6 +423,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         if (leader) {
             const unsigned long long now = corun_globaltimer();
             corun__count_done(wa, count);
+            st.ran = 1;
             /* 32-bit: a 64-bit division is a routine of its own */
             const unsigned long long dt = now - st.t_chunk;
             st.mean_ns = corun_chunk_ewma(st.mean_ns,
@@ -427,7 +437,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
             ctl->task_ns_seed = st.mean_ns;
         }
         if (wa.hold) {
-            corun__hold(wa, st.capsm, st.smid);
+            corun__hold(wa, st.capsm, st.smid, st.ran);
         }
     }
     if (wa.hold) {
@@ -609,7 +619,7 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
                 corun__count_done(wa, st.pend);
                 st.pend = 0;
             }
-            corun__hold(wa, st.capsm, st.smid);
+            corun__hold(wa, st.capsm, st.smid, k > 0 ? 1u : 0u);
         }
     }
     if (wa.hold) {

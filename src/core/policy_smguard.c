@@ -54,11 +54,13 @@
  *    evicted.
  *  - (SMGUARD_BIND=1) CapSMs just evicted are draining: the batch tasks
  *    running there end up to one task later, and an LS block the hardware
- *    puts in a slot one of them leaves runs beside the rest. An LS kernel
- *    does not count them (the first eviction stays off its critical path:
- *    it runs on the reservation and what is clean); the LS kernels after
- *    it do, once they have drained (one measured batch task later, or the
- *    batch kernel's end where no task time is known yet).
+ *    put in a slot one of them left would run beside the rest. A bound
+ *    batch kernel's workers that ran tasks on such an SM hold their slots
+ *    until the kernel ends (corun__hold), so the SM frees whole then. An LS
+ *    kernel does not count draining CapSMs (the first eviction stays off
+ *    its critical path: it runs on the reservation and what is clean); the
+ *    LS kernels after it do, once the batch kernel has ended (one measured
+ *    batch task later for a kernel that does not hold).
  *  - A quota request that arrives when R_remain = 0 would get zero workers
  *    under line 9; it waits instead, and starts when CapSMs are released.
  *  - A reservation of the whole GPU leaves a batch kernel that names no
@@ -85,7 +87,12 @@
  *    its tail frees on batch SMs never take an LS block beside a running
  *    batch task (on the H100 such a block ran at ~7 % of its speed: the LS
  *    tail, docs/decisions/0036, 0038). Those slots would be idle anyway: the next
- *    kernel of a batch stream starts only after this one ends. Binding LS
+ *    kernel of a batch stream starts only after this one ends. So do the
+ *    workers the floor's growth narrows off SMs where they ran tasks (the
+ *    first batch kernel, launched before any LS work, fills every SM): the
+ *    SMs the floor grows to free whole at that kernel's end, where the LS
+ *    kernels meanwhile took their freed slots one by one beside its tasks
+ *    (docs/decisions/0041). Binding LS
  *    kernels as well (to the SMs above the batch kernels', with a worker
  *    for every slot of the GPU so that the range fills) was measured on the
  *    H100 and gave no better LS latency (docs/decisions/0012, 0022): the
@@ -298,9 +305,10 @@ static corun__job *pick_victim(corun__sched *s, const corun__job *except)
 /* SMGUARD_BIND=1: n CapSMs were just evicted from v. They are free in the
  * scheduler's count at once, but the block-tasks running on them end up to
  * one task later: until then they are draining. Bounded by v's measured
- * task time where it is known (x1.5: tasks vary), else by v's end. Where
- * every entry is taken the one that ends first makes room (its CapSMs
- * count as clean). */
+ * task time where it is known (x1.5: tasks vary), else by v's end; where v
+ * holds (corun_worker_arg.hold), by v's end: its workers keep those SMs'
+ * slots until then (corun__hold). Where every entry is taken the one that
+ * ends first makes room (its CapSMs count as clean). */
 static void note_drain(corun__sched *s, smguard_state *st, corun__job *v, uint32_t n)
 {
     drain *d;
@@ -322,7 +330,8 @@ static void note_drain(corun__sched *s, smguard_state *st, corun__job *v, uint32
     d->victim = v;
     d->victim_id = v->id;
     d->n = n;
-    d->until = v->task_ns != 0 ? corun__sched_now(s) + (uint64_t)v->task_ns * 3 / 2 : UINT64_MAX;
+    d->until = v->task_ns != 0 && !v->hold ? corun__sched_now(s) + (uint64_t)v->task_ns * 3 / 2
+                                           : UINT64_MAX;
 }
 
 /* CapSMs still draining now (note_drain); forgets the entries that are over. */

@@ -260,6 +260,7 @@ static void task_start(corun__sim *s, uint32_t b)
     const double solo = draw_ns(s, &k->spec.task_ns);
     corun__sim_task t;
 
+    blk->ran = true;
     advance(s, k);
     if (k->nrun == 0) {
         k->rate = rate_of(k, s->slow);
@@ -426,17 +427,25 @@ static bool signals_allow(const corun__sim_block *blk)
            blk->sm >= ctl->sm_lo && ~blk->sm >= ctl->sm_hi_inv;
 }
 
-/* A worker out of tasks (its claim found none left): leaves, or, in a
- * launch with wa.hold, holds its slot until done reaches the limit or a
- * signal tells it to leave (corun__hold). The GPU's holders see either
- * within one poll (~2 us); here they leave at the instant it happens. */
+/* Whether a worker of a launch with wa.hold may keep its slot (corun__hold):
+ * not after a halt; moved off its SM by an eviction or a narrowing, only
+ * if it ran a task there (the SM's other tasks still run). */
+static bool hold_allows(const corun__sim_block *blk)
+{
+    return blk->l->wa.gen >= blk->l->k->ctl.halt_gen && (blk->ran || signals_allow(blk));
+}
+
+/* A worker out of tasks (its claim found none left, or the signals moved
+ * it off): leaves, or, in a launch with wa.hold, holds its slot until done
+ * reaches the limit or the signals send it away (hold_allows). The GPU's
+ * holders see either within one poll (~2 us); here they leave at the
+ * instant it happens. */
 static void worker_out(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
     corun__exec *k = blk->l->k;
 
-    if (blk->l->wa.hold && in_launch(blk) && signals_allow(blk) &&
-        done_of(k) < limit_of(blk)) {
+    if (blk->l->wa.hold && in_launch(blk) && hold_allows(blk) && done_of(k) < limit_of(blk)) {
         blk->holding = true;
         k->holders++;
         return;
@@ -444,8 +453,8 @@ static void worker_out(corun__sim *s, uint32_t b)
     worker_leave(s, b);
 }
 
-/* Lets k's holders go: all of them (every), or those the signals no longer
- * allow. */
+/* Lets k's holders go: all of them (every), or those the signals send
+ * away (hold_allows). */
 static void release_holders(corun__sim *s, corun__exec *k, bool every)
 {
     uint32_t b;
@@ -453,7 +462,7 @@ static void release_holders(corun__sim *s, corun__exec *k, bool every)
     for (b = 0; b < s->nblocks && k->holders > 0; b++) {
         corun__sim_block *blk = &s->blocks[b];
         if (blk->l == NULL || blk->l->k != k || !blk->holding ||
-            (!every && signals_allow(blk))) {
+            (!every && hold_allows(blk))) {
             continue;
         }
         blk->holding = false;
@@ -502,8 +511,11 @@ static void worker_boundary(corun__sim *s, uint32_t b)
         if (blk->count > 0) {
             count_done(s, k, blk->count);
         }
-        s->stats.workers_exited_signal++;
-        worker_leave(s, b);
+        if (!blk->l->wa.hold || !in_launch(blk) || !hold_allows(blk) ||
+            done_of(k) >= limit_of(blk)) {
+            s->stats.workers_exited_signal++;
+        }
+        worker_out(s, b); /* a holder that ran tasks here stays (corun__hold) */
         return;
     }
     limit = limit_of(blk);
@@ -579,12 +591,11 @@ static void ahead_task_end(corun__sim *s, uint32_t b)
             count_done(s, k, blk->pend);
             blk->pend = 0;
         }
-        if (!blk->go) {
+        if (!blk->go && (!blk->l->wa.hold || !in_launch(blk) || !hold_allows(blk) ||
+                         done_of(k) >= limit_of(blk))) {
             s->stats.workers_exited_signal++;
-            worker_leave(s, b);
-        } else {
-            worker_out(s, b);
         }
+        worker_out(s, b); /* a holder that ran tasks here stays (corun__hold) */
         return;
     }
     blk->first = n;
@@ -670,6 +681,7 @@ void corun__sim_block_start(corun__sim *s, uint32_t b)
     k->ctl.started++;
     s->stats.workers_started++;
     blk->holding = false;
+    blk->ran = false;
     blk->next_hint = blk->l->wa.preset;
     if (k->ahead) {
         ahead_worker_start(s, b);

@@ -112,6 +112,7 @@ typedef struct corun__sim_block {
     bool claimed;         /* the running task's start claimed ahead_next */
     bool stay;            /* the signals as copied at the running task's start */
     bool holding;         /* out of tasks, holding its slot (corun_worker_arg.hold) */
+    bool ran;             /* it ran a task (a holder moved off its SM stays then) */
 } corun__sim_block;
 
 /* A running block-task in its kernel's heap, ordered by virtual end time. */
