@@ -439,8 +439,8 @@ static bool hold_allows(const corun__sim_block *blk)
  * it off): leaves, or, in a launch with wa.hold, holds its slot until done
  * reaches the limit or the signals send it away (hold_allows). The GPU's
  * holders see either within one poll (~2 us); here they leave at the
- * instant it happens. */
-static void worker_out(corun__sim *s, uint32_t b)
+ * instant it happens. Returns whether it holds. */
+static bool worker_out(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
     corun__exec *k = blk->l->k;
@@ -448,9 +448,10 @@ static void worker_out(corun__sim *s, uint32_t b)
     if (blk->l->wa.hold && in_launch(blk) && hold_allows(blk) && done_of(k) < limit_of(blk)) {
         blk->holding = true;
         k->holders++;
-        return;
+        return true;
     }
     worker_leave(s, b);
+    return false;
 }
 
 /* Lets k's holders go: all of them (every), or those the signals send
@@ -511,11 +512,9 @@ static void worker_boundary(corun__sim *s, uint32_t b)
         if (blk->count > 0) {
             count_done(s, k, blk->count);
         }
-        if (!blk->l->wa.hold || !in_launch(blk) || !hold_allows(blk) ||
-            done_of(k) >= limit_of(blk)) {
+        if (!worker_out(s, b)) { /* a holder that ran tasks here stays (corun__hold) */
             s->stats.workers_exited_signal++;
         }
-        worker_out(s, b); /* a holder that ran tasks here stays (corun__hold) */
         return;
     }
     limit = limit_of(blk);
@@ -591,11 +590,10 @@ static void ahead_task_end(corun__sim *s, uint32_t b)
             count_done(s, k, blk->pend);
             blk->pend = 0;
         }
-        if (!blk->go && (!blk->l->wa.hold || !in_launch(blk) || !hold_allows(blk) ||
-                         done_of(k) >= limit_of(blk))) {
+        const bool told = !blk->go;
+        if (!worker_out(s, b) && told) { /* a holder that ran tasks here stays */
             s->stats.workers_exited_signal++;
         }
-        worker_out(s, b); /* a holder that ran tasks here stays (corun__hold) */
         return;
     }
     blk->first = n;
