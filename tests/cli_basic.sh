@@ -87,6 +87,17 @@ for key in system ls_p50_norm ls_p99_norm batch_norm antt stp ls_alone_p99_norm;
   fi
 done
 
+# Without an LS application its LS figures are null, not a missing row.
+json=$(CORUN_BACKEND=sim "$corun" demo --json --quiet --duration-ms 100 --apps batch \
+  --systems mps,smguard 2>/dev/null)
+if [ "$(grep -c '"ls_p99_norm": null' <<< "$json")" -eq 2 ] &&
+  [ "$(grep -c '"ls_alone_p99_norm": null' <<< "$json")" -eq 2 ]; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: demo --json --apps batch: want two rows with null LS figures, got: $json"
+  fails=$((fails + 1))
+fi
+
 # Its table begins with the LS application alone: p50 1 by definition, its
 # own p99 over its p50 (on the simulator, where runs alone do not vary, 1).
 table=$(CORUN_BACKEND=sim "$corun" demo --quiet --duration-ms 200 2>/dev/null)

@@ -45,7 +45,8 @@ void corun__usage_demo(FILE *out)
             "  --json            an array of objects with keys system, ls_p50_norm, ls_p99_norm,\n"
             "                    batch_norm, antt, stp, fairness, ls_count, batch_count and\n"
             "                    ls_alone_p99_norm (the LS application's p99 alone over its p50,\n"
-            "                    the same in every row; null without an LS application)\n"
+            "                    the same in every row); a figure there is none of (no LS or\n"
+            "                    no batch application) is null\n"
             "  -q, --quiet       no progress on stderr (errors still print)\n"
             "  --processes       two processes instead of one (below; a GPU only; with\n"
             "                    --scenario, --backend, --duration-ms, --json and --quiet)\n"
@@ -116,6 +117,13 @@ static int run_systems(const corun__scenario *sc, corun__run_env *env, const cor
     return CORUN_EXIT_OK;
 }
 
+/* A figure, or null where there is none (NAN: no LS kernel, no batch
+ * kernel), which JSON has no number for. */
+static json_t *figure(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
 static void print_rows_json(const corun__demo_row *rows, size_t n, double alone_p99)
 {
     json_t *arr = json_array();
@@ -123,15 +131,17 @@ static void print_rows_json(const corun__demo_row *rows, size_t n, double alone_
 
     for (i = 0; i < n; i++) {
         const corun__demo_row *r = &rows[i];
-        json_t *o = json_pack("{s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "system",
-                              r->system, "ls_p50_norm", r->ls_p50_norm, "ls_p99_norm",
-                              r->ls_p99_norm, "batch_norm", r->batch_norm, "antt", r->antt,
-                              "stp", r->stp, "fairness", r->fairness, "ls_count",
-                              (json_int_t)r->ls_count, "batch_count",
-                              (json_int_t)r->batch_count);
-        /* null without an LS application */
-        json_object_set_new(o, "ls_alone_p99_norm",
-                            isnan(alone_p99) ? json_null() : json_real(alone_p99));
+        json_t *o = json_object();
+        json_object_set_new(o, "system", json_string(r->system));
+        json_object_set_new(o, "ls_p50_norm", figure(r->ls_p50_norm));
+        json_object_set_new(o, "ls_p99_norm", figure(r->ls_p99_norm));
+        json_object_set_new(o, "batch_norm", figure(r->batch_norm));
+        json_object_set_new(o, "antt", figure(r->antt));
+        json_object_set_new(o, "stp", figure(r->stp));
+        json_object_set_new(o, "fairness", figure(r->fairness));
+        json_object_set_new(o, "ls_count", json_integer((json_int_t)r->ls_count));
+        json_object_set_new(o, "batch_count", json_integer((json_int_t)r->batch_count));
+        json_object_set_new(o, "ls_alone_p99_norm", figure(alone_p99));
         json_array_append_new(arr, o);
     }
     corun__cli_print_json(arr);
