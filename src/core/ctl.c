@@ -18,6 +18,8 @@ void corun__ctl_init(corun__ctl_host *h, const corun__kspec *spec, uint32_t per_
     h->grid_x = spec->grid.x;
     h->grid_y = spec->grid.y;
     h->grid_z = spec->grid.z;
+    h->div_x = corun_divisor_of(spec->grid.x);
+    h->div_y = corun_divisor_of(spec->grid.y);
     h->tasks = (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z;
     h->per_sm = per_sm;
     h->budget_ns = budget_ns;
@@ -44,13 +46,10 @@ void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, uint32_
     wa->grid_x = h->grid_x;
     wa->grid_y = h->grid_y;
     wa->grid_z = h->grid_z;
-    {
-        const corun_divisor dx = corun_divisor_of(h->grid_x), dy = corun_divisor_of(h->grid_y);
-        wa->div_x_mul = dx.mul;
-        wa->div_x_sh = dx.sh;
-        wa->div_y_mul = dy.mul;
-        wa->div_y_sh = dy.sh;
-    }
+    wa->div_x_mul = h->div_x.mul;
+    wa->div_x_sh = h->div_x.sh;
+    wa->div_y_mul = h->div_y.mul;
+    wa->div_y_sh = h->div_y.sh;
     wa->tasks = (uint32_t)h->tasks;
     wa->workers_per_capsm = h->per_sm;
     wa->nworkers = req->nworkers;

@@ -18,12 +18,14 @@
 
 #include "core/backend.h"
 #include "corun/corun.h"
+#include "corun/corun_chunk.h"
 #include "corun/corun_ctl.h"
 
 /* What the host knows of one control block's protocol state. */
 typedef struct corun__ctl_host {
     uint64_t tasks;
     uint32_t grid_x, grid_y, grid_z;
+    corun_divisor div_x, div_y; /* division by grid_x, grid_y (every grid's argument) */
     uint32_t per_sm;        /* workers per CapSM */
     uint32_t budget_ns, chunk_max;
     uint32_t preset;        /* fixed by the first launch (corun__ctl_launch) */
