@@ -278,8 +278,8 @@ static __device__ __noinline__ uint32_t corun__anchor(const corun_worker_arg wa,
  * tasks are done (up to the limit) or a halt tells it to leave
  * (corun_ctl.h). A worker an eviction or a narrowing moved off an SM where
  * it ran tasks holds on too: that SM's other tasks of the kernel still run,
- * and a slot freed beside them would take an LS block, which runs there at
- * a few percent of its speed; the SM frees whole when the kernel ends. One
+ * and a slot freed beside them would take an LS block, which runs there far
+ * slower than alone; the SM frees whole when the kernel ends. One
  * that ran nothing (ran == 0) leaves at such a signal: its SM may be clean
  * (a reservation kept from a kernel's start). Its other threads
  * wait at the barrier after it, issuing nothing. Not inlined, like the

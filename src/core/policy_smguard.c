@@ -85,8 +85,8 @@
  *    slots through its tail (corun_worker_arg.hold): a worker that finds no
  *    task left stays, idle, until the kernel's last task ends, so the slots
  *    its tail frees on batch SMs never take an LS block beside a running
- *    batch task (on the H100 such a block ran at ~7 % of its speed: the LS
- *    tail, docs/decisions/0036, 0038). Those slots would be idle anyway: the next
+ *    batch task (such a block runs far slower than alone: the LS tail,
+ *    docs/decisions/0036, 0038). Those slots would be idle anyway: the next
  *    kernel of a batch stream starts only after this one ends. So do the
  *    workers the floor's growth narrows off SMs where they ran tasks (the
  *    first batch kernel, launched before any LS work, fills every SM): the
