@@ -1,6 +1,10 @@
-/* test_metrics.c — ANTT, STP, fairness and percentiles on values worked by hand. */
+/* test_metrics.c — ANTT, STP, fairness and percentiles on values worked by
+ * hand, and a figure as JSON: a number, or null where there is none. */
 #include "support.h"
 
+#include <math.h>
+
+#include "common/json_num.h"
 #include "core/metrics.h"
 #include "corun/corun.h"
 
@@ -55,6 +59,34 @@ static void percentiles(void **state)
     assert_float_equal(corun__mean(w, 100), 50.5, 1e-12);
 }
 
+static void figures_as_json(void **state)
+{
+    const double none[] = {NAN, INFINITY, -INFINITY};
+    json_t *j, *row;
+    size_t i;
+
+    j = corun__json_num(1.625);
+    assert_true(json_is_real(j));
+    assert_true(json_real_value(j) == 1.625);
+    json_decref(j);
+    j = corun__json_num(0.0);
+    assert_true(json_is_real(j));
+    assert_true(json_real_value(j) == 0.0);
+    json_decref(j);
+    for (i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
+        j = corun__json_num(none[i]);
+        assert_true(json_is_null(j));
+        json_decref(j);
+    }
+    /* in a row: the row stays, the figure is null ("s:f" would fail the pack) */
+    row = json_pack("{s:s, s:o, s:o}", "system", "mps", "p50", corun__json_num(NAN), "p99",
+                    corun__json_num(2.5));
+    assert_non_null(row);
+    assert_true(json_is_null(json_object_get(row, "p50")));
+    assert_true(json_real_value(json_object_get(row, "p99")) == 2.5);
+    json_decref(row);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -62,6 +94,7 @@ int main(void)
         cmocka_unit_test(solo_is_one),
         cmocka_unit_test(bad_input),
         cmocka_unit_test(percentiles),
+        cmocka_unit_test(figures_as_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

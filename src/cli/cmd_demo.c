@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/json_num.h"
 #include "core/backend.h"
 #include "cli/progress.h"
 #include "scenario/scenario.h"
@@ -117,13 +118,6 @@ static int run_systems(const corun__scenario *sc, corun__run_env *env, const cor
     return CORUN_EXIT_OK;
 }
 
-/* A figure, or null where there is none (NAN: no LS kernel, no batch
- * kernel), which JSON has no number for. */
-static json_t *figure(double v)
-{
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static void print_rows_json(const corun__demo_row *rows, size_t n, double alone_p99)
 {
     json_t *arr = json_array();
@@ -133,15 +127,15 @@ static void print_rows_json(const corun__demo_row *rows, size_t n, double alone_
         const corun__demo_row *r = &rows[i];
         json_t *o = json_object();
         json_object_set_new(o, "system", json_string(r->system));
-        json_object_set_new(o, "ls_p50_norm", figure(r->ls_p50_norm));
-        json_object_set_new(o, "ls_p99_norm", figure(r->ls_p99_norm));
-        json_object_set_new(o, "batch_norm", figure(r->batch_norm));
-        json_object_set_new(o, "antt", figure(r->antt));
-        json_object_set_new(o, "stp", figure(r->stp));
-        json_object_set_new(o, "fairness", figure(r->fairness));
+        json_object_set_new(o, "ls_p50_norm", corun__json_num(r->ls_p50_norm));
+        json_object_set_new(o, "ls_p99_norm", corun__json_num(r->ls_p99_norm));
+        json_object_set_new(o, "batch_norm", corun__json_num(r->batch_norm));
+        json_object_set_new(o, "antt", corun__json_num(r->antt));
+        json_object_set_new(o, "stp", corun__json_num(r->stp));
+        json_object_set_new(o, "fairness", corun__json_num(r->fairness));
         json_object_set_new(o, "ls_count", json_integer((json_int_t)r->ls_count));
         json_object_set_new(o, "batch_count", json_integer((json_int_t)r->batch_count));
-        json_object_set_new(o, "ls_alone_p99_norm", figure(alone_p99));
+        json_object_set_new(o, "ls_alone_p99_norm", corun__json_num(alone_p99));
         json_array_append_new(arr, o);
     }
     corun__cli_print_json(arr);

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "common/json_num.h"
 #include "core/duration_model.h"
 #include "core/intensity.h"
 #include "core/policy.h"
@@ -283,12 +284,12 @@ static json_t *kernel_row_json(const corun__cli *cli, const kernel_row *row)
     if (row->have_ev) {
         json_object_set_new(o, "train", json_integer((json_int_t)row->ev.ntrain));
         json_object_set_new(o, "test", json_integer((json_int_t)row->ev.ntest));
-        json_object_set_new(o, "mape", json_real(row->ev.mape));
-        json_object_set_new(o, "max_ape", json_real(row->ev.max_ape));
+        json_object_set_new(o, "mape", corun__json_num(row->ev.mape));
+        json_object_set_new(o, "max_ape", corun__json_num(row->ev.max_ape));
     }
     if (prof != NULL) {
-        json_object_set_new(o, "flop_frac", json_real(prof->flop_frac));
-        json_object_set_new(o, "bw_frac", json_real(prof->bw_frac));
+        json_object_set_new(o, "flop_frac", corun__json_num(prof->flop_frac));
+        json_object_set_new(o, "bw_frac", corun__json_num(prof->bw_frac));
         json_object_set_new(o, "class", json_string(corun__kclass_name(corun__kclass_of(
                                             prof->flop_frac, prof->bw_frac, &cli->settings))));
     }
@@ -358,9 +359,10 @@ static int list_store(const corun__cli *cli, const char *path, int json)
     if (json) {
         json_t *root = json_object();
         json_object_set_new(root, "store", json_string(path));
-        json_object_set_new(root, "holdout", json_real(cli->settings.profile_holdout));
+        json_object_set_new(root, "holdout", corun__json_num(cli->settings.profile_holdout));
         json_object_set_new(root, "kernels", kernels);
-        json_object_set_new(root, "mean_mape", nmape ? json_real(mape_sum / nmape) : json_null());
+        json_object_set_new(root, "mean_mape",
+                            nmape ? corun__json_num(mape_sum / nmape) : json_null());
         corun__cli_print_json(root);
         kernels = NULL;
     } else if (nmape > 0) {

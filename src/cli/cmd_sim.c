@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/progress.h"
+#include "common/json_num.h"
 #include "scenario/scenario.h"
 
 void corun__usage_sim(FILE *out)
@@ -99,13 +100,17 @@ static json_t *kernels_json(const corun__run_result *r, const corun__app_result 
         const corun__job_rec *k = &a->kernels[j];
         double turn = a->turnaround_ns[j];
         json_array_append_new(
-            arr, json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:I}", "submit_us",
-                           k->submit_ns * 1e-3, "start_us", k->start_ns * 1e-3, "end_us",
-                           k->end_ns * 1e-3, "turnaround_us", turn * 1e-3, "waiting_us",
-                           (turn - k->run_ns) * 1e-3, "run_us", k->run_ns * 1e-3, "ntt",
-                           turn / solo_mean_ns, "gpu_share",
-                           turn > 0 ? k->capsm_ns / ((double)r->sm_count * turn) : 0.0,
-                           "preemptions", (json_int_t)k->preemptions));
+            arr,
+            json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:I}", "submit_us",
+                      corun__json_num(k->submit_ns * 1e-3), "start_us",
+                      corun__json_num(k->start_ns * 1e-3), "end_us",
+                      corun__json_num(k->end_ns * 1e-3), "turnaround_us",
+                      corun__json_num(turn * 1e-3), "waiting_us",
+                      corun__json_num((turn - k->run_ns) * 1e-3), "run_us",
+                      corun__json_num(k->run_ns * 1e-3), "ntt",
+                      corun__json_num(turn / solo_mean_ns), "gpu_share",
+                      corun__json_num(turn > 0 ? k->capsm_ns / ((double)r->sm_count * turn) : 0.0),
+                      "preemptions", (json_int_t)k->preemptions));
         if (a->plain) {
             json_object_set_new(json_array_get(arr, j), "gpu_share", json_null());
         }
@@ -122,17 +127,19 @@ static json_t *app_json(const sim_report *rep, size_t i)
     json_t *ao;
 
     view_app(rep, i, &v);
-    ao = json_pack("{s:s, s:s, s:i, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, "
-                   "s:f, s:I}",
-                   "name", a->name, "class", a->cls == CORUN_CLASS_LS ? "ls" : "batch",
-                   "priority", (int)app->attr.priority, "submitted", (json_int_t)a->submitted,
-                   "completed", (json_int_t)a->completed, "failed", (json_int_t)a->failed,
-                   "turnaround_mean_us", a->mean_ns * 1e-3, "turnaround_p50_us",
-                   a->p50_ns * 1e-3, "turnaround_p99_us", a->p99_ns * 1e-3, "ntt",
-                   a->mean_ns / solo_mean_ns, "solo_mean_us", solo_mean_ns * 1e-3,
-                   "waiting_mean_us", v.waiting_mean_ns * 1e-3, "gpu_share", v.gpu_share,
-                   "rate_per_s", a->rate_per_s, "work_rate", v.work_rate, "preemptions",
-                   (json_int_t)a->preemptions);
+    ao = json_pack(
+        "{s:s, s:s, s:i, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
+        "s:o, s:I}",
+        "name", a->name, "class", a->cls == CORUN_CLASS_LS ? "ls" : "batch", "priority",
+        (int)app->attr.priority, "submitted", (json_int_t)a->submitted, "completed",
+        (json_int_t)a->completed, "failed", (json_int_t)a->failed, "turnaround_mean_us",
+        corun__json_num(a->mean_ns * 1e-3), "turnaround_p50_us", corun__json_num(a->p50_ns * 1e-3),
+        "turnaround_p99_us", corun__json_num(a->p99_ns * 1e-3), "ntt",
+        corun__json_num(a->mean_ns / solo_mean_ns), "solo_mean_us",
+        corun__json_num(solo_mean_ns * 1e-3), "waiting_mean_us",
+        corun__json_num(v.waiting_mean_ns * 1e-3), "gpu_share", corun__json_num(v.gpu_share),
+        "rate_per_s", corun__json_num(a->rate_per_s), "work_rate", corun__json_num(v.work_rate),
+        "preemptions", (json_int_t)a->preemptions);
     json_object_set_new(ao, "weight", json_integer((json_int_t)app->attr.weight));
     if (a->plain) {
         /* Plain grids hold no CapSMs; the hardware decides what they get. */
@@ -153,13 +160,13 @@ static void print_json(const sim_report *rep)
     json_object_set_new(root, "scenario", json_string(rep->sc->name));
     json_object_set_new(root, "policy", json_string(rep->policy));
     json_object_set_new(root, "backend", json_string(rep->backend));
-    json_object_set_new(root, "span_us", json_real(rep->r->span_ns * 1e-3));
-    json_object_set_new(root, "window_us", json_real(rep->r->window_ns * 1e-3));
+    json_object_set_new(root, "span_us", corun__json_num(rep->r->span_ns * 1e-3));
+    json_object_set_new(root, "window_us", corun__json_num(rep->r->window_ns * 1e-3));
     json_object_set_new(root, "apps", apps);
-    json_object_set_new(root, "antt", json_real(rep->row->antt));
-    json_object_set_new(root, "stp", json_real(rep->row->stp));
-    json_object_set_new(root, "fairness", json_real(rep->row->fairness));
-    json_object_set_new(root, "throughput", json_real(rep->throughput));
+    json_object_set_new(root, "antt", corun__json_num(rep->row->antt));
+    json_object_set_new(root, "stp", corun__json_num(rep->row->stp));
+    json_object_set_new(root, "fairness", corun__json_num(rep->row->fairness));
+    json_object_set_new(root, "throughput", corun__json_num(rep->throughput));
     corun__cli_print_json(root);
 }
 

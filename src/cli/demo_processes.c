@@ -35,6 +35,7 @@
 
 #include "cli/cli.h"
 #include "common/dirs.h"
+#include "common/json_num.h"
 #include "core/metrics.h"
 #include "scenario/scenario.h"
 
@@ -476,10 +477,11 @@ int corun__demo_processes(corun__cli *cli, const corun__run_opts *o, const char 
         for (i = 0; i < 3; i++) {
             if (ok[i]) {
                 json_array_append_new(
-                    arr, json_pack("{s:s, s:f, s:f, s:f, s:I}", "system", pairs[i].tag,
-                                   "ls_p50_norm", l[i].p50_us / la.solo_us, "ls_p99_norm",
-                                   l[i].p99_us / la.solo_us, "batch_norm", b[i].work_rate,
-                                   "ls_count", (json_int_t)l[i].n));
+                    arr,
+                    json_pack("{s:s, s:o, s:o, s:o, s:I}", "system", pairs[i].tag, "ls_p50_norm",
+                              corun__json_num(l[i].p50_us / la.solo_us), "ls_p99_norm",
+                              corun__json_num(l[i].p99_us / la.solo_us), "batch_norm",
+                              corun__json_num(b[i].work_rate), "ls_count", (json_int_t)l[i].n));
             }
         }
         corun__cli_print_json(arr);

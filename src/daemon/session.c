@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/json_num.h"
 #include "common/log.h"
 #include "core/backend.h"
 #include "daemon/daemon_int.h"
@@ -289,10 +290,9 @@ static void chan_event(corun__daemon *d, corun__dclient *c, const corun__chan_ev
     }
     if (tr) {
         trace(d, "i", e->status == CORUN_OK ? "end" : "failed", (uint32_t)c->pid, 1, t, 0,
-              json_pack("{s:s, s:I, s:I, s:I, s:f}", "kernel", e->kernel, "job",
-                        (json_int_t)e->job, "tasks", (json_int_t)e->tasks, "preemptions",
-                        (json_int_t)e->preemptions, "turnaround_us",
-                        (double)e->turnaround_ns / 1e3));
+              json_pack("{s:s, s:I, s:I, s:I, s:o}", "kernel", e->kernel, "job", (json_int_t)e->job,
+                        "tasks", (json_int_t)e->tasks, "preemptions", (json_int_t)e->preemptions,
+                        "turnaround_us", corun__json_num((double)e->turnaround_ns / 1e3)));
     }
 }
 

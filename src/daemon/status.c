@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <unistd.h>
 
+#include "common/json_num.h"
 #include "core/metrics.h"
 #include "daemon/daemon_int.h"
 
@@ -22,8 +23,8 @@ static json_t *latency(const corun__dclient *c)
         return json_null();
     }
     memcpy(v, c->lat_ms, n * sizeof(*v)); /* corun__percentile sorts */
-    o = json_pack("{s:f, s:f}", "p50", corun__percentile(v, n, 50), "p99",
-                  corun__percentile(v, n, 99));
+    o = json_pack("{s:o, s:o}", "p50", corun__json_num(corun__percentile(v, n, 50)), "p99",
+                  corun__json_num(corun__percentile(v, n, 99)));
     free(v);
     return o;
 }
@@ -134,7 +135,7 @@ json_t *corun__dstatus(corun__daemon *d, uid_t uid)
                             (json_int_t)corun__ctx_free_capsm(g->ctx), "others", others,
                             "clients", clients));
     }
-    return json_pack("{s:{s:I, s:s, s:f}, s:o}", "daemon", "pid", (json_int_t)getpid(), "socket",
-                     d->o->socket_path, "uptime_s", (double)(corun__dnow() - d->t0) / 1e9,
-                     "gpus", gpus);
+    return json_pack("{s:{s:I, s:s, s:o}, s:o}", "daemon", "pid", (json_int_t)getpid(), "socket",
+                     d->o->socket_path, "uptime_s",
+                     corun__json_num((double)(corun__dnow() - d->t0) / 1e9), "gpus", gpus);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json_num.h"
 #include "daemon/daemon_int.h"
 
 /* A trace keeps at most this many events; later ones are dropped (counted). */
@@ -49,14 +50,14 @@ void corun__dtrace_event(corun__dtrace *t, const char *ph, const char *name, uin
         json_decref(args);
         return;
     }
-    e = json_pack("{s:s, s:s, s:I, s:I, s:f}", "name", name, "ph", ph, "pid", (json_int_t)pid,
-                  "tid", (json_int_t)tid, "ts", (double)ts_ns / 1e3);
+    e = json_pack("{s:s, s:s, s:I, s:I, s:o}", "name", name, "ph", ph, "pid", (json_int_t)pid,
+                  "tid", (json_int_t)tid, "ts", corun__json_num((double)ts_ns / 1e3));
     if (e == NULL) {
         json_decref(args);
         return;
     }
     if (strcmp(ph, "X") == 0) {
-        json_object_set_new(e, "dur", json_real((double)dur_ns / 1e3));
+        json_object_set_new(e, "dur", corun__json_num((double)dur_ns / 1e3));
     } else if (strcmp(ph, "i") == 0) {
         json_object_set_new(e, "s", json_string("t"));
     }

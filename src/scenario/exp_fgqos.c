@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json_num.h"
 #include "core/hsm.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
@@ -141,15 +142,15 @@ static bool fq_count(fq_tally *t, const double *goal, const fq_got *got, size_t 
 
 static json_t *fq_tally_json(const fq_tally *t)
 {
-    return json_pack("{s:I, s:I, s:f, s:f, s:f, s:f, s:o, s:o}", "cases", (json_int_t)t->cases,
-                     "met", (json_int_t)t->met, "qos_reach",
-                     t->cases ? (double)t->met / t->cases : 0.0, "qos_reach_start",
-                     t->cases ? (double)t->met_start / t->cases : 0.0,
-                     "qos_reach_plain", t->cases ? (double)t->met_plain / t->cases : 0.0,
-                     "qos_reach_store", t->cases ? (double)t->met_store / t->cases : 0.0,
-                     "nonqos_throughput_met",
-                     t->met ? json_real(t->nq_sum / t->met) : json_null(), "qos_over_goal_met",
-                     t->met ? json_real(t->over_sum / t->met) : json_null());
+    return json_pack(
+        "{s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o}", "cases", (json_int_t)t->cases, "met",
+        (json_int_t)t->met, "qos_reach",
+        corun__json_num(t->cases ? (double)t->met / t->cases : 0.0), "qos_reach_start",
+        corun__json_num(t->cases ? (double)t->met_start / t->cases : 0.0), "qos_reach_plain",
+        corun__json_num(t->cases ? (double)t->met_plain / t->cases : 0.0), "qos_reach_store",
+        corun__json_num(t->cases ? (double)t->met_store / t->cases : 0.0), "nonqos_throughput_met",
+        t->met ? corun__json_num(t->nq_sum / t->met) : json_null(), "qos_over_goal_met",
+        t->met ? corun__json_num(t->over_sum / t->met) : json_null());
 }
 
 /* One set of cases: apps idx[0..n), the first nq of them with a goal, every
@@ -197,13 +198,15 @@ static int fq_set(ectx *e, const int *idx, size_t n, size_t nq, double g0, size_
             met[sc] += fq_count(&tally[sc], goal, gt, n);
             if (n == 2 && cases != NULL) {
                 json_array_append_new(
-                    cases, json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "qos",
+                    cases, json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "qos",
                                      e->sc->apps[idx[0]].name, "other", e->sc->apps[idx[1]].name,
-                                     "scheme", fq_schemes[sc], "goal", goal[0], "qos_rate",
-                                     gt[0].adjacent, "qos_rate_start", gt[0].workers,
-                                     "qos_rate_plain", gt[0].plain, "qos_rate_store",
-                                     gt[0].store, "alone_moved", after[0] / before[0],
-                                     "other_rate", gt[1].workers));
+                                     "scheme", fq_schemes[sc], "goal", corun__json_num(goal[0]),
+                                     "qos_rate", corun__json_num(gt[0].adjacent), "qos_rate_start",
+                                     corun__json_num(gt[0].workers), "qos_rate_plain",
+                                     corun__json_num(gt[0].plain), "qos_rate_store",
+                                     corun__json_num(gt[0].store), "alone_moved",
+                                     corun__json_num(after[0] / before[0]), "other_rate",
+                                     corun__json_num(gt[1].workers)));
             }
         }
     }
@@ -272,7 +275,7 @@ json_t *corun__exp_fgqos(corun__exp_ctx *e)
                 json_decref(alone);
                 goto fail;
             }
-            json_object_set_new(alone, e->sc->apps[a].name, json_real(got.workers));
+            json_object_set_new(alone, e->sc->apps[a].name, corun__json_num(got.workers));
             sum += got.workers;
         }
         corun__exp_progress(e->o,
@@ -280,7 +283,7 @@ json_t *corun__exp_fgqos(corun__exp_ctx *e)
                             "(mean of %d)",
                             sum / CORUN_EXP_TEN, CORUN_EXP_TEN);
         json_object_set_new(root, "alone_nonqos", alone);
-        json_object_set_new(root, "mean_alone_nonqos", json_real(sum / CORUN_EXP_TEN));
+        json_object_set_new(root, "mean_alone_nonqos", corun__json_num(sum / CORUN_EXP_TEN));
     }
     for (i = 0; i < np; i++) {
         size_t met[FQ_NSCHEMES] = {0};
@@ -339,19 +342,19 @@ json_t *corun__exp_fgqos(corun__exp_ctx *e)
         json_object_set_new(root, "adjacent_max_over_start", hi);
         for (a = 0; a < CORUN_EXP_TEN; a++) {
             if (e->adj_hi[a] > 0) {
-                json_object_set_new(lo, e->sc->apps[a].name, json_real(e->adj_lo[a]));
-                json_object_set_new(hi, e->sc->apps[a].name, json_real(e->adj_hi[a]));
+                json_object_set_new(lo, e->sc->apps[a].name, corun__json_num(e->adj_lo[a]));
+                json_object_set_new(hi, e->sc->apps[a].name, corun__json_num(e->adj_hi[a]));
             }
             if (corun__exp_rate_alone(e, a, &again[a]) != CORUN_OK) {
                 goto fail;
             }
             json_object_set_new(moved, e->sc->apps[a].name,
-                                json_real(again[a] / e->wsolo_rate[a]));
+                                corun__json_num(again[a] / e->wsolo_rate[a]));
             corun__exp_progress(e->o, "fgqos: %s alone at the end, %.3f of its rate at the start",
                                 e->sc->apps[a].name, again[a] / e->wsolo_rate[a]);
         }
     }
-    json_object_set_new(root, "epoch_us", json_real(e->o->env.settings.fgqos_epoch_us));
+    json_object_set_new(root, "epoch_us", corun__json_num(e->o->env.settings.fgqos_epoch_us));
     json_object_set_new(root, "cases", cases);
     corun__pstore_free(&e->store);
     corun__exp_unload(e);

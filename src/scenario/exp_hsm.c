@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json_num.h"
 #include "core/hsm.h"
 #include "core/policy.h"
 #include "core/profile_store.h"
@@ -63,11 +64,13 @@ static json_t *hs_view(const hs_got got[2], const double alone[2], double np[2])
     for (i = 0; i < 2; i++) {
         np[i] = alone[i] > 0 ? got[i].rate / alone[i] : 0;
     }
-    return json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "np_a", np[0], "np_b", np[1],
-                     "share_a", got[0].share, "share_b", got[1].share, "fairness",
-                     fmax(np[0], np[1]) > 0 ? fmin(np[0], np[1]) / fmax(np[0], np[1]) : 0.0,
-                     "stp", np[0] + np[1], "antt",
-                     np[0] > 0 && np[1] > 0 ? (1 / np[0] + 1 / np[1]) / 2 : 0.0);
+    return json_pack(
+        "{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "np_a", corun__json_num(np[0]), "np_b",
+        corun__json_num(np[1]), "share_a", corun__json_num(got[0].share), "share_b",
+        corun__json_num(got[1].share), "fairness",
+        corun__json_num(fmax(np[0], np[1]) > 0 ? fmin(np[0], np[1]) / fmax(np[0], np[1]) : 0.0),
+        "stp", corun__json_num(np[0] + np[1]), "antt",
+        corun__json_num(np[0] > 0 && np[1] > 0 ? (1 / np[0] + 1 / np[1]) / 2 : 0.0));
 }
 
 /* App i's isolated rate in the store, block-tasks per ns (the policies'). */
@@ -162,11 +165,12 @@ json_t *corun__exp_hsm(corun__exp_ctx *e)
         }
         /* the rates alone (block-tasks per ns): the store's as the policies
          * read it, the store's at the run's start, the adjacent mean */
-        o = json_pack("{s:s, s:s, s:b, s:b, s:f, s:f, s:f, s:f, s:f, s:f}", "a",
+        o = json_pack("{s:s, s:s, s:b, s:b, s:o, s:o, s:o, s:o, s:o, s:o}", "a",
                       e->sc->apps[idx[0]].name, "b", e->sc->apps[idx[1]].name, "memory_bound_a",
-                      memory[idx[0]], "memory_bound_b", memory[idx[1]], "iso_a", iso[0],
-                      "iso_b", iso[1], "iso_start_a", iso0[idx[0]], "iso_start_b",
-                      iso0[idx[1]], "alone_a", alone[0], "alone_b", alone[1]);
+                      memory[idx[0]], "memory_bound_b", memory[idx[1]], "iso_a",
+                      corun__json_num(iso[0]), "iso_b", corun__json_num(iso[1]), "iso_start_a",
+                      corun__json_num(iso0[idx[0]]), "iso_start_b", corun__json_num(iso0[idx[1]]),
+                      "alone_a", corun__json_num(alone[0]), "alone_b", corun__json_num(alone[1]));
         json_object_set_new(o, "even", hs_view(even, alone, n_even));
         json_object_set_new(o, "hsm_fair", hs_view(fair, alone, n_fair));
         {
@@ -186,8 +190,8 @@ json_t *corun__exp_hsm(corun__exp_ctx *e)
                     const double err = meas[r][j] > 0 ? fabs(pred - meas[r][j]) / meas[r][j] : 0;
                     const double err0 =
                         meas[r][j] > 0 ? fabs(pred0 - meas[r][j]) / meas[r][j] : 0;
-                    json_array_append_new(pe, json_real(err));
-                    json_array_append_new(pe0, json_real(err0));
+                    json_array_append_new(pe, corun__json_num(err));
+                    json_array_append_new(pe0, corun__json_num(err0));
                     err_sum += err;
                     err_max = fmax(err_max, err);
                     err0_sum += err0;
@@ -233,27 +237,28 @@ json_t *corun__exp_hsm(corun__exp_ctx *e)
     json_object_set_new(root, "pairs", list);
     list = NULL;
     if (np > 0) {
-        json_object_set_new(root, "mean_fairness_even", json_real(sum[0] / (double)np));
-        json_object_set_new(root, "mean_fairness_hsm_fair", json_real(sum[1] / (double)np));
-        json_object_set_new(root, "mean_stp_even", json_real(sum[2] / (double)np));
-        json_object_set_new(root, "mean_stp_hsm_fair", json_real(sum[3] / (double)np));
+        json_object_set_new(root, "mean_fairness_even", corun__json_num(sum[0] / (double)np));
+        json_object_set_new(root, "mean_fairness_hsm_fair", corun__json_num(sum[1] / (double)np));
+        json_object_set_new(root, "mean_stp_even", corun__json_num(sum[2] / (double)np));
+        json_object_set_new(root, "mean_stp_hsm_fair", corun__json_num(sum[3] / (double)np));
     }
     if (nerr > 0) {
-        json_object_set_new(root, "prediction_error_mean", json_real(err_sum / (double)nerr));
-        json_object_set_new(root, "prediction_error_worst", json_real(err_max));
-        json_object_set_new(root, "prediction_error_start_mean", json_real(err0_sum / (double)nerr));
-        json_object_set_new(root, "prediction_error_start_worst", json_real(err0_max));
+        json_object_set_new(root, "prediction_error_mean", corun__json_num(err_sum / (double)nerr));
+        json_object_set_new(root, "prediction_error_worst", corun__json_num(err_max));
+        json_object_set_new(root, "prediction_error_start_mean",
+                            corun__json_num(err0_sum / (double)nerr));
+        json_object_set_new(root, "prediction_error_start_worst", corun__json_num(err0_max));
     }
     json_object_set_new(root, "qos_pairs", json_integer((json_int_t)nq));
     if (nq > 0) {
-        json_object_set_new(root, "qos_target", json_real(e->o->env.settings.hsm_qos_target));
+        json_object_set_new(root, "qos_target", corun__json_num(e->o->env.settings.hsm_qos_target));
         json_object_set_new(root, "qos_met", json_integer((json_int_t)met));
         json_object_set_new(root, "qos_met_proportional", json_integer((json_int_t)met_fixed));
-        json_object_set_new(root, "qos_np_min", json_real(qnp_min));
-        json_object_set_new(root, "mean_stp_hsm_qos", json_real(sum[4] / (double)nq));
-        json_object_set_new(root, "mean_stp_proportional", json_real(sum[5] / (double)nq));
+        json_object_set_new(root, "qos_np_min", corun__json_num(qnp_min));
+        json_object_set_new(root, "mean_stp_hsm_qos", corun__json_num(sum[4] / (double)nq));
+        json_object_set_new(root, "mean_stp_proportional", corun__json_num(sum[5] / (double)nq));
     }
-    json_object_set_new(root, "epoch_us", json_real(e->o->env.settings.hsm_epoch_us));
+    json_object_set_new(root, "epoch_us", corun__json_num(e->o->env.settings.hsm_epoch_us));
     corun__pstore_free(&e->store);
     corun__exp_unload(e);
     return root;

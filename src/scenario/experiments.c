@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/json_num.h"
 #include "core/duration_model.h"
 #include "core/intensity.h"
 #include "core/metrics.h"
@@ -412,11 +413,11 @@ static void summary(json_t *root, const char *prefix, const double *v, size_t n)
         hi = fmax(hi, v[i]);
     }
     snprintf(key, sizeof(key), "mean_%s", prefix);
-    json_object_set_new(root, key, n ? json_real(sum / n) : json_null());
+    json_object_set_new(root, key, n ? corun__json_num(sum / n) : json_null());
     snprintf(key, sizeof(key), "min_%s", prefix);
-    json_object_set_new(root, key, n ? json_real(lo) : json_null());
+    json_object_set_new(root, key, n ? corun__json_num(lo) : json_null());
     snprintf(key, sizeof(key), "max_%s", prefix);
-    json_object_set_new(root, key, n ? json_real(hi) : json_null());
+    json_object_set_new(root, key, n ? corun__json_num(hi) : json_null());
 }
 
 /* ---- the experiments ------------------------------------------------------ */
@@ -447,11 +448,12 @@ static json_t *exp_hpf(ectx *e)
         corun__exp_progress(e->o, "hpf %s + %s: high-priority speedup %.2fx", m.apps[0].name,
                             m.apps[1].name, speedup[i]);
         json_array_append_new(
-            arr, json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f}", "low", m.apps[0].name, "high",
-                           m.apps[1].name, "high_mps_us", m.apps[1].mean_ns * 1e-3,
-                           "high_flep_us", f.apps[1].mean_ns * 1e-3, "low_mps_us",
-                           m.apps[0].mean_ns * 1e-3, "low_flep_us", f.apps[0].mean_ns * 1e-3,
-                           "speedup", speedup[i]));
+            arr, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o}", "low", m.apps[0].name, "high",
+                           m.apps[1].name, "high_mps_us", corun__json_num(m.apps[1].mean_ns * 1e-3),
+                           "high_flep_us", corun__json_num(f.apps[1].mean_ns * 1e-3), "low_mps_us",
+                           corun__json_num(m.apps[0].mean_ns * 1e-3), "low_flep_us",
+                           corun__json_num(f.apps[0].mean_ns * 1e-3), "speedup",
+                           corun__json_num(speedup[i])));
         corun__run_result_free(&m);
         corun__run_result_free(&f);
     }
@@ -531,10 +533,12 @@ static json_t *exp_srt(ectx *e)
         }
         gain[i] = cm.antt / cf.antt;
         loss[i] = 1 - tf / tm;
-        o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "antt_mps", cm.antt, "antt_flep",
-                      cf.antt, "antt_gain", gain[i], "stp_mps", cm.stp, "stp_flep", cf.stp,
-                      "throughput_mps", tm, "throughput_flep", tf);
-        json_object_set_new(o, "throughput_loss", json_real(loss[i]));
+        o = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "antt_mps", corun__json_num(cm.antt),
+                      "antt_flep", corun__json_num(cf.antt), "antt_gain", corun__json_num(gain[i]),
+                      "stp_mps", corun__json_num(cm.stp), "stp_flep", corun__json_num(cf.stp),
+                      "throughput_mps", corun__json_num(tm), "throughput_flep",
+                      corun__json_num(tf));
+        json_object_set_new(o, "throughput_loss", corun__json_num(loss[i]));
         for (j = 0; j < k; j++) {
             char key[16];
             snprintf(key, sizeof(key), "%s", j == 0 ? "long" : j == 1 ? "short" : "short2");
@@ -596,14 +600,16 @@ static json_t *exp_spatial(ectx *e)
          * from the first launch until both kernels are done. */
         ovs[i] = (sp.span_ns - m.span_ns) / m.span_ns;
         ovt[i] = (tp.span_ns - m.span_ns) / m.span_ns;
-        o = json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "low", m.apps[0].name,
-                      "high", m.apps[1].name, "t_org_us", m.span_ns * 1e-3, "spatial_us",
-                      sp.span_ns * 1e-3, "temporal_us", tp.span_ns * 1e-3, "overhead_spatial",
-                      ovs[i], "overhead_temporal", ovt[i], "high_spatial_us",
-                      sp.apps[1].mean_ns * 1e-3, "high_temporal_us", tp.apps[1].mean_ns * 1e-3);
+        o = json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "low", m.apps[0].name,
+                      "high", m.apps[1].name, "t_org_us", corun__json_num(m.span_ns * 1e-3),
+                      "spatial_us", corun__json_num(sp.span_ns * 1e-3), "temporal_us",
+                      corun__json_num(tp.span_ns * 1e-3), "overhead_spatial",
+                      corun__json_num(ovs[i]), "overhead_temporal", corun__json_num(ovt[i]),
+                      "high_spatial_us", corun__json_num(sp.apps[1].mean_ns * 1e-3),
+                      "high_temporal_us", corun__json_num(tp.apps[1].mean_ns * 1e-3));
         if (ovt[i] > 0) {
             reduction[nred] = 1 - ovs[i] / ovt[i];
-            json_object_set_new(o, "reduction", json_real(reduction[nred]));
+            json_object_set_new(o, "reduction", corun__json_num(reduction[nred]));
             nred++;
         }
         corun__exp_progress(e->o, "spatial %s + %s: overhead %.2f%% spatial, %.2f%% temporal",
@@ -659,16 +665,17 @@ static json_t *exp_ffs(ectx *e)
             "ffs %s (w1) + %s (w2): shares %.3f / %.3f (of the time held: %.3f / %.3f), "
             "throughput lost %.2f%%",
             f.apps[0].name, f.apps[1].name, lo[i], hi[i], 1 - hi_held[i], hi_held[i], ovh[i] * 100);
-        json_array_append_new(arr,
-                              json_pack("{s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "low",
-                                        f.apps[0].name, "high", f.apps[1].name, "share_low", lo[i],
-                                        "share_high", hi[i], "held", held[i], "held_share_high",
-                                        hi_held[i], "throughput", tp, "overhead", ovh[i]));
+        json_array_append_new(
+            arr, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "low", f.apps[0].name,
+                           "high", f.apps[1].name, "share_low", corun__json_num(lo[i]),
+                           "share_high", corun__json_num(hi[i]), "held", corun__json_num(held[i]),
+                           "held_share_high", corun__json_num(hi_held[i]), "throughput",
+                           corun__json_num(tp), "overhead", corun__json_num(ovh[i])));
         corun__run_result_free(&f);
     }
     json_object_set_new(root, "pairs", arr);
     json_object_set_new(root, "max_overhead_setting",
-                        json_real(e->o->env.settings.ffs_max_overhead));
+                        corun__json_num(e->o->env.settings.ffs_max_overhead));
     summary(root, "share_high", hi, n);
     summary(root, "share_low", lo, n);
     summary(root, "held", held, n);
@@ -729,10 +736,10 @@ static json_t *exp_model(ectx *e)
             mape[nk++] = ev.mape;
             corun__exp_progress(e->o, "model %s: %zu runs, held-out error %.2f%% (worst %.2f%%)",
                                 kernel, nr, ev.mape * 100, ev.max_ape * 100);
-            json_array_append_new(arr,
-                                  json_pack("{s:s, s:I, s:I, s:f, s:f}", "kernel", kernel, "train",
-                                            (json_int_t)ev.ntrain, "test", (json_int_t)ev.ntest,
-                                            "mape", ev.mape, "max_ape", ev.max_ape));
+            json_array_append_new(
+                arr, json_pack("{s:s, s:I, s:I, s:o, s:o}", "kernel", kernel, "train",
+                               (json_int_t)ev.ntrain, "test", (json_int_t)ev.ntest, "mape",
+                               corun__json_num(ev.mape), "max_ape", corun__json_num(ev.max_ape)));
         }
         free(runs);
     }
@@ -815,20 +822,21 @@ static json_t *exp_slate(ectx *e)
             s.apps[0].name, corun__kclass_name(cls[0]), s.apps[1].name, corun__kclass_name(cls[1]),
             expect ? "corun" : "solo", frac * 100, cs.stp, cm.stp);
         json_array_append_new(
-            arr,
-            json_pack("{s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:f, s:f}", "a",
-                      s.apps[0].name, "b", s.apps[1].name, "class_a", corun__kclass_name(cls[0]),
-                      "class_b", corun__kclass_name(cls[1]), "decision", expect ? "corun" : "solo",
-                      "corun_fraction", frac, "stp_mps", cm.stp, "stp_slate", cs.stp, "gain",
-                      gain[i], "antt_mps", cm.antt, "antt_slate", cs.antt));
+            arr, json_pack("{s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "a",
+                           s.apps[0].name, "b", s.apps[1].name, "class_a",
+                           corun__kclass_name(cls[0]), "class_b", corun__kclass_name(cls[1]),
+                           "decision", expect ? "corun" : "solo", "corun_fraction",
+                           corun__json_num(frac), "stp_mps", corun__json_num(cm.stp), "stp_slate",
+                           corun__json_num(cs.stp), "gain", corun__json_num(gain[i]), "antt_mps",
+                           corun__json_num(cm.antt), "antt_slate", corun__json_num(cs.antt)));
         corun__run_result_free(&m);
         corun__run_result_free(&s);
     }
     corun__pstore_free(&ps);
     json_object_set_new(root, "pairs", arr);
     summary(root, "gain", gain, n);
-    json_object_set_new(root, "mean_corun_gain", ncorun ? json_real(corun_gain / ncorun)
-                                                       : json_null());
+    json_object_set_new(root, "mean_corun_gain",
+                        ncorun ? corun__json_num(corun_gain / ncorun) : json_null());
     corun__exp_unload(e);
     return root;
 out_fail:
