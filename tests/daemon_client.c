@@ -4,12 +4,16 @@
  *
  *   daemon_client [--kernel-us T] [--grid N] [--block N] [--count K]
  *                 [--gap-ms G] [--class ls|batch] [--priority P]
- *                 [--name NAME] [--wait-ms W]
+ *                 [--name NAME] [--wait-ms W] [--stream 1]
  *     K launches, one after the other, each waited for (up to W ms, default
  *     no limit), G ms apart; one JSON line per launch: its index, the
  *     wait's status, the wall time from launch to end (ms), where it ran
  *     ("corund" or "in-process"), on a coordinated GPU the SMs corund gave
  *     it when it launched ("lo-hi"), and its progress.
+ *     With --stream 1 the K launches are stream-ordered instead, as a
+ *     transformed program makes them: the first waited for (it measures the
+ *     kernel), the others fire-and-forget, G ms apart, then one more waited
+ *     for; one line at the end: the launches and how many ran plain.
  *   daemon_client --raw SOCKET preempt ID | garbage
  *     speaks the protocol itself: HELLO, then a PREEMPT of job ID (not its
  *     own) or bytes that are no message; prints the daemon's answer.
@@ -107,6 +111,43 @@ static int ring(int fd, corun__proto_rx *rx, long ms)
     return 0;
 }
 
+static void sleep_gap(double gap_ms)
+{
+    if (gap_ms > 0) {
+        struct timespec ts = {(time_t)(gap_ms / 1e3),
+                              (long)((gap_ms - 1e3 * (double)(time_t)(gap_ms / 1e3)) * 1e6)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* --stream 1: count stream-ordered launches on one stream (the first and
+ * a last one waited for), and the plain ones among them. */
+static int stream_launches(corun_ctx *ctx, corun_kernel *k, unsigned grid, unsigned block,
+                           const corun_launch_attr *attr, unsigned count, double gap_ms)
+{
+    static int token; /* the stream: the sim backend orders by this address */
+    unsigned i;
+    int rc = CORUN_OK;
+
+    for (i = 0; i <= count && rc == CORUN_OK; i++) {
+        const bool wait = i == 0 || i == count;
+        corun_job *j = NULL;
+        rc = corun_launch_stream(ctx, k, (corun_dim3){grid, 1, 1}, (corun_dim3){block, 1, 1}, 0,
+                                 NULL, attr, &token, wait ? &j : NULL);
+        if (rc == CORUN_OK && wait) {
+            rc = corun_job_wait(j, -1);
+            corun_job_release(j);
+        }
+        if (i + 1 < count) {
+            sleep_gap(gap_ms);
+        }
+    }
+    printf("{\"stream_launches\": %u, \"rc\": \"%s\", \"plain\": %llu}\n", i,
+           corun_status_name(rc), (unsigned long long)corun_ctx_plain_launches(ctx));
+    corun_ctx_destroy(ctx);
+    return rc == CORUN_OK ? 0 : 1;
+}
+
 static int raw(const char *path, const char *what, const char *arg)
 {
     corun__proto_rx *rx = calloc(1, sizeof(*rx));
@@ -158,6 +199,7 @@ int main(int argc, char **argv)
     double kernel_us = 100, gap_ms = 0;
     unsigned grid = 132, block = 256, count = 1;
     long wait_ms = -1;
+    int stream = 0;
     const char *name = "k";
     corun_launch_attr attr;
     corun_sim_kernel_desc kd;
@@ -191,6 +233,8 @@ int main(int argc, char **argv)
             name = v;
         } else if (strcmp(o, "--wait-ms") == 0) {
             wait_ms = atol(v);
+        } else if (strcmp(o, "--stream") == 0) {
+            stream = atoi(v);
         } else {
             fprintf(stderr, "daemon_client: unknown option %s\n", o);
             return 2;
@@ -209,6 +253,9 @@ int main(int argc, char **argv)
     if (corun_sim_kernel_register(ctx, &kd, &k) != CORUN_OK) {
         fprintf(stderr, "daemon_client: %s\n", corun_last_error());
         return 1;
+    }
+    if (stream) {
+        return stream_launches(ctx, k, grid, block, &attr, count, gap_ms);
     }
     for (i = 0; i < count; i++) {
         corun_job *j;
@@ -243,11 +290,7 @@ int main(int argc, char **argv)
         }
         fflush(stdout);
         corun_job_release(j);
-        if (gap_ms > 0) {
-            struct timespec ts = {(time_t)(gap_ms / 1e3),
-                                  (long)((gap_ms - 1e3 * (double)(time_t)(gap_ms / 1e3)) * 1e6)};
-            nanosleep(&ts, NULL);
-        }
+        sleep_gap(gap_ms);
     }
     corun_ctx_destroy(ctx);
     return 0;

@@ -286,6 +286,27 @@ check "coordinated: batch launches on every SM before and after" \
 check "coordinated: the LS program's launches on its SMs" grep -q '"sms": "0-19"' "$tmp/cls"
 check "coordinated: every launch ran, in each program" \
   test "$(grep -c '"rc": "CORUN_OK"' "$tmp/cbatch")" -eq 300
+# the plain line of a batch program (decision 0019): its 20 us kernels of one wave run plain
+# while no program's LS work goes on (the line 60 us), and as workers, preemptible, while
+# another program's does (the line 15 us; 40 us in two waves beside its SMs), which corund
+# tells it through the page (ls_elsewhere)
+timeout "$T" "$client" --name short --class batch --stream 1 --kernel-us 20 --grid 1056 \
+  --count 20 --gap-ms 5 > "$tmp/sb-alone" 2>&1
+timeout "$T" "$client" --name ls2 --class ls --kernel-us 100 --grid 132 --count 60 \
+  --gap-ms 20 > "$tmp/sb-ls" 2>&1 &
+slw=$!
+for i in $(seq 1 100); do
+  grep -q '"launch": 0' "$tmp/sb-ls" && break
+  sleep 0.02
+done
+timeout "$T" "$client" --name short --class batch --stream 1 --kernel-us 20 --grid 1056 \
+  --count 20 --gap-ms 5 > "$tmp/sb-beside" 2>&1
+wait "$slw"
+plain_of() { sed -n 's/.*"rc": "CORUN_OK", "plain": \([0-9]*\)}.*/\1/p' "$1"; }
+check "coordinated: short batch kernels run plain with no LS work on the GPU" \
+  test "$(plain_of "$tmp/sb-alone")" -ge 15
+check "coordinated: and preemptible while another program's LS work goes on" \
+  test "$(plain_of "$tmp/sb-beside")" -le 5
 stop_daemon
 
 # --- two GPUs, a scheduler each: a program on each (CORUN_DEVICE) ------------------------

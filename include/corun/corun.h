@@ -245,7 +245,8 @@ CORUN_API int corun_launch(corun_ctx *ctx, corun_kernel *k, corun_dim3 grid, cor
  * afterwards. With *out NULL (the job is released when it finishes), a
  * kernel whose last run was shorter than the plain line runs as the plain
  * kernel (not preemptible): CORUN_PLAIN_BELOW_US within a second of an
- * LS-class or priority > 0 launch of the context, CORUN_PLAIN_BATCH_BELOW_US
+ * LS-class or priority > 0 launch of the context (or of another program
+ * that corund saw on a GPU it coordinates), CORUN_PLAIN_BATCH_BELOW_US
  * otherwise. So do launches under the `mps` and
  * `priority` policies. Refused with CORUN_ENOTSUP while `stream` captures a
  * graph (every replay would reuse one control block). */

@@ -674,13 +674,15 @@ static uint64_t launch_now(corun_ctx *c)
 
 /* Whether a launch of `tasks` should run plain: its last measured run,
  * scaled to these tasks, ended within the line, CORUN_PLAIN_BELOW_US while
- * latency-sensitive work runs and CORUN_PLAIN_BATCH_BELOW_US otherwise
- * (corun.h, docs/decisions/0019). */
+ * latency-sensitive work runs (here, or in another program on a GPU corund
+ * coordinates) and CORUN_PLAIN_BATCH_BELOW_US otherwise (corun.h,
+ * docs/decisions/0019). */
 #define PLAIN_REMEASURE 32
 static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks)
 {
     const uint64_t urgent = atomic_load_explicit(&c->urgent_ns, memory_order_relaxed);
-    const bool ls = urgent != 0 && launch_now(c) + 1 - urgent < URGENT_WINDOW_NS;
+    const bool ls = (urgent != 0 && launch_now(c) + 1 - urgent < URGENT_WINDOW_NS) ||
+                    corun__remote_ls_elsewhere(c->remote, URGENT_WINDOW_NS);
     double below = (ls ? c->set.plain_below_us : c->set.plain_batch_below_us) * 1e3, ns;
     uint64_t waves;
 

@@ -291,6 +291,18 @@ bool corun__remote_window(corun__remote *r, uint32_t sm_count, uint32_t *lo, uin
     return true;
 }
 
+bool corun__remote_ls_elsewhere(corun__remote *r, uint64_t window_ns)
+{
+    corun__channel *ch = r != NULL && r->coordinated ? atomic_load(&r->chan) : NULL;
+    uint64_t t;
+
+    if (ch == NULL) {
+        return false;
+    }
+    t = atomic_load_explicit(&ch->ls_elsewhere_ns, memory_order_relaxed);
+    return t != 0 && mono_ns() - t < window_ns;
+}
+
 bool corun__remote_follow(corun__remote *r, corun__sched *s, uint64_t *applied)
 {
     uint32_t lo, hi;

@@ -65,6 +65,10 @@ bool corun__remote_coordinated(const corun__remote *r);
  * GPU while the daemon is away (noticed here, and tried again every
  * CORUN__REMOTE_RETRY_MS). Returns false on an owned GPU. */
 bool corun__remote_window(corun__remote *r, uint32_t sm_count, uint32_t *lo, uint32_t *hi);
+/* Coordinated: whether the daemon saw LS work going on in another program
+ * on this GPU within the last window_ns (channel.h's ls_elsewhere). False
+ * otherwise, and while the daemon is away. Never waits. */
+bool corun__remote_ls_elsewhere(corun__remote *r, uint64_t window_ns);
 /* Coordinated: moves scheduler s's kernels to the window the daemon gives
  * now (corun__sched_window), if it differs from *applied (lo | hi << 32,
  * updated). Returns true when it moved them; false on an owned GPU, with

@@ -946,7 +946,8 @@ void corun__dsession_coordinate(corun__daemon *d)
     for (g = 0; g < d->ngpus; g++) {
         const corun__dgpu *gpu = &d->gpus[g];
         const uint32_t n = gpu->sms;
-        uint32_t need = 0, floor_sms;
+        uint32_t need = 0, floor_sms, nactive = 0;
+        const corun__dclient *active_one = NULL;
         bool active = false, batch = false;
         corun__dclient *c;
 
@@ -960,8 +961,12 @@ void corun__dsession_coordinate(corun__daemon *d)
             if (ls_client(c)) {
                 uint64_t t = atomic_load(&c->chan->last_ls_ns);
                 uint32_t k = atomic_load(&c->chan->ls_need);
-                active = active || atomic_load(&c->chan->launches) > atomic_load(&c->chan->finished) ||
-                         (t != 0 && now - t < LS_ACTIVE_NS);
+                if (atomic_load(&c->chan->launches) > atomic_load(&c->chan->finished) ||
+                    (t != 0 && now - t < LS_ACTIVE_NS)) {
+                    active = true;
+                    nactive++;
+                    active_one = c;
+                }
                 need = k > need ? k : need;
             } else {
                 batch = true;
@@ -977,6 +982,12 @@ void corun__dsession_coordinate(corun__daemon *d)
             uint64_t w;
             if (c->chan == NULL || c->gpu != g) {
                 continue;
+            }
+            /* LS work in another program: this one's short kernels should not
+             * run plain for as long as they may beside batch work alone
+             * (docs/decisions/0019) */
+            if (nactive > 1 || (nactive == 1 && active_one != c)) {
+                atomic_store(&c->chan->ls_elsewhere_ns, now);
             }
             /* the LS SMs first, the batch ones after them */
             if (ls_client(c)) {

@@ -7,7 +7,9 @@
  * it does, each side reads the other's words when it likes.
  *
  * window: the SMs the client's kernels may use, lo | hi << 32 (its
- * scheduler keeps every kernel there: corun__sched_window). The counters
+ * scheduler keeps every kernel there: corun__sched_window). ls_elsewhere:
+ * when the daemon last saw LS work going on in another program on this GPU
+ * (the client then draws its plain line as for its own LS work). The counters
  * are the client's, for the daemon's policy and `corun status`; the ring
  * carries each launch, and each job's runs, halts, pauses, resizes and end,
  * for status, latencies and traces; ctl_* give
@@ -29,7 +31,7 @@
 #include <string.h>
 
 #define CORUN_CHANNEL_MAGIC 0x4c4e4843u /* "CHNL" */
-#define CORUN_CHANNEL_VERSION 2u
+#define CORUN_CHANNEL_VERSION 3u
 #define CORUN_CHANNEL_SIZE (130u * 4096u)
 #define CORUN_CHANNEL_RING 4096u /* events (a power of two): some 3 ms of a loop of 2 us
                                     kernels, three events each, the daemon reading every 1 ms */
@@ -63,6 +65,9 @@ typedef struct corun__channel {
     uint32_t magic, version;
     /* the daemon writes */
     _Atomic uint64_t window;
+    _Atomic uint64_t ls_elsewhere_ns; /* CLOCK_MONOTONIC when LS work went on in another
+                                         program on this GPU, rewritten every turn while it
+                                         does; 0 = never */
     /* the client writes */
     _Atomic uint64_t launches;       /* kernels launched */
     _Atomic uint64_t finished;       /* of those, finished */
