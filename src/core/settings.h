@@ -54,7 +54,8 @@
       "never; 2 always")                                                                        \
     X(PLAIN_BELOW_US, plain_below_us, DBL, "15", 0, 1e6, "",                                    \
       "while latency-sensitive work runs (an LS-class or priority > 0 launch in the last "      \
-      "second), a stream-ordered launch of a kernel whose last run took less than this "        \
+      "second, in this program or, on a GPU corund coordinates, another), a stream-ordered "   \
+      "launch of a kernel whose last run took less than this "                                  \
       "(predicted from its task time) runs as the plain kernel: over before a halt could act, " \
       "so not preemptible; 0 never")                                                             \
     X(GREEN_LS_SMS, green_ls_sms, UINT, "0", 0, 4096, "",                                       \
