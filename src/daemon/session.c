@@ -947,8 +947,8 @@ void corun__dsession_coordinate(corun__daemon *d)
         const corun__dgpu *gpu = &d->gpus[g];
         const uint32_t n = gpu->sms;
         uint32_t need = 0, floor_sms, nactive = 0;
-        const corun__dclient *active_one = NULL;
-        bool active = false, batch = false;
+        const corun__dclient *active_one = NULL; /* one with LS work going on */
+        bool batch = false;
         corun__dclient *c;
 
         if (!gpu->coordinate) {
@@ -963,7 +963,6 @@ void corun__dsession_coordinate(corun__daemon *d)
                 uint32_t k = atomic_load(&c->chan->ls_need);
                 if (atomic_load(&c->chan->launches) > atomic_load(&c->chan->finished) ||
                     (t != 0 && now - t < LS_ACTIVE_NS)) {
-                    active = true;
                     nactive++;
                     active_one = c;
                 }
@@ -993,7 +992,7 @@ void corun__dsession_coordinate(corun__daemon *d)
             if (ls_client(c)) {
                 w = corun__channel_window(0, batch ? floor_sms - 1 : n - 1);
             } else {
-                w = corun__channel_window(active ? floor_sms : 0, n - 1);
+                w = corun__channel_window(nactive > 0 ? floor_sms : 0, n - 1);
             }
             if (w != c->window) {
                 const bool narrower = (uint32_t)w > (uint32_t)c->window ||
