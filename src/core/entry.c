@@ -82,3 +82,45 @@ bool corun__entry_decide(corun__entry_memo *m, unsigned setting, bool has_ahead,
     }
     return setting == 2 || corun__entry_choose(m, budget_ns);
 }
+
+bool corun__wide_choose(corun__wide_memo *m, unsigned setting)
+{
+    bool pick;
+
+    if (setting == 0 || setting == 2) {
+        return setting == 2;
+    }
+    if (!(m->per_task[0] > 0)) {
+        pick = false; /* measure the persistent grid first */
+    } else if (!(m->per_task[1] > 0)) {
+        pick = true;
+    } else {
+        const int cur = m->last_wide != 0;
+        const bool other_faster =
+            m->per_task[!cur] < (1.0 - CORUN_ENTRY_MARGIN) * m->per_task[cur];
+        const bool best = other_faster ? !cur : cur;
+
+        if (++m->probe >= CORUN_ENTRY_PROBE) {
+            m->probe = 0;
+            pick = !best;
+        } else {
+            pick = best;
+        }
+        m->last_wide = best;
+        return pick;
+    }
+    m->last_wide = pick;
+    return pick;
+}
+
+void corun__wide_measured(corun__wide_memo *m, bool wide, uint32_t run_ns, uint64_t tasks)
+{
+    double *p = &m->per_task[wide ? 1 : 0];
+    double x;
+
+    if (run_ns == 0 || tasks == 0) {
+        return;
+    }
+    x = (double)run_ns / (double)tasks;
+    *p = *p > 0 ? 0.75 * *p + 0.25 * x : x;
+}
