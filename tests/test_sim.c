@@ -11,7 +11,6 @@
 #include "backends/sim/sim.h"
 #include "corun/corun_chunk.h"
 #include "corun/corun_ctl.h"
-#include "core/ctl.h"
 #include "core/entry.h"
 #include "corun/corun.h"
 #include "corun/corun_sim.h"
@@ -1084,77 +1083,6 @@ static void ahead_entry_left_for_short_tasks_is_not_reentered(void **state)
     assert_int_equal(corun__entry_choose(&m, 10000), 0);
 }
 
-/* A direct launch runs a wide grid (one worker per task, corun_ctl.h) only
- * where asked, on every SM, not holding, with more tasks than its workers;
- * its preset stays the persistent grid's, so the workers that start later
- * claim (a halt stops them). The choice follows the measured runs: the
- * persistent grid first, then wide, then the faster, the other once every
- * CORUN_ENTRY_PROBE launches, and only a margin faster to take over. */
-static void wide_grid_where_its_run_is_faster(void **state)
-{
-    corun__wide_memo m;
-    corun__ctl_host h;
-    corun__launch_req r;
-    corun__kspec spec;
-    corun_gpu_desc g;
-    corun_worker_arg wa;
-    (void)state;
-
-    assert_true(corun__direct_wide(true, 2112, 0, 131, 132, false, 4096));
-    assert_false(corun__direct_wide(false, 2112, 0, 131, 132, false, 4096)); /* not asked */
-    assert_false(corun__direct_wide(true, 2112, 0, 131, 132, true, 4096));  /* holding */
-    assert_false(corun__direct_wide(true, 2112, 8, 131, 132, false, 4096)); /* some SMs */
-    assert_false(corun__direct_wide(true, 2112, 0, 131, 132, false, 2112)); /* one wave */
-    assert_false(corun__direct_wide(true, 2112, 0, 131, 132, false, 1ull << 31));
-
-    memset(&spec, 0, sizeof(spec));
-    spec.grid = (corun_dim3){4096, 1, 1};
-    corun_gpu_desc_h100(&g);
-    corun__ctl_init(&h, &spec, 16, &g, 10000, 1024, true);
-    memset(&r, 0, sizeof(r));
-    r.nworkers = 4096;
-    r.wide = true;
-    r.slots = 2112;
-    corun__ctl_launch(&h, &r, 0, g.sm_count - 1, &wa);
-    assert_int_equal(wa.nworkers, 4096);
-    assert_int_equal(wa.preset, 2112);
-    assert_int_equal(wa.wide, 1);
-    r.wide = false; /* a later grid of the same kernel (a resume) is not wide */
-    r.gen = 1;
-    r.nworkers = 2112;
-    corun__ctl_launch(&h, &r, 0, g.sm_count - 1, &wa);
-    assert_int_equal(wa.wide, 0);
-    assert_int_equal(wa.preset, 2112);
-
-    memset(&m, 0, sizeof(m));
-    assert_false(corun__wide_choose(&m, 0));
-    assert_true(corun__wide_choose(&m, 2));
-    assert_false(corun__wide_choose(&m, 1)); /* nothing measured: persistent */
-    corun__wide_measured(&m, false, 1400000, 4096);
-    corun__wide_measured(&m, false, 0, 4096); /* not known: ignored */
-    assert_true(corun__wide_choose(&m, 1));  /* now wide, to measure it */
-    corun__wide_measured(&m, true, 1330000, 4096);
-    unsigned wide = 0, runs = 4 * CORUN_ENTRY_PROBE;
-    for (unsigned n = 0; n < runs; n++) {
-        bool w = corun__wide_choose(&m, 1);
-        wide += w;
-        corun__wide_measured(&m, w, w ? 1330000 : 1400000, 4096);
-    }
-    assert_int_equal(wide, runs - runs / CORUN_ENTRY_PROBE); /* persistent now and then */
-    /* its tasks got slower as a wide grid (hotspot's kind): within the
-     * margin it stays, beyond it the persistent grid takes over */
-    for (unsigned n = 0; n < 40; n++) {
-        corun__wide_measured(&m, true, 1410000, 4096);
-    }
-    assert_true(corun__wide_choose(&m, 1));
-    for (unsigned n = 0; n < 40; n++) {
-        corun__wide_measured(&m, true, 1500000, 4096);
-    }
-    m.probe = 0;
-    assert_false(corun__wide_choose(&m, 1));
-    assert_false(corun__wide_choose(&m, 1));
-}
-
 static void chunk_size_follows_budget_and_shrinks_at_the_end(void **state)
 {
     const uint32_t tasks = 40000, workers = 132;
@@ -1657,7 +1585,6 @@ int main(void)
         cmocka_unit_test(ahead_halt_keeps_the_prefix_within_two_tasks),
         cmocka_unit_test(ahead_job_preempted_and_resumed_runs_every_task),
         cmocka_unit_test(ahead_entry_left_for_short_tasks_is_not_reentered),
-        cmocka_unit_test(wide_grid_where_its_run_is_faster),
         cmocka_unit_test(host_takes_the_ahead_entry_after_chunks_of_three),
         cmocka_unit_test(chunk_size_follows_budget_and_shrinks_at_the_end),
         cmocka_unit_test(chunk_ewma_weights_a_quarter),

@@ -54,7 +54,6 @@ static double g_budget_us = 10; /* chunk latency budget of direct launches (--bu
 static uint32_t g_chunk_max = 1024; /* upper bound on tasks per claim (--chunk-max) */
 static bool g_void = true; /* halts of ahead runs void the claims (--no-void: A/B only) */
 static bool g_stream = false; /* correctness through corun_launch_stream (--stream) */
-static bool g_wide = false;   /* --stream on the whole GPU, for wide grids (--wide) */
 /* Budgets (us) the overhead and latency modes measure (--budgets). */
 static std::vector<double> g_budgets_overhead = {5, 10, 20, 50};
 static std::vector<double> g_budgets_latency = {10, 20};
@@ -371,7 +370,6 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
     (void)quick;
     (void)bad_hits;
     (void)g_stream;
-    (void)g_wide;
     fprintf(stderr, "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits)\n");
     return 1;
 #else
@@ -383,16 +381,16 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
 
     CR(corun_ctx_create(&o, &ctx));
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    printf("%-13s %7s %6s %6s %6s %6s %6s %6s %6s %8s %9s %10s %s\n", "kernel", "events",
-           "stops", "evicts", "grows", "epochs", "runs", "ahead", "wide", "bad_out", "bad_hits",
-           "max_rel", "result");
+    printf("%-13s %7s %6s %6s %6s %6s %6s %6s %8s %9s %10s %s\n", "kernel", "events", "stops",
+           "evicts", "grows", "epochs", "runs", "ahead", "bad_out", "bad_hits", "max_rel",
+           "result");
     for (Case *c : cases) {
         corun_kernel *k = register_case(ctx, c);
         std::vector<uint8_t> ref = run_plain(c, s);
         unsigned *hits = nullptr;
         uint64_t n = c->tasks();
         unsigned events = 0, stops = 0, evicts = 0, grows = 0, epochs = 0, runs = 0, worst = 1,
-                 ahead = 0, wides = 0;
+                 ahead = 0;
         size_t bad_out = 0, bad_hit = 0;
         double max_rel = 0;
 
@@ -402,7 +400,7 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
             corun_launch_attr a;
             corun_job *j;
             /* Start small, so the kernel runs long enough to be hit often. */
-            uint32_t cap = g_wide ? 0 : 1 + (uint32_t)(rng() % 24);
+            uint32_t cap = 1 + (uint32_t)(rng() % 24);
             double rel;
 
             memset(&a, 0, sizeof(a));
@@ -482,7 +480,6 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
             corun_progress pr;
             CR(corun_job_progress(j, &pr));
             ahead += pr.ahead; /* runs through the ahead entry */
-            wides += pr.wide;  /* runs whose first grid was wide */
             corun_job_release(j);
             std::vector<uint8_t> got = c->fetch();
             bad_out += c->compare(got, ref, 1e-6, &rel);
@@ -497,23 +494,16 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
                 break;
             }
         }
-        /* --wide: every run of a kernel with more tasks than its workers fill the
-         * GPU with must have been wide */
-        const bool want_wide =
-            g_wide && n > (uint64_t)nsm * per_sm_of(c->worker, c->block.x * c->block.y * c->block.z,
-                                                    c->smem);
-        bool ok = bad_out == 0 && bad_hit == 0 && (!want_wide || wides == runs);
+        bool ok = bad_out == 0 && bad_hit == 0;
         failures += !ok;
-        printf("%-13s %7u %6u %6u %6u %6u %6u %6u %6u %8zu %9zu %10.2e %s\n", c->name, events,
-               stops, evicts, grows, epochs, runs, ahead, wides, bad_out, bad_hit, max_rel,
-               ok ? "ok" : "FAIL");
+        printf("%-13s %7u %6u %6u %6u %6u %6u %6u %8zu %9zu %10.2e %s\n", c->name, events, stops,
+               evicts, grows, epochs, runs, ahead, bad_out, bad_hit, max_rel, ok ? "ok" : "FAIL");
         jrec("{\"mode\":\"correctness\",\"path\":\"%s\",\"kernel\":\"%s\",\"tasks\":%llu,\"events\":%u,"
              "\"stops\":%u,\"evicts\":%u,\"grows\":%u,\"epochs\":%u,\"runs\":%u,\"ahead_runs\":%u,"
-             "\"wide_runs\":%u,"
              "\"bad_outputs\":%zu,\"bad_task_hits\":%zu,\"worst_hit_count\":%u,"
              "\"max_rel_err\":%.3e,\"ok\":%s}",
-             g_wide ? "wide" : g_stream ? "stream" : "scheduler", c->name, (unsigned long long)n, events, stops,
-             evicts, grows, epochs, runs, ahead, wides, bad_out,
+             g_stream ? "stream" : "scheduler", c->name, (unsigned long long)n, events, stops,
+             evicts, grows, epochs, runs, ahead, bad_out,
              bad_hit, worst, max_rel, ok ? "true" : "false");
         CK(cudaFree(hits));
     }
@@ -2144,7 +2134,6 @@ static void usage()
            "      --no-void: halts of ahead runs write halt_gen only, as before the void\n"
            "                 (corun_ctl.h; for same-run A/Bs of the halt latency)\n"
            "      --stream: correctness through corun_launch_stream (the direct path)\n"
-           "      --wide: --stream on the whole GPU (run with CORUN_WIDE=2: wide grids)\n"
            "modes: occupancy correctness overhead latency resume spatial dispatch hostfunc stream\n"
            "       sanitize chain hostcost lsalone queued threads capture xhalt\n"
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n"
@@ -2221,8 +2210,6 @@ static bool parse_options(int argc, char **argv, Options &o)
             g_void = false;
         } else if (a == "--stream") {
             g_stream = true;
-        } else if (a == "--wide") {
-            g_stream = g_wide = true;
         } else if (a == "--trials" && i + 1 < argc) {
             o.trials = atoi(argv[++i]);
         } else if (a == "--seed" && i + 1 < argc) {

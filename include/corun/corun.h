@@ -163,8 +163,6 @@ typedef struct corun_progress {
     uint32_t task_ns;    /* block-task time worker 0 measured, once it has left
                             (0 = not yet) */
     uint32_t ahead;      /* 1: its workers claim a task ahead (the ahead entry) */
-    uint32_t wide;       /* 1: a stream-ordered launch whose first grid had one
-                            worker per task (CORUN_WIDE) */
 } corun_progress;
 
 /* ------------------------------------------------------------------------ */

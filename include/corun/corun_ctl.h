@@ -90,22 +90,6 @@
  *    which the driver takes even while another thread sits in a synchronous
  *    copy that waits for the held stream (a launch there would wait for the
  *    copy: a deadlock).
- *  - Wide grids (wa.wide: a direct kernel's primary grid of one worker per
- *    task, nworkers = tasks, preset = the persistent grid's worker count
- *    P). The hardware starts each worker as a slot frees, as it starts a
- *    plain kernel's blocks. A worker's first chunk is one task (its preset
- *    task, or a claim: the tail's cap of remaining / (2 * nworkers) is below
- *    one); after it, the worker leaves while `started` < nworkers (a worker
- *    still to start will claim the next task) and claims as in any grid
- *    once all have started. Unsignalled, every worker so runs one task.
- *    Signals work as in any grid: a worker told to leave (halt, eviction,
- *    narrowing) claims nothing, and the tasks it would have run fall to the
- *    workers running once all have started. Worker id's CapSM id is (id mod
- *    P) / workers_per_capsm: each wave of P takes the ids of the persistent
- *    grid. An eviction or a narrowing takes hold on workers as they start:
- *    until the last has started, a slot an evicted worker leaves is taken
- *    by the grid's next one, which sees the signal and leaves, or runs a
- *    task; a halt stops them all as they start.
  *  - Signals are 32-bit words written by the host on a high-priority stream
  *    (cuStreamWriteValue32); next is 64-bit and, like task_cut above, written
  *    by the host only while no worker runs (the void, a 32-bit store of the
@@ -230,7 +214,6 @@ typedef struct corun_worker_arg {
     uint32_t hold;              /* 1: workers out of tasks, or moved off an SM
                                    where they ran tasks, hold their slots until
                                    the kernel's tasks are done (above) */
-    uint32_t wide;              /* 1: a wide grid, one worker per task (above) */
 } corun_worker_arg;
 
 #ifdef __cplusplus

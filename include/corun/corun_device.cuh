@@ -151,12 +151,6 @@ __device__ __forceinline__ void corun__claim(const corun_worker_arg &wa, corun_w
         st->count[s] = 0;
         return;
     }
-    /* corun_ctl.h, wide grids: after its first chunk a worker leaves while
-     * workers of its grid are still to start (one of them claims next) */
-    if (!kStart && wa.wide && corun_ld_volatile32(&ctl->started) < wa.nworkers) {
-        st->count[s] = 0;
-        return;
-    }
     /* The signals and the limit in two loads that travel together, so the
      * claim costs two round trips to L2 (these, then the atomic), not three:
      * halt_gen, evict_below, sm_lo, sm_hi_inv; task_cut, nworkers. (Loading
@@ -380,8 +374,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
 
     if (leader) {
         const uint32_t id = wa.base + blockIdx.x;
-        /* a wide grid's workers take the CapSM ids of its waves in turn */
-        st.capsm = (wa.wide ? id % wa.preset : id) / wa.workers_per_capsm;
+        st.capsm = id / wa.workers_per_capsm;
         st.smid = corun_smid();
         st.smid_inv = ~st.smid;
         st.mean_ns = 0;

@@ -77,7 +77,6 @@ struct corun_kernel {
      * written by the scheduler's side, read by launching threads. */
     pthread_mutex_t mu;
     corun__entry_memo memo;
-    corun__wide_memo wmemo;
     uint64_t last_tasks;
     uint32_t last_task_ns, last_workers;
     uint32_t plain_run;   /* launches run plain since the last measured one */
@@ -99,8 +98,7 @@ struct corun_job {
     corun_launch_attr attr;
     corun__exec *ex;
     corun__direct_info info;
-    uint32_t workers;    /* of its primary grid as persistent workers */
-    bool wide;           /* its primary grid is wide (one worker per task) */
+    uint32_t workers;    /* of its primary grid */
     struct corun_job *qnext;
     /* a job on corund's simulated GPU (remote.h): its id on connection rgen */
     bool remote;
@@ -211,19 +209,10 @@ static void job_done(corun__sched *s, corun__job *k, void *user)
     corun_job *j = user;
     corun_kernel *kern = j->kern;
 
-    if (k->state == CORUN_JS_DONE && !k->plain && j->wide) {
-        /* a wide grid's task time has no claims in it: the entry rule and
-         * the plain line keep the persistent grid's */
-        pthread_mutex_lock(&kern->mu);
-        corun__wide_measured(&kern->wmemo, true, k->dev_run_ns, k->tasks);
-        pthread_mutex_unlock(&kern->mu);
-    } else if (k->state == CORUN_JS_DONE && !k->plain) {
+    if (k->state == CORUN_JS_DONE && !k->plain) {
         pthread_mutex_lock(&kern->mu);
         corun__entry_learn(&kern->memo, k->task_ns, k->ran_ahead, corun__budget_ns(&j->ctx->set));
         corun__entry_measured(&kern->memo, k->ran_ahead, k->dev_run_ns, k->tasks);
-        if (j->direct) {
-            corun__wide_measured(&kern->wmemo, false, k->dev_run_ns, k->tasks);
-        }
         if (k->task_ns != 0 && j->direct) {
             kern->last_tasks = k->tasks;
             kern->last_task_ns = k->task_ns;
@@ -689,16 +678,11 @@ static uint64_t launch_now(corun_ctx *c)
  * coordinates) and CORUN_PLAIN_BATCH_BELOW_US otherwise (corun.h,
  * docs/decisions/0019). */
 #define PLAIN_REMEASURE 32
-static bool ls_near(corun_ctx *c)
+static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks)
 {
     const uint64_t urgent = atomic_load_explicit(&c->urgent_ns, memory_order_relaxed);
-
-    return (urgent != 0 && launch_now(c) + 1 - urgent < URGENT_WINDOW_NS) ||
-           corun__remote_ls_elsewhere(c->remote, URGENT_WINDOW_NS);
-}
-
-static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks, bool ls)
-{
+    const bool ls = (urgent != 0 && launch_now(c) + 1 - urgent < URGENT_WINDOW_NS) ||
+                    corun__remote_ls_elsewhere(c->remote, URGENT_WINDOW_NS);
     double below = (ls ? c->set.plain_below_us : c->set.plain_batch_below_us) * 1e3, ns;
     uint64_t waves;
 
@@ -776,22 +760,12 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     req.sm_hi = al.sm_hi;
     req.hold = al.hold;
     req.priority = corun__attr_ls(a) ? 1 : 0;
-    const bool wide_on = (c->caps & CORUN_BE_WIDE) != 0 && c->set.wide != 0;
-    const bool ls = (out == NULL || wide_on) && ls_near(c); /* read only where used */
-    if (al.plain || (out == NULL && plain_predicted(c, kern, tasks, ls))) {
+    if (al.plain || (out == NULL && plain_predicted(c, kern, tasks))) {
         req.capsm = 0;
     }
     if (req.capsm != 0) {
-        /* a wide grid: a batch launch given the whole GPU while no LS work
-         * runs (its halt waits for the workers not yet started to come and
-         * go), by the kernel's measured runs (entry.h) */
-        const bool wide_ok = wide_on && !ls &&
-                             !req.priority && !req.hold && req.capsm >= c->be->desc.sm_count &&
-                             req.sm_lo == 0 && req.sm_hi + 1 >= c->be->desc.sm_count;
         pthread_mutex_lock(&kern->mu);
-        req.wide = wide_ok && corun__wide_choose(&kern->wmemo, (unsigned)c->set.wide);
-        spec->ahead = !req.wide &&
-                      corun__entry_decide(&kern->memo, (unsigned)c->set.ahead, kern->has_ahead,
+        spec->ahead = corun__entry_decide(&kern->memo, (unsigned)c->set.ahead, kern->has_ahead,
                                           tasks, corun__budget_ns(&c->set));
         pthread_mutex_unlock(&kern->mu);
     }
@@ -834,9 +808,6 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     j->info.t_launch = c->be->ops->now_ns(c->be);
     j->workers = corun__direct_workers(j->info.capsm, per_sm, req.sm_lo, req.sm_hi,
                                        c->be->desc.sm_count, tasks);
-    j->wide = j->ex != NULL && corun__direct_wide(req.wide, j->workers, req.sm_lo, req.sm_hi,
-                                                  c->be->desc.sm_count, req.hold, tasks);
-    j->info.wide = j->wide;
     if (out != NULL) {
         *out = j;
     }
@@ -1337,11 +1308,9 @@ CORUN_API int corun_job_progress(corun_job *j, corun_progress *out)
         out->live = 0;
         out->task_ns = k->task_ns;
         out->ahead = k->ran_ahead;
-        out->wide = k->wide;
         rc = CORUN_OK;
     } else {
         rc = corun__sched_progress(c->s, k, out);
-        out->wide = k->wide;
     }
     pthread_mutex_unlock(&c->mu);
     return rc;

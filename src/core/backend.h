@@ -115,7 +115,6 @@ typedef enum corun__builtin {
 #define CORUN_BE_VIRTUAL_TIME 2u /* the clock moves only inside poll: nothing runs
                                     between calls, so no scheduler thread */
 #define CORUN_BE_DIRECT 4u       /* direct_launch */
-#define CORUN_BE_WIDE 8u         /* direct_launch honours corun__direct_req.wide */
 
 /* A GPU's identity across the processes of a host (a client's HELLO): a
  * real GPU's PCI location, with the top bit set so that it is never a
@@ -181,9 +180,6 @@ typedef struct corun__launch_req {
                                (partition; not for direct kernels) */
     bool hold;              /* its workers hold their slots through the
                                kernel's tail (corun_worker_arg.hold) */
-    bool wide;              /* a wide grid (corun_ctl.h): nworkers = the tasks */
-    uint32_t slots;         /* wide: the persistent grid's worker count, which
-                               caps the preset tasks */
 } corun__launch_req;
 
 /* A direct launch (direct_launch): the primary grid in the program's stream. */
@@ -196,8 +192,6 @@ typedef struct corun__direct_req {
     uint32_t sm_lo, sm_hi;  /* the SMs it may use */
     int32_t priority;       /* > 0: LS (the sim dispatches it first) */
     bool hold;              /* as corun__launch_req.hold */
-    bool wide;              /* CORUN_BE_WIDE: run a wide grid where
-                               corun__direct_wide allows it */
 } corun__direct_req;
 
 typedef enum corun__bev_kind {

@@ -36,10 +36,7 @@ void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, uint32_
 
     if (!h->launched && (h->direct || h->ahead) && !h->signalled && req->base == 0 &&
         req->gen == 0 && sm_lo == 0 && sm_hi + 1 >= h->sm_count) {
-        /* a wide grid's workers beyond the slots start later: they claim,
-         * so a halt before they start stops them */
-        const uint32_t cap = req->wide ? req->slots : req->nworkers;
-        h->preset = (uint64_t)cap < h->tasks ? cap : (uint32_t)h->tasks;
+        h->preset = (uint64_t)req->nworkers < h->tasks ? req->nworkers : (uint32_t)h->tasks;
         own = true;
     }
     h->launched = true;
@@ -66,7 +63,6 @@ void corun__ctl_launch(corun__ctl_host *h, const corun__launch_req *req, uint32_
     /* Not with a preset: a preset task's worker may not have started, and
      * holders could keep the slot it needs (corun_ctl.h). */
     wa->hold = req->hold && h->preset == 0;
-    wa->wide = req->wide && h->preset > 0; /* CapSM ids cycle over preset */
 }
 
 static void put(corun__ctl_write *w, size_t *n, uint32_t off, uint32_t size, uint64_t value)
@@ -214,13 +210,6 @@ uint32_t corun__direct_workers(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint
     const uint32_t w = corun__workers_for(n, per_sm, sm_lo, sm_hi, sm_count);
 
     return sm_lo == 0 && sm_hi + 1 >= sm_count && tasks > 0 && tasks < w ? (uint32_t)tasks : w;
-}
-
-bool corun__direct_wide(bool asked, uint32_t workers, uint32_t sm_lo, uint32_t sm_hi,
-                        uint32_t sm_count, bool hold, uint64_t tasks)
-{
-    return asked && !hold && sm_lo == 0 && sm_hi + 1 >= sm_count && workers > 0 &&
-           tasks > workers && tasks <= CORUN_WIDE_MAX_TASKS;
 }
 
 uint32_t corun__workers_for(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,

@@ -103,14 +103,6 @@ uint32_t corun__workers_for(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_
 uint32_t corun__direct_workers(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
                                uint32_t sm_count, uint64_t tasks);
 
-/* Whether a direct launch asked to run wide (corun__direct_req.wide) runs
- * a wide grid (corun_ctl.h): on every SM of the GPU, not holding, with more
- * tasks than `workers` (its persistent grid's, corun__direct_workers) and
- * few enough for one grid dimension. */
-#define CORUN_WIDE_MAX_TASKS 0x7fffffffu /* a grid's x dimension */
-bool corun__direct_wide(bool asked, uint32_t workers, uint32_t sm_lo, uint32_t sm_hi,
-                        uint32_t sm_count, bool hold, uint64_t tasks);
-
 /* Applies writes to a block in memory, as the device sees them (the
  * simulator's device, and tests). */
 void corun__ctl_apply(corun_ctl *blk, const corun__ctl_write *w, size_t n);

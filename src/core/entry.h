@@ -69,31 +69,6 @@ void corun__entry_learn(corun__entry_memo *m, uint32_t task_ns, bool ran_ahead,
  * run_ns on the device (0: not known, ignored). */
 void corun__entry_measured(corun__entry_memo *m, bool ran_ahead, uint32_t run_ns, uint64_t tasks);
 
-/* A direct launch's grid (corun_ctl.h): persistent workers, as many as fit
- * (the entry above), or a wide grid of one worker per task, which the
- * hardware starts as slots free, as it does a plain kernel's blocks. Where
- * tasks are long, or a barrier between a persistent worker's tasks made it
- * wait, the wide grid ran gpu/apps' kernels faster (lavamd, backprop,
- * convsep); where tasks are a few microseconds, slower (hotspot, srad):
- * each of its workers pays the start, a claim and the leave. So the run
- * decides, as between the entries: the first launch runs persistent, the
- * next wide, then the faster by their measured runs per task, the other
- * one launch in CORUN_ENTRY_PROBE and only by CORUN_ENTRY_MARGIN faster to
- * take over. per_task[0] holds the persistent grid's measure, whichever
- * entry it ran. */
-typedef struct corun__wide_memo {
-    double per_task[2];  /* measured run per task (ns): persistent [0], wide [1] */
-    uint32_t last_wide;  /* the last launch chosen ran wide */
-    uint32_t probe;      /* launches since the slower form last ran */
-} corun__wide_memo;
-
-/* Whether the next eligible launch runs wide: setting is CORUN_WIDE (0
- * never, 1 by the memo, 2 always). */
-bool corun__wide_choose(corun__wide_memo *m, unsigned setting);
-/* A launch that ran every task in its primary grid took run_ns on the
- * device (0: not known, ignored). */
-void corun__wide_measured(corun__wide_memo *m, bool wide, uint32_t run_ns, uint64_t tasks);
-
 /* The whole decision for one launch: setting is CORUN_AHEAD (0 never, 1 by
  * the memo, 2 always); has_ahead: the kernel has an ahead entry; tasks: the
  * launch's (the ahead entry takes at most CORUN_AHEAD_MAX_TASKS). */

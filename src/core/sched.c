@@ -60,7 +60,6 @@ typedef struct kernel_ext {
                                 when the last one ends */
     bool clock_on;           /* k->t_run_since is valid (the sim clock starts at 0) */
     bool cancel;             /* corun__sched_cancel: ends FAILED once nothing runs */
-    bool rescued;            /* a wide grid's stranded tasks got workers */
 } kernel_ext;
 
 static kernel_ext *ext(corun__job *k)
@@ -490,7 +489,6 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
     k->ex = ex;
     setup_record(s, k, spec, attr, info->per_sm, on_done, user);
     k->direct = true;
-    k->wide = info->wide;
     k->ran_ahead = info->ahead;
     k->launches = 1;
     k->t_submit = k->t_start = info->t_launch;
@@ -1117,13 +1115,6 @@ static void direct_event(corun__sched *s, corun__job *k, const corun__bevent *ev
             if (s->pol->paused) {
                 s->pol->paused(s, s->pst, k);
             }
-        } else if (ev->live == 0 && k->wide && k->state == CORUN_JS_RUNNING &&
-                   corun__job_capsm(k) > 0 && ev->done < k->tasks && !ext(k)->rescued) {
-            /* A wide grid's last workers left at a narrowing or an eviction
-             * with tasks unclaimed and none of its workers to come
-             * (corun_ctl.h): workers for the CapSMs it holds run them. */
-            ext(k)->rescued = true;
-            (void)launch_workers(s, k, k->capsm_lo, corun__job_capsm(k));
         }
         break;
     case CORUN_BEV_FINISHED:

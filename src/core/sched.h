@@ -93,7 +93,6 @@ struct corun__job {
     /* direct kernels (corun__sched_adopt): launched by the program's thread
      * in its stream; their device side holds the stream while halted */
     bool direct;
-    bool wide;                 /* its primary grid is wide: one worker per task */
     uint32_t gates;            /* resume gates enqueued (their grids wait for them) */
     uint32_t gates_open;       /* gates opened (CORUN_SIG_RESUME) */
     uint32_t gate_base;        /* CapSM id of the last gated grid's first workers */
@@ -147,7 +146,6 @@ typedef struct corun__direct_info {
     uint32_t sm_lo, sm_hi;     /* its SMs */
     uint64_t t_launch;         /* backend clock at the launch */
     bool ahead;                /* its workers run the ahead entry */
-    bool wide;                 /* its primary grid is wide (corun_ctl.h) */
 } corun__direct_info;
 
 /* Takes in a kernel the program's thread launched itself (spec as given to

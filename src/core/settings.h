@@ -52,11 +52,6 @@
       "run's tasks made chunks of three or fewer (a claim per task, made a task ahead) and, "   \
       "once both entries have run, where it ran faster per task (docs/decisions/0020); 0 "      \
       "never; 2 always")                                                                        \
-    X(WIDE, wide, UINT, "1", 0, 2, "",                                                           \
-      "cuda: a stream-ordered batch launch on the whole GPU while no LS work runs: 1 runs it "   \
-      "as a grid of one worker per task where its kernel ran faster so per task than as "        \
-      "persistent workers (each form measured on its launches, docs/decisions/0042); 0 never; " \
-      "2 always")                                                                                \
     X(PLAIN_BELOW_US, plain_below_us, DBL, "15", 0, 1e6, "",                                    \
       "while latency-sensitive work runs (an LS-class or priority > 0 launch in the last "      \
       "second, in this program or, on a GPU corund coordinates, another), a stream-ordered "   \
@@ -213,7 +208,7 @@ typedef struct corun__settings {
 #define CORUN__SET_FIELD(N, f, T, d, lo, hi, allowed, help) CORUN__SET_FIELD_##T(f)
     CORUN_SETTINGS(CORUN__SET_FIELD)
 #undef CORUN__SET_FIELD
-    uint64_t given[2]; /* bit i: setting i came from its variable or --set, not its default */
+    uint64_t given; /* bit i: setting i came from its variable or --set, not its default */
 } corun__settings;
 
 typedef enum corun__setting_type {

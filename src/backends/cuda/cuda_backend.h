@@ -30,7 +30,7 @@
 
 /* The backend's name (its ops, profile store keys) and what it can do. */
 #define CORUN_CUDA_NAME "cuda"
-#define CORUN_CUDA_CAPS (CORUN_BE_USER_CODE | CORUN_BE_DIRECT | CORUN_BE_WIDE)
+#define CORUN_CUDA_CAPS (CORUN_BE_USER_CODE | CORUN_BE_DIRECT)
 /* Setting DEVICE's value for the GPU of the calling thread's current context
  * (a GPU's choice, not a backend's). */
 #define CORUN_CUDA_DEVICE_AUTO "auto"

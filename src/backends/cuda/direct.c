@@ -43,8 +43,8 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     CUdevice dev;
     corun__exec *k;
     corun__launch_req lr;
-    bool ahead_ok = false, wide;
-    uint32_t nworkers, slots;
+    bool ahead_ok = false;
+    uint32_t nworkers;
     size_t i;
     int rc;
 
@@ -81,12 +81,6 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     if (nworkers == 0) {
         return CORUN_ERANGE;
     }
-    slots = nworkers;
-    wide = corun__direct_wide(req->wide, slots, req->sm_lo, req->sm_hi, b->d->desc.sm_count,
-                              req->hold, (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z);
-    if (wide) {
-        nworkers = spec->grid.x * spec->grid.y * spec->grid.z; /* one worker per task */
-    }
     rc = corun__cuda_code_layout(b, c, why, why_len);
     if (rc != CORUN_OK) {
         return rc;
@@ -106,7 +100,7 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     k->code = c;
     k->plain = c->plain;
     k->worker = c->worker;
-    k->entry = spec->ahead && ahead_ok && !wide ? c->ahead : c->worker;
+    k->entry = spec->ahead && ahead_ok ? c->ahead : c->worker;
     k->spec.ahead = k->entry == c->ahead;
     k->per_sm = *per_sm;
     k->ctl = b->slab + (CUdeviceptr)k->slot * sizeof(corun_ctl);
@@ -125,8 +119,6 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     memset(&lr, 0, sizeof(lr));
     lr.nworkers = nworkers;
     lr.hold = req->hold;
-    lr.wide = wide;
-    lr.slots = slots;
     corun__ctl_launch(&k->ch, &lr, req->sm_lo, req->sm_hi, &k->wa);
     k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
     k->wa.report = (corun_report *)(uintptr_t)(b->reports_dev + k->slot * sizeof(corun_report));
