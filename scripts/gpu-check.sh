@@ -73,7 +73,8 @@
 #                and smguard (8 and 66 CapSMs reserved), and the LS
 #                application alone
 #   loopalone    a kernel alone in a loop of launches through the scheduler,
-#                completion waiters sleeping at once against polling first
+#                then the demo's LS application alone (idle gaps), completion
+#                waiters sleeping at once against polling first
 #                (scripts/loop-alone.sh: launches per second, median launch)
 #   counters     Slate's rates of the slate-pairs kernels from CUPTI hardware
 #                counters and from counted operations, each kernel in a

@@ -77,7 +77,8 @@ expect_run 2 "nor in $tmp," -- env CORUN_SCENARIOS="$tmp" "$corun" sim --scenari
 
 # The demo's JSON has the documented keys, one object per system.
 json=$(CORUN_BACKEND=sim "$corun" demo --json --quiet --duration-ms 200 2>/dev/null)
-for key in system ls_p50_norm ls_p99_norm batch_norm antt stp ls_alone_p99_norm; do
+for key in system ls_p50_norm ls_p99_norm batch_norm antt stp ls_alone_p99_norm \
+  ls_floor_p50_norm ls_floor_p99_norm; do
   n=$(grep -c "\"$key\"" <<< "$json")
   if [ "$n" -ne 5 ]; then
     echo "FAIL: demo --json has $n '$key' keys, want 5"
@@ -91,10 +92,21 @@ done
 json=$(CORUN_BACKEND=sim "$corun" demo --json --quiet --duration-ms 100 --apps batch \
   --systems mps,smguard 2>/dev/null)
 if [ "$(grep -c '"ls_p99_norm": null' <<< "$json")" -eq 2 ] &&
-  [ "$(grep -c '"ls_alone_p99_norm": null' <<< "$json")" -eq 2 ]; then
+  [ "$(grep -c '"ls_alone_p99_norm": null' <<< "$json")" -eq 2 ] &&
+  [ "$(grep -c '"ls_floor_p50_norm": null' <<< "$json")" -eq 2 ]; then
   pass=$((pass + 1))
 else
   echo "FAIL: demo --json --apps batch: want two rows with null LS figures, got: $json"
+  fails=$((fails + 1))
+fi
+
+# The row floor (the LS application alone under smguard) is there with smguard, not without.
+out=$(CORUN_BACKEND=sim "$corun" demo --quiet --duration-ms 100 --systems mps,smguard 2>&1)
+out_mps=$(CORUN_BACKEND=sim "$corun" demo --quiet --duration-ms 100 --systems mps 2>&1)
+if grep -Eq '^floor +[0-9.]+ +[0-9.]+ +- ' <<< "$out" && ! grep -q '^floor ' <<< "$out_mps"; then
+  pass=$((pass + 1))
+else
+  echo "FAIL: demo: want a floor row with smguard and none without, got: $out / $out_mps"
   fails=$((fails + 1))
 fi
 

@@ -251,6 +251,29 @@ static void bound_batch_fills_the_sms_outside_the_reserve(void **state)
     assert_int_equal(b->sm_hi, 123);
 }
 
+/* An LS kernel alone, sized by need: 17 CapSMs of 8 workers for its 132
+ * tasks, launched as 132 workers (no more than tasks on the whole GPU: the
+ * hardware would put the surplus on SMs that already have one, where they
+ * claim tasks beside each other). A bound batch kernel keeps its surplus. */
+static void no_more_workers_than_tasks_on_the_whole_gpu(void **state)
+{
+    fixture *f = *state;
+    corun__job *ls = submit_n(f, "ls", CORUN_CLASS_LS, 0, 132);
+    corun__job *small;
+
+    assert_int_equal(corun__job_capsm(ls), 17);
+    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 132);
+    complete(f, ls);
+    corun__null_clear(f->be);
+    small = submit_n(f, "small", CORUN_CLASS_LS, 8, 20);
+    assert_int_equal(corun__job_capsm(small), 8);
+    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 20);
+    complete(f, small);
+    corun__null_clear(f->be);
+    (void)submit(f, "batch", CORUN_CLASS_BATCH, 0);
+    assert_int_equal(last(f, CORUN_NULL_WORKERS)->req.nworkers, 132 * 8);
+}
+
 /* corund's window (corun__sched_window): a running bound batch kernel is
  * moved onto it at once (its SM range signalled), keeps its own range to go
  * back to, direct launches are allotted the window, and lifting it gives
@@ -556,6 +579,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(window_keeps_kernels_on_the_daemons_sms, setup, teardown),
         cmocka_unit_test_setup_teardown(bound_batch_gives_and_takes_back_whole_sms, setup, teardown),
         cmocka_unit_test_setup_teardown(ls_sized_by_need_keeps_its_floor, setup_need, teardown),
+        cmocka_unit_test_setup_teardown(no_more_workers_than_tasks_on_the_whole_gpu, setup_need,
+                                        teardown),
         cmocka_unit_test_setup_teardown(ls_need_is_bounded_and_the_floor_decays, setup_need,
                                         teardown),
         cmocka_unit_test_setup_teardown(quota_waits_when_nothing_is_free, setup, teardown),

@@ -27,7 +27,11 @@ void corun__usage_demo(FILE *out)
             "system, plus each application alone, and prints LS latency p50/p99 and\n"
             "batch throughput normalised to solo, ANTT and STP. The row 'alone' is the LS\n"
             "application by itself: its own p99 over its p50, its tail with nothing beside\n"
-            "it (on a GPU requests alone vary; on the simulator it is 1).\n"
+            "it (on a GPU requests alone vary; on the simulator it is 1). The row 'floor'\n"
+            "is the LS application alone under smguard: what smguard costs it (its\n"
+            "kernels as preemptible workers, their sizing and launch) with nothing beside\n"
+            "it, the part of smguard's row that batch work does not add (shown when\n"
+            "smguard is among the systems and the scenario has one LS application).\n"
             "\n"
             "options:\n"
             "  --scenario FILE   scenario file or name, found as corun sim finds it (default: ls-batch)\n"
@@ -46,8 +50,10 @@ void corun__usage_demo(FILE *out)
             "  --json            an array of objects with keys system, ls_p50_norm, ls_p99_norm,\n"
             "                    batch_norm, antt, stp, fairness, ls_count, batch_count and\n"
             "                    ls_alone_p99_norm (the LS application's p99 alone over its p50,\n"
-            "                    the same in every row); a figure there is none of (no LS or\n"
-            "                    no batch application) is null\n"
+            "                    the same in every row), ls_floor_p50_norm and\n"
+            "                    ls_floor_p99_norm (the row floor, the same in every row); a\n"
+            "                    figure there is none of (no LS or no batch application, no\n"
+            "                    floor row) is null\n"
             "  -q, --quiet       no progress on stderr (errors still print)\n"
             "  --processes       two processes instead of one (below; a GPU only; with\n"
             "                    --scenario, --backend, --duration-ms, --json and --quiet)\n"
@@ -79,11 +85,55 @@ void corun__usage_demo(FILE *out)
             "application the rest.\n");
 }
 
+/* What smguard gives the LS application with nothing beside it: ls_floor
+ * (p50 and p99 over the solo p50, the application alone under plain
+ * dispatch; NAN unless smguard is among the systems and the scenario has
+ * exactly one LS application). It tells what smguard itself costs an LS
+ * request from what batch work adds. Returns an exit code; prints why on
+ * failure. */
+static int run_floor(const corun__scenario *sc, corun__run_env *env, const corun__run_opts *o,
+                     const corun__solo *solo, corun__progress *pr, double ls_floor[2])
+{
+    corun__run_result r;
+    char why[512] = "";
+    int ls = -1;
+    size_t i;
+
+    ls_floor[0] = ls_floor[1] = NAN;
+    for (i = 0; i < o->nsystems && strcmp(o->systems[i], "smguard") != 0; i++) {
+    }
+    if (i == o->nsystems) {
+        return CORUN_EXIT_OK;
+    }
+    for (i = 0; i < sc->napps; i++) {
+        if (sc->apps[i].attr.cls == CORUN_CLASS_LS) {
+            if (ls >= 0) {
+                return CORUN_EXIT_OK;
+            }
+            ls = (int)i;
+        }
+    }
+    if (ls < 0) {
+        return CORUN_EXIT_OK;
+    }
+    corun__progress_step(pr, "smguard, the LS application alone");
+    if (corun__scenario_run(sc, env, "smguard", ls, 0, &r, why, sizeof(why)) != CORUN_OK) {
+        corun__progress_break(pr);
+        fprintf(stderr, "corun demo: smguard, the LS application alone: %s\n", why);
+        return CORUN_EXIT_FAIL;
+    }
+    corun__demo_ls_alone_calc(solo, &r, &ls_floor[0], &ls_floor[1]);
+    corun__run_result_free(&r);
+    return CORUN_EXIT_OK;
+}
+
 /* Each application alone, then one run per system, each turned into a row;
  * *alone_p99: the LS application's own p99 alone over its p50
- * (corun__solo_ls_p99_norm). Returns an exit code; prints why on failure. */
+ * (corun__solo_ls_p99_norm); ls_floor: run_floor's. Returns an exit code;
+ * prints why on failure. */
 static int run_systems(const corun__scenario *sc, corun__run_env *env, const corun__run_opts *o,
-                       corun__progress *pr, corun__demo_row *rows, double *alone_p99)
+                       corun__progress *pr, corun__demo_row *rows, double *alone_p99,
+                       double ls_floor[2])
 {
     corun__solo solo;
     char why[512] = "";
@@ -115,10 +165,11 @@ static int run_systems(const corun__scenario *sc, corun__run_env *env, const cor
         }
         corun__run_result_free(&r);
     }
-    return CORUN_EXIT_OK;
+    return run_floor(sc, env, o, &solo, pr, ls_floor);
 }
 
-static void print_rows_json(const corun__demo_row *rows, size_t n, double alone_p99)
+static void print_rows_json(const corun__demo_row *rows, size_t n, double alone_p99,
+                            const double ls_floor[2])
 {
     json_t *arr = json_array();
     size_t i;
@@ -136,6 +187,8 @@ static void print_rows_json(const corun__demo_row *rows, size_t n, double alone_
         json_object_set_new(o, "ls_count", json_integer((json_int_t)r->ls_count));
         json_object_set_new(o, "batch_count", json_integer((json_int_t)r->batch_count));
         json_object_set_new(o, "ls_alone_p99_norm", corun__json_num(alone_p99));
+        json_object_set_new(o, "ls_floor_p50_norm", corun__json_num(ls_floor[0]));
+        json_object_set_new(o, "ls_floor_p99_norm", corun__json_num(ls_floor[1]));
         json_array_append_new(arr, o);
     }
     corun__cli_print_json(arr);
@@ -143,7 +196,7 @@ static void print_rows_json(const corun__demo_row *rows, size_t n, double alone_
 
 static void print_rows_table(const corun__cli *cli, const corun__scenario *sc,
                              const char *backend, const corun__demo_row *rows, size_t n,
-                             double alone_p99)
+                             double alone_p99, const double ls_floor[2])
 {
     size_t i;
 
@@ -163,14 +216,19 @@ static void print_rows_table(const corun__cli *cli, const corun__scenario *sc,
         printf("%-10s %12.2f %12.2f %11.3f %7s %7s %6s %6s\n", "alone", 1.0, alone_p99, 1.0, "-",
                "-", "-", "-");
     }
+    if (!isnan(ls_floor[0])) {
+        printf("%-10s %12.2f %12.2f %11s %7s %7s %6s %6s\n", "floor", ls_floor[0], ls_floor[1], "-",
+               "-", "-", "-", "-");
+    }
     for (i = 0; i < n; i++) {
         printf("%-10s %12.2f %12.2f %11.3f %7.2f %7.3f %6zu %6zu\n", rows[i].system,
                rows[i].ls_p50_norm, rows[i].ls_p99_norm, rows[i].batch_norm, rows[i].antt,
                rows[i].stp, rows[i].ls_count, rows[i].batch_count);
     }
     printf("(LS latency normalised to an LS request alone, whose own tail is the row\n"
-           " alone; batch throughput to the batch loop alone; ANTT lower is better, STP\n"
-           " higher is better)\n");
+           " alone; floor: the LS application alone under smguard, what smguard costs\n"
+           " it with nothing beside it; batch throughput to the batch loop alone; ANTT\n"
+           " lower is better, STP higher is better)\n");
 }
 
 /* Takes --processes, --ls-sms N and --keep DIR out of argv (the rest is
@@ -281,7 +339,7 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
     corun__scenario *sc;
     corun__run_env env;
     corun__demo_row rows[CORUN_CLI_MAX_SYSTEMS];
-    double alone_p99 = NAN;
+    double alone_p99 = NAN, ls_floor[2] = {NAN, NAN};
     corun__cli_maker mk;
     corun__progress pr;
     char backend[16];
@@ -318,15 +376,15 @@ int corun__cmd_demo(corun__cli *cli, int argc, char **argv)
                           sc->name, backend, sc->duration_ns * 1e-6);
     env.progress = corun__progress_fraction;
     env.progress_ctx = &pr;
-    rc = run_systems(sc, &env, &o, &pr, rows, &alone_p99);
+    rc = run_systems(sc, &env, &o, &pr, rows, &alone_p99, ls_floor);
     if (rc != CORUN_EXIT_OK) {
         goto out_free_sc;
     }
     corun__progress_end(&pr);
     if (o.json) {
-        print_rows_json(rows, o.nsystems, alone_p99);
+        print_rows_json(rows, o.nsystems, alone_p99, ls_floor);
     } else {
-        print_rows_table(cli, sc, backend, rows, o.nsystems, alone_p99);
+        print_rows_table(cli, sc, backend, rows, o.nsystems, alone_p99, ls_floor);
     }
 out_free_sc:
     free(sc);

@@ -69,8 +69,9 @@
       "cuda: how often the scheduler reads what running stream-ordered kernels reported "       \
       "(finished, held); accounting and policies only, never a stream's progress")              \
     X(COMPLETION_SPIN_US, completion_spin_us, DBL, "1000", 0, 1e7, "",                          \
-      "cuda: how long a scheduled launch's completion waiter polls its event before it sleeps "  \
-      "in the driver, whose wake-up sees a completion tens of us late; 0 never polls")            \
+      "cuda: how long a scheduled launch's event is polled (by the scheduler's thread when it "   \
+      "launched it, else by a completion waiter) before a waiter sleeps in the driver, whose "  \
+      "wake-up sees a completion tens of us late; 0 never polls")                               \
     X(SEED, seed, UINT, "1", 0, 4294967295.0, "", "random seed of simulations and scenarios")    \
     X(SIM_SIGNAL_US, sim_signal_us, DBL, "8", 0, 1e6, "",                                        \
       "sim: delay from a host signal to the workers seeing it (H100: 10-12 us incl. exit)")      \

@@ -686,6 +686,34 @@ double corun__solo_ls_p99_norm(const corun__scenario *sc, const corun__solo *sol
     return worst;
 }
 
+void corun__demo_ls_alone_calc(const corun__solo *solo, const corun__run_result *r,
+                               double *p50_norm, double *p99_norm)
+{
+    size_t i, j, n = 0;
+    double *ls;
+
+    *p50_norm = *p99_norm = NAN;
+    for (i = 0; i < r->napps; i++) {
+        n += r->apps[i].cls == CORUN_CLASS_LS ? r->apps[i].completed : 0;
+    }
+    if (n == 0 || (ls = malloc(n * sizeof(*ls))) == NULL) {
+        return;
+    }
+    n = 0;
+    for (i = 0; i < r->napps; i++) {
+        if (r->apps[i].cls == CORUN_CLASS_LS && solo->p50_ns[i] > 0) {
+            for (j = 0; j < r->apps[i].completed; j++) {
+                ls[n++] = r->apps[i].turnaround_ns[j] / solo->p50_ns[i];
+            }
+        }
+    }
+    if (n > 0) {
+        *p50_norm = corun__percentile(ls, n, 50);
+        *p99_norm = corun__percentile(ls, n, 99);
+    }
+    free(ls);
+}
+
 int corun__demo_row_calc(const corun__scenario *sc, const corun__solo *solo,
                          const corun__run_result *r, corun__demo_row *out)
 {

@@ -113,7 +113,7 @@ void corun__cuda_report_done(cuda_backend *b, launch_rec *r)
 }
 
 /* Hands a launch to a waiter, starting one if none is idle. Under b->mu. */
-void corun__cuda_await(cuda_backend *b, launch_rec *r)
+static void to_waiter(cuda_backend *b, launch_rec *r)
 {
     r->next = NULL;
     if (b->pend_tail) {
@@ -127,6 +127,77 @@ void corun__cuda_await(cuda_backend *b, launch_rec *r)
         b->nwaiters++;
     }
     pthread_cond_signal(&b->work);
+}
+
+/*
+ * A launch made on the thread that polls (the scheduler's, which launches
+ * what its policy decides) is polled there: a waiter asleep in
+ * pthread_cond_wait, and poll() asleep in ppoll, each wake tens of
+ * microseconds after they are signalled and, on a virtual machine's idle
+ * cores, up to ~0.5 ms now and then; an LS kernel's end would pay both.
+ * poll() queries its event instead while it waits, and hands it to a waiter
+ * once it has run COMPLETION_SPIN_US (a waiter would sleep by then too).
+ */
+void corun__cuda_await(cuda_backend *b, launch_rec *r)
+{
+    if (b->set.completion_spin_us > 0 &&
+        atomic_load_explicit(&b->polling, memory_order_relaxed) &&
+        pthread_equal(atomic_load_explicit(&b->poller, memory_order_relaxed), pthread_self())) {
+        r->since = corun__mono_ns();
+        r->next = b->polled;
+        b->polled = r;
+        atomic_fetch_add_explicit(&b->npolled, 1, memory_order_relaxed);
+        return;
+    }
+    to_waiter(b, r);
+}
+
+void corun__cuda_collect(cuda_backend *b)
+{
+    const uint64_t window = (uint64_t)(b->set.completion_spin_us * 1e3);
+    launch_rec *mine, *keep = NULL, *r;
+    uint64_t now;
+
+    if (atomic_load_explicit(&b->npolled, memory_order_relaxed) == 0) {
+        return;
+    }
+    pthread_mutex_lock(&b->mu);
+    mine = b->polled;
+    b->polled = NULL;
+    pthread_mutex_unlock(&b->mu);
+    now = corun__mono_ns();
+    while ((r = mine) != NULL) {
+        const CUresult st = b->d->cu->cuEventQuery(r->done);
+        mine = r->next;
+        if (st == CUDA_ERROR_NOT_READY && now - r->since < window) {
+            r->next = keep;
+            keep = r;
+            continue;
+        }
+        pthread_mutex_lock(&b->mu);
+        atomic_fetch_sub_explicit(&b->npolled, 1, memory_order_relaxed);
+        if (st == CUDA_ERROR_NOT_READY) {
+            to_waiter(b, r);
+        } else {
+            corun__cuda_report_done(b, r);
+        }
+        pthread_mutex_unlock(&b->mu);
+    }
+    if (keep != NULL) {
+        pthread_mutex_lock(&b->mu);
+        for (r = keep; r->next != NULL; r = r->next) {
+        }
+        r->next = b->polled;
+        b->polled = keep;
+        pthread_mutex_unlock(&b->mu);
+    }
+}
+
+static inline void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
 }
 
 /* Drains finished launches into ev. Under nothing; takes b->mu. */
@@ -222,7 +293,8 @@ static void scan_direct(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *
 
 /* Returns when launches finished, a direct kernel reported, the deadline
  * passed, or someone called wake (then possibly with no event: callers
- * loop). Sleeps in ppoll; while direct kernels are watched, at most the
+ * loop). Polls while it polls launches (corun__cuda_await), else sleeps in
+ * ppoll; while direct kernels are watched, at most the
  * report interval at a time (their device side cannot wake us). */
 int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, size_t cap,
                      size_t *n)
@@ -231,14 +303,29 @@ int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, s
     struct pollfd pfd = {b->efd, POLLIN, 0};
     struct timespec ts;
     uint64_t now, wait, cnt, scan_ns = (uint64_t)(b->set.report_poll_us * 1e3);
+    uint32_t wakes;
 
     *n = 0;
-    drain(b, ev, cap, n);
-    scan_direct(b, ev, cap, n);
-    if (*n > 0) {
-        return CORUN_OK;
+    wakes = atomic_load_explicit(&b->wakes, memory_order_acquire);
+    atomic_store_explicit(&b->poller, pthread_self(), memory_order_relaxed);
+    atomic_store_explicit(&b->polling, true, memory_order_relaxed);
+    for (;;) {
+        corun__cuda_collect(b);
+        drain(b, ev, cap, n);
+        scan_direct(b, ev, cap, n);
+        if (*n > 0) {
+            return CORUN_OK;
+        }
+        now = corun__mono_ns();
+        if (atomic_load_explicit(&b->npolled, memory_order_relaxed) == 0 || now >= deadline ||
+            atomic_load_explicit(&b->wakes, memory_order_acquire) != wakes) {
+            break;
+        }
+        relax();
     }
-    now = corun__mono_ns();
+    if (atomic_load_explicit(&b->wakes, memory_order_acquire) != wakes) {
+        return CORUN_OK; /* woken: the caller looks at what changed */
+    }
     if (now >= deadline) {
         return CORUN_OK;
     }
@@ -296,6 +383,8 @@ void corun__cuda_direct_unwatch(cuda_backend *b, corun__exec *k)
 void corun__cuda_wake(corun__backend *be)
 {
     uint64_t one = 1;
+
+    atomic_fetch_add_explicit(&cb(be)->wakes, 1, memory_order_release);
     if (write(cb(be)->efd, &one, sizeof(one)) < 0) {
         /* the counter cannot overflow in practice */
     }
@@ -311,6 +400,12 @@ void corun__cuda_waiters_stop(cuda_backend *b)
     pthread_mutex_unlock(&b->mu);
     for (i = 0; i < b->nwaiters; i++) {
         pthread_join(b->waiters[i], NULL);
+    }
+    while (b->polled) {
+        launch_rec *r = b->polled;
+        b->polled = r->next;
+        corun__cuda_give_event(b, r->done);
+        free(r);
     }
     while (b->done_head) {
         launch_rec *r = b->done_head;

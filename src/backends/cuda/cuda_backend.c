@@ -183,6 +183,7 @@ static void wait_inflight(cuda_backend *b, corun__exec *k)
 {
     int tries, i;
 
+    corun__cuda_collect(b);
     pthread_mutex_lock(&b->mu);
     for (tries = 0; tries < 10000 && k->inflight > 0; tries++) {
         launch_rec **pp = &b->done_head, *r;
@@ -210,6 +211,7 @@ static void wait_inflight(cuda_backend *b, corun__exec *k)
             }
             struct timespec ts = {0, 100000};
             nanosleep(&ts, NULL);
+            corun__cuda_collect(b);
             pthread_mutex_lock(&b->mu);
         }
     }

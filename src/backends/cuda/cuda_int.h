@@ -192,7 +192,8 @@ typedef struct launch_rec {
     CUevent done;               /* recorded after the kernel (blocking sync); NULL
                                    when the launch failed (launcher.c) */
     int status;                 /* CORUN_OK, or why the launch failed */
-    struct launch_rec *next;    /* in the pending or the finished queue */
+    struct launch_rec *next;    /* in the pending, polled or finished queue */
+    uint64_t since;             /* polled by poll() since (mono ns) */
 } launch_rec;
 
 typedef struct cuda_backend {
@@ -239,6 +240,14 @@ typedef struct cuda_backend {
     pthread_cond_t work;                /* a launch is pending, or stopping */
     pthread_t waiters[MAX_WAITERS];
     int nwaiters, idle, stopping;
+    /* Launches made on the polling thread itself, whose events poll()
+     * queries for their first COMPLETION_SPIN_US before a waiter takes
+     * them (corun__cuda_await); npolled counts them. */
+    launch_rec *polled;
+    _Atomic uint32_t npolled;
+    _Atomic pthread_t poller;           /* the thread that last called poll() */
+    _Atomic bool polling;               /* poller is set */
+    _Atomic uint32_t wakes;             /* corun__cuda_wake calls, ever */
     CUevent free_events[MAX_WAITERS];   /* recycled completion events */
     int nfree_events;
     int efd;
@@ -311,8 +320,12 @@ void corun__cuda_slot_give(cuda_backend *b, uint32_t slot, bool clean);
 
 int corun__cuda_take_event(cuda_backend *b, CUevent *ev);
 void corun__cuda_give_event(cuda_backend *b, CUevent ev);
-/* Hands a recorded launch to a waiter. Under b->mu. */
+/* Hands a recorded launch to poll() if the calling thread is the one that
+ * polls, else to a waiter. Under b->mu. */
 void corun__cuda_await(cuda_backend *b, launch_rec *r);
+/* Queues the launches poll() polls that have finished; the polling thread
+ * (or teardown). Not under b->mu. */
+void corun__cuda_collect(cuda_backend *b);
 /* Queues a finished (or failed) launch for poll and wakes it. Under b->mu. */
 void corun__cuda_report_done(cuda_backend *b, launch_rec *r);
 int corun__cuda_poll(corun__backend *be, uint64_t deadline, corun__bevent *ev, size_t cap,
