@@ -96,8 +96,8 @@ static int run_floor(const corun__scenario *sc, corun__run_env *env, const corun
 {
     corun__run_result r;
     char why[512] = "";
-    int ls = -1;
-    size_t i;
+    int ls = -1, rc;
+    size_t i, n;
 
     ls_floor[0] = ls_floor[1] = NAN;
     for (i = 0; i < o->nsystems && strcmp(o->systems[i], "smguard") != 0; i++) {
@@ -122,8 +122,14 @@ static int run_floor(const corun__scenario *sc, corun__run_env *env, const corun
         fprintf(stderr, "corun demo: smguard, the LS application alone: %s\n", why);
         return CORUN_EXIT_FAIL;
     }
-    corun__demo_ls_alone_calc(solo, &r, &ls_floor[0], &ls_floor[1]);
+    rc = corun__demo_ls_norms(solo, &r, &ls_floor[0], &ls_floor[1], &n);
     corun__run_result_free(&r);
+    if (rc != CORUN_OK) {
+        corun__progress_break(pr);
+        fprintf(stderr, "corun demo: smguard, the LS application alone: %s\n",
+                corun_strerror(rc));
+        return CORUN_EXIT_FAIL;
+    }
     return CORUN_EXIT_OK;
 }
 

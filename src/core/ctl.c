@@ -204,12 +204,17 @@ void corun__ctl_apply(corun_ctl *blk, const corun__ctl_write *w, size_t n)
     }
 }
 
+uint64_t corun__workers_capped(uint64_t w, uint32_t sm_lo, uint32_t sm_hi, uint32_t sm_count,
+                               uint64_t tasks)
+{
+    return sm_lo == 0 && sm_hi + 1 >= sm_count && tasks > 0 && tasks < w ? tasks : w;
+}
+
 uint32_t corun__direct_workers(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
                                uint32_t sm_count, uint64_t tasks)
 {
-    const uint32_t w = corun__workers_for(n, per_sm, sm_lo, sm_hi, sm_count);
-
-    return sm_lo == 0 && sm_hi + 1 >= sm_count && tasks > 0 && tasks < w ? (uint32_t)tasks : w;
+    return (uint32_t)corun__workers_capped(corun__workers_for(n, per_sm, sm_lo, sm_hi, sm_count),
+                                           sm_lo, sm_hi, sm_count, tasks);
 }
 
 uint32_t corun__workers_for(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,

@@ -97,9 +97,14 @@ bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *
  * not fit 32 bits. */
 uint32_t corun__workers_for(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
                             uint32_t sm_count);
-/* A direct kernel's primary grid: corun__workers_for, but on the whole GPU
- * no more workers than tasks (each runs its preset task; more would only
- * start, find nothing and leave, beside the ones that run). */
+/* w workers, but on the whole GPU no more than tasks: more would only start,
+ * find nothing and leave, and on an idle GPU the hardware puts them on SMs
+ * that already have one, where the first to start claim tasks beside each
+ * other. Scheduled launches and direct kernels' primary grids alike. */
+uint64_t corun__workers_capped(uint64_t w, uint32_t sm_lo, uint32_t sm_hi, uint32_t sm_count,
+                               uint64_t tasks);
+/* A direct kernel's primary grid: corun__workers_for, capped
+ * (corun__workers_capped; each worker runs its preset task). */
 uint32_t corun__direct_workers(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
                                uint32_t sm_count, uint64_t tasks);
 

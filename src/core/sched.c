@@ -576,14 +576,7 @@ static int launch_workers(corun__sched *s, corun__job *k, uint32_t first, uint32
     if (nworkers == 0 || base + nworkers > UINT32_MAX) {
         return CORUN_ERANGE;
     }
-    if (lo == 0 && hi + 1 >= s->be->desc.sm_count && k->tasks > 0 && nworkers > k->tasks) {
-        /* On the whole GPU no more workers than tasks, as a direct kernel's
-         * primary grid (corun__direct_workers): on an idle GPU the hardware
-         * puts the surplus on SMs that already have one, where the workers
-         * that start first claim tasks beside each other (a one-wave LS
-         * kernel then runs at the speed of two blocks per SM). */
-        nworkers = k->tasks;
-    }
+    nworkers = corun__workers_capped(nworkers, lo, hi, s->be->desc.sm_count, k->tasks);
     if (windowed(s) && corun__attr_ls(&k->attr) &&
         nworkers > (uint64_t)n * k->per_sm) {
         /* An LS kernel's window is SMs of its own, the rest busy with other

@@ -331,11 +331,12 @@ int corun__scenario_ensure_profiles(const corun__scenario *sc, const corun__run_
  * without an LS application. */
 double corun__solo_ls_p99_norm(const corun__scenario *sc, const corun__solo *solo);
 
-/* The LS applications' turnaround p50 and p99 over their solo p50 in a run
- * of them alone (corun__scenario_run with only_app): what a policy gives an
- * LS application with nothing beside it. NAN for both without LS kernels. */
-void corun__demo_ls_alone_calc(const corun__solo *solo, const corun__run_result *r,
-                               double *p50_norm, double *p99_norm);
+/* The LS applications' turnaround p50 and p99 over their solo p50 in run r
+ * (NAN for both without LS kernels) and how many LS kernels that is: a demo
+ * row's LS figures, and the row floor's (a run of the LS application alone,
+ * corun__scenario_run with only_app). CORUN_ENOMEM if out of memory. */
+int corun__demo_ls_norms(const corun__solo *solo, const corun__run_result *r, double *p50_norm,
+                         double *p99_norm, size_t *count);
 
 /* Folds one run and the solo references into a demo row. */
 int corun__demo_row_calc(const corun__scenario *sc, const corun__solo *solo,

@@ -686,32 +686,36 @@ double corun__solo_ls_p99_norm(const corun__scenario *sc, const corun__solo *sol
     return worst;
 }
 
-void corun__demo_ls_alone_calc(const corun__solo *solo, const corun__run_result *r,
-                               double *p50_norm, double *p99_norm)
+int corun__demo_ls_norms(const corun__solo *solo, const corun__run_result *r, double *p50_norm,
+                         double *p99_norm, size_t *count)
 {
     size_t i, j, n = 0;
     double *ls;
 
     *p50_norm = *p99_norm = NAN;
+    *count = 0;
     for (i = 0; i < r->napps; i++) {
         n += r->apps[i].cls == CORUN_CLASS_LS ? r->apps[i].completed : 0;
     }
-    if (n == 0 || (ls = malloc(n * sizeof(*ls))) == NULL) {
-        return;
+    if (n == 0) {
+        return CORUN_OK;
+    }
+    if ((ls = malloc(n * sizeof(*ls))) == NULL) {
+        return CORUN_ENOMEM;
     }
     n = 0;
     for (i = 0; i < r->napps; i++) {
-        if (r->apps[i].cls == CORUN_CLASS_LS && solo->p50_ns[i] > 0) {
+        if (r->apps[i].cls == CORUN_CLASS_LS) {
             for (j = 0; j < r->apps[i].completed; j++) {
                 ls[n++] = r->apps[i].turnaround_ns[j] / solo->p50_ns[i];
             }
         }
     }
-    if (n > 0) {
-        *p50_norm = corun__percentile(ls, n, 50);
-        *p99_norm = corun__percentile(ls, n, 99);
-    }
+    *p50_norm = corun__percentile(ls, n, 50);
+    *p99_norm = corun__percentile(ls, n, 99);
+    *count = n;
     free(ls);
+    return CORUN_OK;
 }
 
 int corun__demo_row_calc(const corun__scenario *sc, const corun__solo *solo,
@@ -719,8 +723,7 @@ int corun__demo_row_calc(const corun__scenario *sc, const corun__solo *solo,
 {
     corun__app_times times[CORUN_SCENARIO_MAX_APPS];
     corun__colocation col;
-    double *ls;
-    size_t i, j, nls = 0, nbatch = 0;
+    size_t i, nbatch = 0;
     double batch_sum = 0;
     int st;
 
@@ -730,36 +733,22 @@ int corun__demo_row_calc(const corun__scenario *sc, const corun__solo *solo,
         if (r->apps[i].completed == 0) {
             return CORUN_ESTATE;
         }
-        nls += r->apps[i].cls == CORUN_CLASS_LS ? r->apps[i].completed : 0;
     }
-    ls = malloc((nls ? nls : 1) * sizeof(*ls));
-    if (ls == NULL) {
-        return CORUN_ENOMEM;
+    st = corun__demo_ls_norms(solo, r, &out->ls_p50_norm, &out->ls_p99_norm, &out->ls_count);
+    if (st != CORUN_OK) {
+        return st;
     }
-    nls = 0;
     for (i = 0; i < r->napps; i++) {
         const corun__app_result *a = &r->apps[i];
         times[i].solo_ns = solo->mean_ns[i];
         times[i].shared_ns = a->mean_ns;
-        if (a->cls == CORUN_CLASS_LS) {
-            for (j = 0; j < a->completed; j++) {
-                ls[nls++] = a->turnaround_ns[j] / solo->p50_ns[i];
-            }
-        } else if (solo->rate_per_s[i] > 0) {
+        if (a->cls != CORUN_CLASS_LS && solo->rate_per_s[i] > 0) {
             batch_sum += a->rate_per_s / solo->rate_per_s[i];
             nbatch++;
             out->batch_count += a->completed;
         }
     }
-    if (nls > 0) {
-        out->ls_p50_norm = corun__percentile(ls, nls, 50);
-        out->ls_p99_norm = corun__percentile(ls, nls, 99);
-    } else {
-        out->ls_p50_norm = out->ls_p99_norm = NAN;
-    }
-    out->ls_count = nls;
     out->batch_norm = nbatch ? batch_sum / (double)nbatch : NAN;
-    free(ls);
     st = corun__colocation_calc(times, r->napps, &col);
     if (st != CORUN_OK) {
         return st;
