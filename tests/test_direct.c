@@ -154,6 +154,7 @@ static void a_stream_runs_its_kernels_in_order_released_by_the_device(void **sta
                  sc = spec_of("c", 2000, 10);
     first_claims fc;
     corun__exec *a, *b, *c;
+    corun__bevent ec;
     uint64_t ta, tc;
 
     (void)state;
@@ -165,8 +166,15 @@ static void a_stream_runs_its_kernels_in_order_released_by_the_device(void **sta
     fc.k[0] = a;
     fc.k[1] = b;
     fc.k[2] = c;
-    tc = until_event(be, 3, CORUN_BEV_FINISHED, NULL);
+    tc = until_event(be, 3, CORUN_BEV_FINISHED, &ec);
     ta = until_event(be, 1, CORUN_BEV_FINISHED, NULL);
+    /* its grid ran every task: the device's measure of that run (its first
+     * worker's start to its last one's end) reaches the host, the plain
+     * line's prediction (corun__entry_predict_ns): at least its 2,000
+     * tasks of 10 us over 1,056 slots, and no longer than until the host
+     * heard of it */
+    assert_true(ec.run_ns >= 2 * 10 * US);
+    assert_true(ec.run_ns < tc);
     (void)until_event(be, 2, CORUN_BEV_FINISHED, NULL);
     assert_true(fc.t[2] < ta);     /* the other stream did not wait for a */
     assert_true(tc < ta);
@@ -388,7 +396,7 @@ static void launch_1056(corun_ctx *ctx, corun_kernel *k, const corun_launch_attr
 
 /* The plain line is CORUN_PLAIN_BATCH_BELOW_US while only batch work has
  * launched, and the shorter CORUN_PLAIN_BELOW_US once LS work has: a kernel
- * of one 30 us wave runs plain beside batch work (default lines 60 / 15),
+ * of one 30 us wave runs plain beside batch work (default lines 100 / 15),
  * and preemptible again after an LS launch. */
 static void the_plain_line_is_shorter_while_ls_work_runs(void **state)
 {

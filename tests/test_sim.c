@@ -746,6 +746,25 @@ static void ahead_wanted_where_chunks_hold_three(void **state)
     assert_true(corun__entry_wanted(UINT32_MAX / 4 + 1, UINT32_MAX, 0));
 }
 
+/* How long a launch will run, for the plain line: the last launch's device
+ * run scaled by waves of workers, not the waves times the reported task
+ * time, which is the slowest worker's mean (convsep's rows kernel on an
+ * H200: 32,768 tasks, 4,224 workers, a run of 89 us, a reported 87 us). */
+static void a_launch_runs_as_long_as_the_last_run_said(void **state)
+{
+    (void)state;
+    /* the run, at the same size and at twice the tasks (16 waves, not 8) */
+    assert_true(corun__entry_predict_ns(89000, 87000, 32768, 4224, 32768) == 89000.0);
+    assert_true(corun__entry_predict_ns(89000, 87000, 32768, 4224, 65536) == 178000.0);
+    /* one wave of a smaller launch still takes at least the last one's per wave */
+    assert_true(corun__entry_predict_ns(89000, 87000, 32768, 4224, 100) == 89000.0 / 8);
+    /* no run known (a preempted or grown launch): waves times the task time */
+    assert_true(corun__entry_predict_ns(0, 11000, 32768, 4224, 32768) == 8 * 11000.0);
+    /* nothing known */
+    assert_true(corun__entry_predict_ns(89000, 87000, 32768, 0, 32768) == 0.0);
+    assert_true(corun__entry_predict_ns(0, 0, 0, 4224, 32768) == 0.0);
+}
+
 /* A fresh launch through the ahead entry: workers start on their preset task
  * (no claim, next = workers), then claim one task at each task's start, and
  * run every task once. */
@@ -1582,6 +1601,7 @@ int main(void)
         cmocka_unit_test(task_limit_stops_claims_and_rewind_resumes),
         cmocka_unit_test(ahead_wanted_where_chunks_hold_three),
         cmocka_unit_test(ahead_runs_every_task_once_from_a_preset_start),
+        cmocka_unit_test(a_launch_runs_as_long_as_the_last_run_said),
         cmocka_unit_test(ahead_halt_keeps_the_prefix_within_two_tasks),
         cmocka_unit_test(ahead_job_preempted_and_resumed_runs_every_task),
         cmocka_unit_test(ahead_entry_left_for_short_tasks_is_not_reentered),

@@ -68,6 +68,11 @@
  *    next = done - preset. So a halt waits for the rest of the running task
  *    and the one claimed with it (two tasks at most). A direct kernel (below)
  *    is never voided: its resume may not wait for a host write of next.
+ *  - A scheduled launch (on corun's own streams) carries the kernel's report
+ *    too: a worker that leaves with every task done writes FINISHED there,
+ *    so once every launch of the kernel has finished the scheduler reads
+ *    its end from host memory. A halted, evicted or limited kernel leaves no
+ *    FINISHED; the host then reads the control block.
  *  - Direct kernels. A launch in the user's stream (corun_launch_stream)
  *    runs a "primary" grid there: wa.primary is its worker count. A primary
  *    worker that leaves adds 2^32 to `done` (the primary workers that have
@@ -151,14 +156,19 @@ typedef struct corun_ctl {
     uint8_t pad4_[CORUN_CTL_LINE - 24];
 } corun_ctl;
 
-/* What the device side of a direct kernel tells the host, in host memory
- * (one per control block; written by one block at a time: the primary grid's
- * last worker). A HELD report stores tag with an odd count, then (fenced)
- * done, live and task_ns, then (fenced) tag with the next, even count; the
- * host reads tag, the rest, and tag again, and keeps what it read only if
- * both tags are equal and the count even. FINISHED and RELEASED, the last
- * report of a launch, store the numbers and the tag unfenced: their state
- * is what counts, their numbers are hints. */
+/* What the device side of a kernel tells the host, in host memory (one per
+ * control block). A direct kernel's is written by one block at a time, the
+ * primary grid's last worker. A kernel launched on corun's own streams (a
+ * scheduled launch) gets FINISHED alone, from every worker that leaves after
+ * its last task with a task run: all write the same but task_ns, and the host
+ * reads it only once every launch of the kernel has finished, so it learns
+ * the kernel's end without reading the control block. A HELD report
+ * stores tag with an odd count, then (fenced) done, live and task_ns, then
+ * (fenced) tag with the next, even count; the host reads tag, the rest, and
+ * tag again, and keeps what it read only if both tags are equal and the
+ * count even. FINISHED and RELEASED, the last report of a launch, store the
+ * numbers and the tag unfenced: their state is what counts, their numbers
+ * are hints. */
 typedef struct corun_report {
     uint32_t done;              /* tasks completed when written */
     uint32_t live;              /* workers running when written (HELD) */
@@ -188,8 +198,9 @@ typedef struct corun_report {
  * and it needs no write to the control block before the launch. */
 typedef struct corun_worker_arg {
     corun_ctl *ctl;             /* device address of the control block */
-    corun_report *report;       /* direct kernels' primary grid: where it reports
-                                   (device address of host memory); else NULL */
+    corun_report *report;       /* where the launch reports (device address of
+                                   host memory): a direct kernel's primary grid,
+                                   or a scheduled launch; else NULL */
     uint64_t task_hits;         /* device address of a uint32 per task, or 0;
                                    counted only in builds with CORUN_TASK_HITS */
     uint32_t base;              /* worker id of this launch's blockIdx.x == 0 */

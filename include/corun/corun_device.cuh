@@ -31,7 +31,9 @@
  * also get one __syncthreads between consecutive tasks of a chunk (the block
  * boundary of the original grid implied it); pass CORUN_SHARED to ask for it.
  * A worker leaves through corun__leave, where the last worker of a direct
- * kernel's primary grid reports to the host or holds the stream.
+ * kernel's primary grid reports to the host or holds the stream, and a
+ * worker of a scheduled launch that finds every task done says so in the
+ * kernel's report.
  *
  * The claim is made by the block's first thread once its own warp has
  * finished the chunk, not by whichever warp finishes first: that hid the
@@ -205,7 +207,7 @@ __device__ __forceinline__ void corun__first_chunk(const corun_worker_arg &wa,
 __device__ __forceinline__ void corun__started(const corun_worker_arg &wa, uint32_t id)
 {
     atomicAdd(&wa.ctl->started, 1u);
-    if (id == 0 && wa.report != nullptr) {
+    if (id == 0 && wa.primary != 0) {
         wa.report->t_start = corun_globaltimer();
     }
 }
@@ -319,10 +321,31 @@ __device__ __forceinline__ void corun__count_done(const corun_worker_arg &wa, ui
     atomicAdd((unsigned long long *)&wa.ctl->done, (unsigned long long)n);
 }
 
+/* A worker of a scheduled launch (wa.report set, no primary grid) as it
+ * leaves: if every task is done, it writes the kernel's report FINISHED, so
+ * the host learns the end from host memory once the launch has finished,
+ * without reading the control block (corun_ctl.h). The worker whose add
+ * brought done to the tasks reads it here after that add, so one always
+ * writes; workers leaving after it write the same. The task time is worker
+ * 0's (task_ns_seed, what the host read from the block before) once it has
+ * stored it, else the writer's own: the last workers to leave are the
+ * slowest, whose mean may span several tasks' time. One that ran no task
+ * (task_ns 0) writes nothing. Not inlined: nothing here adds to the
+ * registers held across a task body. */
+static __device__ __noinline__ void corun__report_end(const corun_worker_arg wa, uint32_t task_ns)
+{
+    const uint32_t done = corun_ld_volatile32((const uint32_t *)&wa.ctl->done);
+    if (done >= wa.tasks && task_ns != 0) {
+        const uint32_t seed = corun_ld_volatile32(&wa.ctl->task_ns_seed);
+        corun__report(wa, CORUN_REPORT_FINISHED, 62, wa.tasks, 0, seed != 0 ? seed : task_ns);
+    }
+}
+
 /* Leader only, as a worker leaves. A primary worker counts itself in done's
  * high half, with the pend tasks it has not yet added to done; the last one
  * of its grid reports, or holds the stream first (corun__anchor). Any other
- * worker counts itself in exited. */
+ * worker counts itself in exited, and a scheduled launch's may report the
+ * end (corun__report_end). */
 __device__ __forceinline__ void corun__leave(const corun_worker_arg &wa, uint32_t pend,
                                              uint32_t task_ns)
 {
@@ -337,6 +360,9 @@ __device__ __forceinline__ void corun__leave(const corun_worker_arg &wa, uint32_
          * has finished, and the kernel's end publishes them), and a fence
          * made the leader wait for its own last stores. */
         atomicAdd(&ctl->exited, 1u);
+        if (wa.report != nullptr) {
+            corun__report_end(wa, task_ns);
+        }
         return;
     }
     const unsigned long long old =

@@ -79,6 +79,7 @@ struct corun_kernel {
     corun__entry_memo memo;
     uint64_t last_tasks;
     uint32_t last_task_ns, last_workers;
+    uint32_t last_run_ns; /* its primary grid's run on the device, 0 = none */
     uint32_t plain_run;   /* launches run plain since the last measured one */
     uint32_t rid, rgen;   /* its id on corund's connection rgen (0: not registered there) */
     struct corun_kernel *next;
@@ -217,6 +218,7 @@ static void job_done(corun__sched *s, corun__job *k, void *user)
             kern->last_tasks = k->tasks;
             kern->last_task_ns = k->task_ns;
             kern->last_workers = j->workers;
+            kern->last_run_ns = k->dev_run_ns;
         }
         pthread_mutex_unlock(&kern->mu);
     }
@@ -676,7 +678,7 @@ static uint64_t launch_now(corun_ctx *c)
  * scaled to these tasks, ended within the line, CORUN_PLAIN_BELOW_US while
  * latency-sensitive work runs (here, or in another program on a GPU corund
  * coordinates) and CORUN_PLAIN_BATCH_BELOW_US otherwise (corun.h,
- * docs/decisions/0019). */
+ * docs/decisions/0019), predicted by corun__entry_predict_ns. */
 #define PLAIN_REMEASURE 32
 static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks)
 {
@@ -684,7 +686,6 @@ static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks)
     const bool ls = (urgent != 0 && launch_now(c) + 1 - urgent < URGENT_WINDOW_NS) ||
                     corun__remote_ls_elsewhere(c->remote, URGENT_WINDOW_NS);
     double below = (ls ? c->set.plain_below_us : c->set.plain_batch_below_us) * 1e3, ns;
-    uint64_t waves;
 
     if (!(below > 0)) {
         return false;
@@ -692,9 +693,9 @@ static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks)
     bool plain;
 
     pthread_mutex_lock(&kern->mu);
-    waves = kern->last_workers ? (tasks + kern->last_workers - 1) / kern->last_workers : 0;
-    ns = (double)waves * kern->last_task_ns;
-    plain = waves > 0 && ns < below;
+    ns = corun__entry_predict_ns(kern->last_run_ns, kern->last_task_ns, kern->last_tasks,
+                                 kern->last_workers, tasks);
+    plain = ns > 0 && ns < below;
     /* every PLAIN_REMEASURE-th launch still runs as workers and measures:
      * a plain launch measures nothing, and the kernel's work may grow */
     if (plain && ++kern->plain_run >= PLAIN_REMEASURE) {

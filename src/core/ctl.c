@@ -188,6 +188,24 @@ bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *
     return true;
 }
 
+bool corun__ctl_progress_reported(const corun__ctl_host *h, const volatile corun_report *r,
+                                  uint32_t seq, corun_progress *out)
+{
+    corun__report_view v;
+
+    if (!corun__ctl_report_read(r, &v) || v.seq != (seq & 0xffffffu) ||
+        v.state != CORUN_REPORT_FINISHED) {
+        return false;
+    }
+    out->tasks = h->tasks;
+    out->claimed = h->tasks;
+    out->done = h->tasks;
+    out->live = 0;
+    out->task_ns = v.task_ns;
+    out->ahead = h->ahead;
+    return true;
+}
+
 void corun__ctl_apply(corun_ctl *blk, const corun__ctl_write *w, size_t n)
 {
     size_t i;

@@ -88,6 +88,13 @@ typedef struct corun__report_view {
 } corun__report_view;
 bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *out);
 
+/* The progress of a kernel of use seq none of whose launches is in flight,
+ * from its report: true with every task done if a scheduled launch's worker
+ * wrote FINISHED for this use (corun_ctl.h), false if not (halted, evicted,
+ * limited, or another use's report): read the control block then. */
+bool corun__ctl_progress_reported(const corun__ctl_host *h, const volatile corun_report *r,
+                                  uint32_t seq, corun_progress *out);
+
 /* Workers for n CapSMs of per_sm each on SMs [sm_lo, sm_hi] of sm_count.
  * A launch bound to fewer SMs than the GPU has carries more workers: the
  * hardware places workers on every SM with a free slot, and those outside

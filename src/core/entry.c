@@ -82,3 +82,19 @@ bool corun__entry_decide(corun__entry_memo *m, unsigned setting, bool has_ahead,
     }
     return setting == 2 || corun__entry_choose(m, budget_ns);
 }
+
+double corun__entry_predict_ns(uint32_t run_ns, uint32_t task_ns, uint64_t last_tasks,
+                               uint32_t last_workers, uint64_t tasks)
+{
+    uint64_t waves, was;
+
+    if (last_workers == 0) {
+        return 0;
+    }
+    waves = (tasks + last_workers - 1) / last_workers;
+    if (run_ns != 0 && last_tasks != 0) {
+        was = (last_tasks + last_workers - 1) / last_workers;
+        return (double)run_ns * (double)waves / (double)was;
+    }
+    return (double)waves * task_ns;
+}

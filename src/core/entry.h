@@ -69,6 +69,16 @@ void corun__entry_learn(corun__entry_memo *m, uint32_t task_ns, bool ran_ahead,
  * run_ns on the device (0: not known, ignored). */
 void corun__entry_measured(corun__entry_memo *m, bool ran_ahead, uint32_t run_ns, uint64_t tasks);
 
+/* How long a launch of `tasks` tasks will run, from the kernel's last launch
+ * of last_tasks, made with last_workers workers: its run on the device
+ * (run_ns: its first worker's start to its last worker's end, 0 = not known)
+ * scaled by the waves of workers, else the waves times its reported task
+ * time (task_ns). The run is preferred: the reported task time is the mean
+ * of the worker that left last, the slowest, which may span several tasks
+ * (on an H200, 87 us for convsep's 11 us tasks). 0 = nothing known. */
+double corun__entry_predict_ns(uint32_t run_ns, uint32_t task_ns, uint64_t last_tasks,
+                               uint32_t last_workers, uint64_t tasks);
+
 /* The whole decision for one launch: setting is CORUN_AHEAD (0 never, 1 by
  * the memo, 2 always); has_ahead: the kernel has an ahead entry; tasks: the
  * launch's (the ahead entry takes at most CORUN_AHEAD_MAX_TASKS). */

@@ -62,9 +62,9 @@
       "green: SMs of the partition for LS kernels (class ls or priority > 0), rounded up to "   \
       "what the hardware splits (H100: multiples of 8); the rest is the batch partition; 0 = "  \
       "a scenario's LS need as smguard sizes it, else RESERVE_CAPSM")                           \
-    X(PLAIN_BATCH_BELOW_US, plain_batch_below_us, DBL, "60", 0, 1e6, "",                        \
+    X(PLAIN_BATCH_BELOW_US, plain_batch_below_us, DBL, "100", 0, 1e6, "",                       \
       "the same line while only batch work runs: the longest a preemption may wait for a "      \
-      "plain kernel to end when no LS work is waiting (docs/decisions/0019); 0 never")          \
+      "plain kernel to end when no LS work is waiting (docs/decisions/0019, 0043); 0 never")    \
     X(REPORT_POLL_US, report_poll_us, DBL, "200", 10, 1e6, "",                                   \
       "cuda: how often the scheduler reads what running stream-ordered kernels reported "       \
       "(finished, held); accounting and policies only, never a stream's progress")              \

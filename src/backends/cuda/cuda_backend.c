@@ -405,6 +405,8 @@ static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__
          * (launcher.c says why) */
         return corun__cuda_launch_later(b, k, req);
     }
+    /* its workers report the kernel's end there (cuda_progress) */
+    k->wa.report = (corun_report *)(uintptr_t)(b->reports_dev + k->slot * sizeof(corun_report));
     if (req->part != 0) {
         const int si = reserve_part(b, k, req->part);
         return si < 0 ? CORUN_EINVAL
@@ -576,12 +578,20 @@ static int cuda_rewind(corun__backend *be, corun__exec *k, uint64_t next, uint64
     return rc == CORUN_OK ? order_after_writes(b, k) : rc;
 }
 
+/* From the report where a scheduled kernel's workers said every task was
+ * done once none of its launches is in flight (no driver call: the
+ * scheduler asks at every kernel's end); else a copy of the control
+ * block, waited for. */
 static int cuda_progress(corun__backend *be, corun__exec *k, corun_progress *out)
 {
     cuda_backend *b = cb(be);
     const corun__cu *cu = b->d->cu;
     corun_ctl *rb = b->readback;
 
+    if (!k->direct && !in_flight(b, k) &&
+        corun__ctl_progress_reported(&k->ch, &b->reports[k->slot], k->seq, out)) {
+        return CORUN_OK;
+    }
     if (corun__cuda_set_current(b) != CORUN_OK ||
         cu->cuMemcpyDtoHAsync(&rb->next, k->ctl + offsetof(corun_ctl, next),
                               sizeof(*rb) - offsetof(corun_ctl, next), b->ctl) != CUDA_SUCCESS ||

@@ -322,6 +322,7 @@ static int handle(corun__sim *s, const corun__hevent *e, corun__bevent *out)
         out->done = (uint32_t)(e->b >> 32);
         out->live = (uint32_t)e->b;
         out->task_ns = k->rep_task_ns;
+        out->run_ns = out->kind == CORUN_BEV_FINISHED ? k->rep_run_ns : 0;
         reported = 1;
         break;
     }

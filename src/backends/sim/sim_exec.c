@@ -372,6 +372,7 @@ static void worker_leave(corun__sim *s, uint32_t b)
     }
     k->rep_task_ns = blk->mean_ns;
     if (done_of(k) >= k->tasks) {
+        k->rep_run_ns = (uint32_t)(s->now - k->t_primary); /* the grid ran every task alone */
         corun__sim_report(s, k, CORUN_BEV_FINISHED, 0);
         block_leave(s, b);
         return;
@@ -678,6 +679,9 @@ void corun__sim_block_start(corun__sim *s, uint32_t b)
     }
     k->ctl.started++;
     s->stats.workers_started++;
+    if (blk->worker == 0 && blk->l->wa.primary != 0) {
+        k->t_primary = s->now; /* corun__started's stamp */
+    }
     blk->holding = false;
     blk->ran = false;
     blk->next_hint = blk->l->wa.preset;

@@ -177,6 +177,9 @@ struct corun__exec {
     uint32_t anchor;             /* block holding the stream, or CORUN_SIM_NO_BLOCK */
     uint32_t holders;            /* its workers holding their slots (corun__hold) */
     uint32_t rep_task_ns;        /* task time in the last report */
+    uint64_t t_primary;          /* when the primary grid's worker 0 started */
+    uint32_t rep_run_ns;         /* FINISHED by the primary grid alone: its run
+                                    (corun_report's t_end - t_start), else 0 */
     uint64_t cookie;             /* bind's */
     uint32_t worker_calls;       /* worker launches made */
     uint32_t launches;           /* launches not over (all their blocks gone) */
