@@ -129,14 +129,15 @@ static json_t *app_json(const sim_report *rep, size_t i)
     view_app(rep, i, &v);
     ao = json_pack(
         "{s:s, s:s, s:i, s:I, s:I, s:I, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, "
-        "s:o, s:I}",
+        "s:o, s:o, s:I}",
         "name", a->name, "class", a->cls == CORUN_CLASS_LS ? "ls" : "batch", "priority",
         (int)app->attr.priority, "submitted", (json_int_t)a->submitted, "completed",
         (json_int_t)a->completed, "failed", (json_int_t)a->failed, "turnaround_mean_us",
         corun__json_num(a->mean_ns * 1e-3), "turnaround_p50_us", corun__json_num(a->p50_ns * 1e-3),
         "turnaround_p99_us", corun__json_num(a->p99_ns * 1e-3), "ntt",
         corun__json_num(a->mean_ns / solo_mean_ns), "solo_mean_us",
-        corun__json_num(solo_mean_ns * 1e-3), "waiting_mean_us",
+        corun__json_num(solo_mean_ns * 1e-3), "solo_p50_us",
+        corun__json_num(rep->solo->p50_ns[i] * 1e-3), "waiting_mean_us",
         corun__json_num(v.waiting_mean_ns * 1e-3), "gpu_share", corun__json_num(v.gpu_share),
         "rate_per_s", corun__json_num(a->rate_per_s), "work_rate", corun__json_num(v.work_rate),
         "preemptions", (json_int_t)a->preemptions);

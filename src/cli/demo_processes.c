@@ -9,9 +9,11 @@
  * a process of its own.
  *
  * Each process is this program's `corun sim --apps APP --json`; its report
- * gives the LS turnaround of every kernel (normalised to the LS kernel alone,
- * its plain solo mean) and the batch work rate (block-tasks per second over
- * its plain solo phase's). MPS is started for the run where no server
+ * gives the LS turnaround of every kernel (normalised to the LS application
+ * alone: its plain solo phase's median, as the one-process demo's rows) and
+ * the batch work rate (block-tasks per second over its plain solo phase's).
+ * Not the solo mean: under MPS a few of the LS process's kernels take
+ * milliseconds now and then, and its mean was twice its median. MPS is started for the run where no server
  * answers (and stopped after). A real GPU only: on the simulator each
  * process would simulate a GPU of its own, in virtual time, which no daemon
  * coordinates (cmd_demo.c refuses it).
@@ -57,7 +59,7 @@ typedef struct proc_run {
 
 /* What one process's report says of its application. */
 typedef struct app_result {
-    double solo_us;     /* its kernel alone (plain) */
+    double solo_us;     /* its turnaround alone (plain dispatch), the median */
     double p50_us, p99_us;
     double work_rate;   /* batch: block-tasks per second over alone */
     size_t n;           /* kernels completed */
@@ -249,7 +251,7 @@ static int read_result(const proc_run *r, const char *app, const char *tag, app_
         json_decref(root);
         return -1;
     }
-    res->solo_us = json_number_value(json_object_get(a, "solo_mean_us"));
+    res->solo_us = json_number_value(json_object_get(a, "solo_p50_us"));
     res->work_rate = json_number_value(json_object_get(a, "work_rate"));
     kernels = json_object_get(a, "kernels");
     res->n = json_array_size(kernels);
@@ -486,8 +488,8 @@ int corun__demo_processes(corun__cli *cli, const corun__run_opts *o, const char 
         }
         corun__cli_print_json(arr);
     } else {
-        printf("scenario %s, backend %s, %s, two processes started together; LS kernel alone "
-               "%.1f us\n",
+        printf("scenario %s, backend %s, %s, two processes started together; LS application "
+               "alone (plain) %.1f us at the median\n",
                o->scenario != NULL ? o->scenario : "ls-batch", backend, mps_state, la.solo_us);
         printf("  %-40s %7s %7s %8s %6s\n", "system", "LS p50", "LS p99", "batch", "LS n");
         print_row("each alone (smguard, a process each)", &la, &ba, la.solo_us);
@@ -496,8 +498,8 @@ int corun__demo_processes(corun__cli *cli, const corun__run_opts *o, const char 
                 print_row(pairs[i].what, &l[i], &b[i], la.solo_us);
             }
         }
-        printf("(LS turnaround p50 / p99 over the LS kernel alone; batch block-tasks per second "
-               "over the batch loop alone)\n");
+        printf("(LS turnaround p50 / p99 over the LS application's median alone; batch "
+               "block-tasks per second over the batch loop alone)\n");
     }
     rc = CORUN_EXIT_OK;
 out:
