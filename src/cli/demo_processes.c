@@ -13,7 +13,7 @@
  * alone: its plain solo phase's median, as the one-process demo's rows) and
  * the batch work rate (block-tasks per second over its plain solo phase's).
  * Not the solo mean: under MPS a few of the LS process's kernels take
- * milliseconds now and then, and its mean was twice its median. MPS is
+ * milliseconds now and then, which put its mean far above its median. MPS is
  * started for the run where no server answers (and stopped after). A real
  * GPU only: on the simulator each process would simulate a GPU of its own,
  * in virtual time, which no daemon coordinates (cmd_demo.c refuses it).

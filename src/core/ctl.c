@@ -188,13 +188,17 @@ bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *
     return true;
 }
 
+bool corun__ctl_report_of(const volatile corun_report *r, uint32_t seq, corun__report_view *out)
+{
+    return corun__ctl_report_read(r, out) && out->seq == (seq & 0xffffffu);
+}
+
 bool corun__ctl_progress_reported(const corun__ctl_host *h, const volatile corun_report *r,
                                   uint32_t seq, corun_progress *out)
 {
     corun__report_view v;
 
-    if (!corun__ctl_report_read(r, &v) || v.seq != (seq & 0xffffffu) ||
-        v.state != CORUN_REPORT_FINISHED) {
+    if (!corun__ctl_report_of(r, seq, &v) || v.state != CORUN_REPORT_FINISHED) {
         return false;
     }
     out->tasks = h->tasks;

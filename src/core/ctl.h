@@ -87,6 +87,9 @@ typedef struct corun__report_view {
                         (a hint; 0 = none) */
 } corun__report_view;
 bool corun__ctl_report_read(const volatile corun_report *r, corun__report_view *out);
+/* corun__ctl_report_read, and true only if the report is of use seq of its
+ * control block (a tag keeps 24 bits of it): another use's says nothing. */
+bool corun__ctl_report_of(const volatile corun_report *r, uint32_t seq, corun__report_view *out);
 
 /* The progress of a kernel of use seq none of whose launches is in flight,
  * from its report: true with every task done if a scheduled launch's worker

@@ -74,8 +74,8 @@ void corun__entry_measured(corun__entry_memo *m, bool ran_ahead, uint32_t run_ns
  * (run_ns: its first worker's start to its last worker's end, 0 = not known)
  * scaled by the waves of workers, else the waves times its reported task
  * time (task_ns). The run is preferred: the reported task time is the mean
- * of the worker that left last, the slowest, which may span several tasks
- * (on an H200, 87 us for convsep's 11 us tasks). 0 = nothing known. */
+ * of the worker that left last, the slowest, which may span several tasks.
+ * 0 = nothing known. */
 double corun__entry_predict_ns(uint32_t run_ns, uint32_t task_ns, uint64_t last_tasks,
                                uint32_t last_workers, uint64_t tasks);
 

@@ -248,7 +248,7 @@ bool corun__cuda_direct_over(const cuda_backend *b, const corun__exec *k)
 {
     corun__report_view v;
 
-    return corun__ctl_report_read(&b->reports[k->slot], &v) && v.seq == (k->seq & 0xffffffu) &&
+    return corun__ctl_report_of(&b->reports[k->slot], k->seq, &v) &&
            (v.state == CORUN_REPORT_FINISHED || v.state == CORUN_REPORT_RELEASED);
 }
 
@@ -263,8 +263,8 @@ static void scan_direct(cuda_backend *b, corun__bevent *ev, size_t cap, size_t *
         corun__report_view v;
         uint64_t cookie = atomic_load_explicit(&k->cookie, memory_order_acquire);
         next = k->dnext;
-        if (cookie == 0 || k->over || !corun__ctl_report_read(&b->reports[k->slot], &v) ||
-            v.seq != (k->seq & 0xffffffu) || v.state == CORUN_REPORT_NONE) {
+        if (cookie == 0 || k->over || !corun__ctl_report_of(&b->reports[k->slot], k->seq, &v) ||
+            v.state == CORUN_REPORT_NONE) {
             continue;
         }
         /* by what it says: a report's count wraps, and the one read last
