@@ -37,6 +37,15 @@ int corun_test_make_sim(void *ctx, const corun__scenario *sc, uint64_t seed, cor
     return corun__backend_create("sim", ctx, &sc->gpu, seed, out, why, why_len);
 }
 
+void corun_test_fixed_model(corun__settings *set)
+{
+    set->sim_block_speedup = 1.9;
+    set->sim_launch_us = 5;
+    set->sim_notify_us = 10;
+    set->sim_launch_jitter_us = 0;
+    set->sim_idle_launch_us = 0;
+}
+
 void corun_test_exp_opts(corun__exp_opts *o, corun__settings *set)
 {
     memset(o, 0, sizeof(*o));

@@ -26,6 +26,7 @@ static corun__run_env env;
 static int setup(void **state)
 {
     corun__settings_default(&set);
+    corun_test_fixed_model(&set);
     memset(&env, 0, sizeof(env));
     env.make_backend = corun_test_make_sim;
     env.make_ctx = &set;

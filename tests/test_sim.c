@@ -30,13 +30,19 @@ static corun__backend *make_sim(const corun__sim_opts *o)
 
 /* The defaults on a GPU where no block runs faster than in its kernel
  * alone at full occupancy (block_speedup 1), so that one kernel's blocks all
- * run at speed 1: the dispatcher, worker protocol and DRAM tests below pin
- * times to the nanosecond. SMs shared between kernels have their own tests
- * (test_sim_share.c), on the defaults. */
+ * run at speed 1, with fixed launch and notify delays (5 and 10 us, no
+ * launch noise, no idle GPU's extra): the dispatcher, worker protocol and
+ * DRAM tests below pin times to the nanosecond. SMs shared between kernels
+ * have their own tests (test_sim_share.c); the delays' model has its own
+ * below (a_launch_on_an_idle_gpu_waits_longer). */
 static void protocol_opts(corun__sim_opts *o)
 {
     corun__sim_opts_default(o);
     o->block_speedup = 1;
+    o->launch_ns = 5e3;
+    o->notify_ns = 10e3;
+    o->launch_jitter_ns = 0;
+    o->idle_launch_ns = 0;
 }
 
 static corun__backend *default_sim(void)
@@ -124,6 +130,75 @@ static corun_progress progress(corun__backend *be, corun__exec *k)
     corun_progress p;
     assert_int_equal(be->ops->progress(be, k, &p), CORUN_OK);
     return p;
+}
+
+/* The launch delay's model: launch_ns, plus idle_launch_ns for a launch that
+ * finds the GPU idle for idle_after_ns (and from the start), plus the launch
+ * noise, whose draws never let a launch overtake one made before it. */
+static void a_launch_on_an_idle_gpu_waits_longer(void **state)
+{
+    corun__sim_opts o;
+    corun__bevent ev[4];
+    corun__kspec s = spec_of("idle", 1, 256, 32, 0, 10 * US);
+    corun__backend *be;
+    corun__exec *k;
+    uint64_t t;
+    int i;
+
+    (void)state;
+    protocol_opts(&o);
+    o.idle_launch_ns = 8 * US;
+    o.idle_after_ns = 100 * US;
+    be = make_sim(&o);
+    k = open_kernel(be, &s, NULL);
+    /* idle from the start: 5 + 8 us to the dispatcher, 10 us task, 10 us notify */
+    assert_int_equal(be->ops->launch_plain(be, k, 0, 1), CORUN_OK);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(ev[0].time_ns, 33 * US);
+    /* 0 us after the last block left: no extra */
+    assert_int_equal(be->ops->launch_plain(be, k, 0, 2), CORUN_OK);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(ev[0].time_ns, 33 * US + 25 * US);
+    /* idle for 200 us: the extra again */
+    t = be->ops->now_ns(be) + 200 * US;
+    run_until(be, t);
+    assert_int_equal(be->ops->launch_plain(be, k, 0, 3), CORUN_OK);
+    assert_int_equal(drain(be, ev, 4), 1);
+    assert_int_equal(ev[0].time_ns, t + 33 * US);
+    be->ops->exec_close(be, k);
+    be->ops->destroy(be);
+
+    /* with noise: later by its draws, never out of order, the same for a seed */
+    protocol_opts(&o);
+    o.launch_jitter_ns = 14 * US;
+    for (i = 0; i < 2; i++) {
+        corun__bevent a[64];
+        static uint64_t first_run[64];
+        corun__exec *ks[32];
+        size_t n, j;
+        be = make_sim(&o);
+        for (j = 0; j < 32; j++) {
+            ks[j] = open_kernel(be, &s, NULL);
+            assert_int_equal(be->ops->launch_plain(be, ks[j], 0, j + 1), CORUN_OK);
+        }
+        n = drain(be, a, 64);
+        assert_int_equal(n, 32);
+        for (j = 0; j < n; j++) {
+            /* each a block of its own on an empty GPU: done in launch order */
+            assert_int_equal(a[j].cookie, j + 1);
+            assert_true(a[j].time_ns > 25 * US);
+            if (i == 0) {
+                first_run[j] = a[j].time_ns;
+            } else {
+                assert_int_equal(a[j].time_ns, first_run[j]);
+            }
+        }
+        assert_true(a[31].time_ns > 25 * US + 14 * US); /* the noise shows */
+        for (j = 0; j < 32; j++) {
+            be->ops->exec_close(be, ks[j]);
+        }
+        be->ops->destroy(be);
+    }
 }
 
 /* --- the dispatcher and occupancy ------------------------------------------ */
@@ -962,7 +1037,6 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
     (void)state;
     setenv("CORUN_PROFILE_PATH", "off", 1);
     setenv("CORUN_SIM_CLAIM_NS", "200", 1); /* chunks of 3 x 2.7 us measure 2.77 us */
-    setenv("CORUN_SIM_BLOCK_SPEEDUP", "1", 1); /* every task 2.7 us (protocol_opts) */
     assert_int_equal(corun_ctx_create(&co, &ctx), CORUN_OK);
     k = register_sim(ctx, &kd, "t", 2.7, true);
     none = register_sim(ctx, &kd, "n", 2.7, false);
@@ -990,7 +1064,6 @@ static void host_takes_the_ahead_entry_after_chunks_of_three(void **state)
     }
     unsetenv("CORUN_AHEAD");
     unsetenv("CORUN_SIM_CLAIM_NS");
-    unsetenv("CORUN_SIM_BLOCK_SPEEDUP");
     unsetenv("CORUN_PROFILE_PATH");
 }
 
@@ -1584,6 +1657,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plain_kernel_runs_in_waves),
+        cmocka_unit_test(a_launch_on_an_idle_gpu_waits_longer),
         cmocka_unit_test(divisor_constants_divide_exactly),
         cmocka_unit_test(packing_matches_occupancy_calculator),
         cmocka_unit_test(fifo_leftover_holds_later_grids),
@@ -1618,5 +1692,13 @@ int main(void)
         cmocka_unit_test(poll_stops_at_each_notification),
         cmocka_unit_test(bad_input_is_refused),
     };
+    /* The tests through the host API read the simulator's model from the
+     * settings: the one protocol_opts gives the others (every task 2.7 us
+     * where it says so, fixed delays). */
+    setenv("CORUN_SIM_LAUNCH_US", "5", 1);
+    setenv("CORUN_SIM_NOTIFY_US", "10", 1);
+    setenv("CORUN_SIM_LAUNCH_JITTER_US", "0", 1);
+    setenv("CORUN_SIM_IDLE_LAUNCH_US", "0", 1);
+    setenv("CORUN_SIM_BLOCK_SPEEDUP", "1", 1);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

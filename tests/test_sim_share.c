@@ -1,6 +1,6 @@
 /* test_sim_share.c — SMs shared between blocks (src/backends/sim/sim_share.c):
  * on a one-SM H100, with block_speedup g = 2 (round numbers; the default is
- * the H100's),
+ * the H200's) and fixed launch delays,
  *  - a block alone runs its compute g times faster than at full occupancy,
  *    and a kernel alone keeps its throughput (per_sm tasks per task time);
  *  - a younger block gets what the older blocks on its SM leave of the issue
@@ -20,7 +20,7 @@
 
 #define US 1000ull
 #define G 2.0
-#define LAUNCH_NS (5 * US)  /* the default launch and notify delays */
+#define LAUNCH_NS (5 * US)  /* fixed launch and notify delays, no launch noise */
 #define NOTIFY_NS (10 * US)
 
 static corun__backend *one_sm_sim(corun__sim_dispatch dispatch)
@@ -32,6 +32,10 @@ static corun__backend *one_sm_sim(corun__sim_dispatch dispatch)
     o.desc.sm_count = 1;
     o.block_speedup = G;
     o.dispatch = dispatch;
+    o.launch_ns = LAUNCH_NS;
+    o.notify_ns = NOTIFY_NS;
+    o.launch_jitter_ns = 0;
+    o.idle_launch_ns = 0;
     assert_int_equal(corun__sim_create(&o, &be), CORUN_OK);
     return be;
 }

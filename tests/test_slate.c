@@ -530,8 +530,9 @@ static void slate_coruns_complementary_pairs_only(void **state)
             nsolo++;
             assert_true(frac < 0.01);
             /* Solo, one kernel at a time: what mps does with full-GPU
-             * grids, less the tail that mps's leftover policy overlaps. */
-            assert_true(num(p, "stp_slate") >= 0.95 * num(p, "stp_mps"));
+             * grids, less the tail that mps's leftover policy overlaps
+             * (with a block alone on an SM 4x faster, 0044, up to 5 %). */
+            assert_true(num(p, "stp_slate") >= 0.94 * num(p, "stp_mps"));
         }
     }
     assert_int_equal(ncorun, 5);

@@ -75,10 +75,20 @@
     X(SEED, seed, UINT, "1", 0, 4294967295.0, "", "random seed of simulations and scenarios")    \
     X(SIM_SIGNAL_US, sim_signal_us, DBL, "8", 0, 1e6, "",                                        \
       "sim: delay from a host signal to the workers seeing it (H100: 10-12 us incl. exit)")      \
-    X(SIM_LAUNCH_US, sim_launch_us, DBL, "5", 0, 1e6, "",                                        \
-      "sim: delay from a launch call to its blocks reaching the dispatcher")                     \
-    X(SIM_NOTIFY_US, sim_notify_us, DBL, "10", 0, 1e6, "",                                       \
-      "sim: delay from a launch's last block leaving to the host knowing")                       \
+    X(SIM_LAUNCH_US, sim_launch_us, DBL, "17", 0, 1e6, "",                                       \
+      "sim: delay from a launch call to its blocks reaching the dispatcher (H100, busy GPU: "    \
+      "17-18 us from an LS request to its kernel's start)")                                      \
+    X(SIM_LAUNCH_JITTER_US, sim_launch_jitter_us, DBL, "14", 0, 1e6, "",                         \
+      "sim: mean of the random (exponential) delay added to each launch; launches still "       \
+      "arrive in call order (H200: an LS request alone waits p50 ~35 us, p99 ~90 us)")           \
+    X(SIM_IDLE_LAUNCH_US, sim_idle_launch_us, DBL, "8", 0, 1e6, "",                              \
+      "sim: delay added to a launch that finds the GPU idle (nothing resident or queued) for "   \
+      "SIM_IDLE_AFTER_US")                                                                       \
+    X(SIM_IDLE_AFTER_US, sim_idle_after_us, DBL, "100", 0, 1e6, "",                              \
+      "sim: how long the GPU must have been idle for SIM_IDLE_LAUNCH_US to apply")              \
+    X(SIM_NOTIFY_US, sim_notify_us, DBL, "5", 0, 1e6, "",                                        \
+      "sim: delay from a launch's last block leaving to the host knowing (H200: an LS kernel "   \
+      "of 16 us on the GPU is seen ending 20-22 us after it starts)")                           \
     X(SIM_WAKE_US, sim_wake_us, DBL, "0", 0, 1e6, "",                                            \
       "sim: how late the host wakes for a deadline with nothing to report first (a timer)")      \
     X(SIM_STREAM_GAP_US, sim_stream_gap_us, DBL, "2.3", 0, 1e6, "",                              \
@@ -86,9 +96,10 @@
       "(H100: ~2.3 us)")                                                                         \
     X(SIM_CLAIM_NS, sim_claim_ns, DBL, "800", 0, 1e9, "",                                        \
       "sim: cost of one chunk claim (atomic on the counter plus a barrier)")                     \
-    X(SIM_BLOCK_SPEEDUP, sim_block_speedup, DBL, "1.9", 1, 64, "",                              \
+    X(SIM_BLOCK_SPEEDUP, sim_block_speedup, DBL, "4", 1, 64, "",                                \
       "sim: most a block's compute runs faster than in its kernel alone at full occupancy, "     \
-      "when its SM has issue to spare (H100: ~1.9, the demo's LS kernel alone)")                \
+      "when its SM has issue to spare (H200: ~4, the demo's LS kernel one block per SM "         \
+      "against eight)")                                                                          \
     X(SIM_MAX_STEPS, sim_max_steps, UINT, "1000000000", 0, 1e15, "",                            \
       "sim: most steps (block-tasks plus workers started) one run or profiling may take, "       \
       "estimated before it starts (some ten million a second); 0 = no limit")                   \
@@ -209,7 +220,7 @@ typedef struct corun__settings {
 #define CORUN__SET_FIELD(N, f, T, d, lo, hi, allowed, help) CORUN__SET_FIELD_##T(f)
     CORUN_SETTINGS(CORUN__SET_FIELD)
 #undef CORUN__SET_FIELD
-    uint64_t given; /* bit i: setting i came from its variable or --set, not its default */
+    uint64_t given[2]; /* bit i: setting i came from its variable or --set, not its default */
 } corun__settings;
 
 typedef enum corun__setting_type {

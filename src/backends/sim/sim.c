@@ -46,6 +46,9 @@ void corun__sim_opts_from(corun__sim_opts *o, const corun__settings *set)
     o->dispatch = CORUN_SIM_DISPATCH_FIFO;
     o->signal_ns = set->sim_signal_us * 1e3;
     o->launch_ns = set->sim_launch_us * 1e3;
+    o->launch_jitter_ns = set->sim_launch_jitter_us * 1e3;
+    o->idle_launch_ns = set->sim_idle_launch_us * 1e3;
+    o->idle_after_ns = set->sim_idle_after_us * 1e3;
     o->notify_ns = set->sim_notify_us * 1e3;
     o->wake_ns = set->sim_wake_us * 1e3;
     o->claim_ns = set->sim_claim_ns;
@@ -184,6 +187,26 @@ static struct sim_stream *stream_of(corun__sim *s, const void *id)
     return &s->streams[s->nstreams++];
 }
 
+/* When a launch made now reaches the dispatcher: launch_ns later, more on a
+ * GPU idle for idle_after_ns (the H200 starts an LS kernel ~35 us after its
+ * launch on an idle GPU), plus a draw of the launch noise; never before a
+ * launch made earlier (one host thread launches in order). */
+static uint64_t launch_arrival(corun__sim *s)
+{
+    const bool idle = s->resident == 0 && s->q_head == NULL &&
+                      (s->idle_since == UINT64_MAX || s->now - s->idle_since >= s->idle_after_ns);
+    uint64_t at = s->now + s->launch_ns + (idle ? s->idle_launch_ns : 0);
+
+    if (s->jitter_ns > 0) {
+        at += (uint64_t)llround(corun__rng_exp(&s->jitter, s->jitter_ns));
+    }
+    if (at < s->last_arrival) {
+        at = s->last_arrival;
+    }
+    s->last_arrival = at;
+    return at;
+}
+
 /* A direct kernel's grid reaches the dispatcher: now if its stream is free,
  * else when the kernel before it is over (corun__sim_report). */
 static void stream_enqueue(corun__sim *s, corun__exec *k, corun__sim_launch *l)
@@ -202,7 +225,7 @@ static void stream_enqueue(corun__sim *s, corun__exec *k, corun__sim_launch *l)
         l->held = true;
         return;
     }
-    corun__sim_push(s, s->now + s->launch_ns, CORUN_SIM_EV_ARRIVE, 0, 0, l);
+    corun__sim_push(s, launch_arrival(s), CORUN_SIM_EV_ARRIVE, 0, 0, l);
 }
 
 void corun__sim_report(corun__sim *s, corun__exec *k, corun__bev_kind kind, uint32_t live)
@@ -627,8 +650,8 @@ static int launch(corun__sim *s, corun__exec *k, uint64_t blocks, bool workers,
         *made = l; /* the caller sends it on its way */
     } else if (gate == 0 || k->ctl.resume >= gate) {
         l->gate = 0;
-        corun__sim_push(s,
-                        s->now + s->launch_ns > k->range_at ? s->now + s->launch_ns : k->range_at,
+        const uint64_t at = launch_arrival(s);
+        corun__sim_push(s, at > k->range_at ? at : k->range_at,
                         CORUN_SIM_EV_ARRIVE, 0, 0, l);
     }
     if (s->broken != CORUN_OK) {
@@ -917,7 +940,9 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
         return rc;
     }
     if (!delay_ok(o->signal_ns) || !delay_ok(o->launch_ns) || !delay_ok(o->notify_ns) ||
-        !delay_ok(o->claim_ns) || !delay_ok(o->stream_gap_ns) || !delay_ok(o->wake_ns)) {
+        !delay_ok(o->claim_ns) || !delay_ok(o->stream_gap_ns) || !delay_ok(o->wake_ns) ||
+        !delay_ok(o->launch_jitter_ns) || !delay_ok(o->idle_launch_ns) ||
+        !delay_ok(o->idle_after_ns)) {
         return CORUN_EINVAL;
     }
     if (!(o->block_speedup >= 1 && o->block_speedup <= CORUN_SIM_SPEEDUP_MAX)) {
@@ -944,8 +969,14 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
     s->wake_ns = (uint64_t)llround(o->wake_ns);
     s->claim_ns = (uint64_t)llround(o->claim_ns);
     s->stream_gap_ns = (uint64_t)llround(o->stream_gap_ns);
+    s->idle_since = UINT64_MAX; /* idle since ever */
+    s->idle_launch_ns = (uint64_t)llround(o->idle_launch_ns);
+    s->idle_after_ns = (uint64_t)llround(o->idle_after_ns);
+    s->jitter_ns = o->launch_jitter_ns;
     s->slow = 1;
     corun__rng_seed(&s->rng, o->seed);
+    /* its own stream: the launch noise leaves the tasks' draws as they were */
+    corun__rng_seed(&s->jitter, o->seed ^ 0x6a17u);
     corun__heap_init(&s->events);
     rc = corun__sim_sms_init(s);
     if (rc != CORUN_OK) {

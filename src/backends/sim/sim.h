@@ -68,6 +68,12 @@ typedef struct corun__sim_opts {
     corun__sim_dispatch dispatch;
     double signal_ns;    /* host signal write -> visible to workers */
     double launch_ns;    /* launch call -> grid at the dispatcher */
+    double launch_jitter_ns; /* mean of an exponential added to each launch's
+                            delay (host and driver noise; launches still reach
+                            the dispatcher in call order); 0 = none */
+    double idle_launch_ns; /* added to a launch that finds the GPU idle (no
+                            block resident, none queued) for idle_after_ns */
+    double idle_after_ns;
     double notify_ns;    /* last block of a launch leaves -> poll reports it */
     double wake_ns;      /* a poll's deadline -> its return, when nothing happens first */
     double claim_ns;     /* one chunk claim (atomic + barrier) */

@@ -252,7 +252,9 @@ void corun__sim_block_release(corun__sim *s, uint32_t b)
         }
     }
     corun__sim_share_unlink(s, b);
-    s->resident--;
+    if (--s->resident == 0) {
+        s->idle_since = s->now;
+    }
     s->need_dispatch = true;
     blk->l = NULL;
     blk->next_free = s->free_block;

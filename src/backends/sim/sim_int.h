@@ -192,7 +192,11 @@ typedef struct corun__sim {
     corun__backend base; /* first: the scheduler holds a corun__backend * */
     corun__sim_opts opts;
     uint64_t signal_ns, launch_ns, notify_ns, claim_ns, wake_ns;
+    uint64_t idle_launch_ns, idle_after_ns;
+    double jitter_ns;       /* mean launch noise */
+    uint64_t last_arrival;  /* of the last launch made (launch_arrival) */
     corun__rng rng;
+    corun__rng jitter;      /* the launch noise's draws */
     corun__heap events;
     uint64_t now;
     int broken;          /* sticky error of an allocation inside an event */
@@ -210,6 +214,7 @@ typedef struct corun__sim {
     uint32_t *part_free;    /* free registers, [sm * nparts + partition] */
     uint32_t rr;            /* round-robin cursor of the dispatcher */
     uint32_t resident;      /* blocks on SMs */
+    uint64_t idle_since;    /* when resident last fell to 0 (UINT64_MAX: never busy) */
     uint32_t *dirty;        /* SMs whose shares are to be recomputed */
     uint32_t ndirty;
 

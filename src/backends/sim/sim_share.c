@@ -37,17 +37,18 @@
  * its throughput, its oldest blocks on an SM running first when g > 1; with
  * c < 1 its tasks leave 1 - c of the issue rate unused at speed 1, which
  * its oldest blocks take, so it runs a little faster than task_ns (about
- * 5 % for c = 0.8, g = 1.9: the GPU overlaps memory waits with other warps'
+ * 5 % for c = 0.8: the GPU overlaps memory waits with other warps'
  * compute the same way); a block with an SM to itself runs up to
  * 1 / (c / g + 1 - c) faster; kernels slow each other only where their blocks together want
  * more than an SM's issue rate, and then the younger blocks lose; kernels
  * with little compute (memory-bound, or waiting) neither slow others nor
  * speed up. With g = 1 one kernel's blocks always run at speed 1.
  *
- * g comes from the settings (sim_block_speedup): on the H100, the LS kernel
- * of bench/scenarios/ls-batch.json alone (132 blocks of 100 us tasks, 80 % FMA,
- * one block per SM) took ~78 us including ~15 us of launch and
- * notification: 0.8 / g + 0.2 = 0.63, g ~ 1.9 (docs/decisions/0021).
+ * g comes from the settings (sim_block_speedup): on the H200 the LS kernel
+ * of bench/scenarios/ls-batch.json runs a wave of its 100 us tasks in ~80 us
+ * at eight blocks per SM and in ~20 us at one, so g = 4 (docs/decisions/0044;
+ * 0021 had 1.9 from an H100 measurement that included a sleeping waiter).
+ * Applied to the compute share alone, it runs that kernel alone in 40 us.
  *
  * Cost: an SM's shares are recomputed only when its running tasks changed,
  * once per instant, in O(blocks on the SM); a task whose speed did not
