@@ -226,6 +226,48 @@ static void smguard_on_partitions_keeps_the_ls_tail(void **state)
     }
 }
 
+/* ls-chain under smguard: an LS kernel of a chain never waits for a whole
+ * batch kernel. Before docs/decisions/0045 seed 3 put an LS request in the
+ * gap between two batch kernels: the next batch kernel filled every slot
+ * around its first kernel's blocks, and its next kernel landed in the slots
+ * those left, beside the batch blocks, for ~6 ms (p99 35.9x solo). A bound
+ * batch kernel now waits for the LS kernels running when it arrives. */
+static void a_chain_never_waits_for_a_batch_kernel(void **state)
+{
+    uint64_t seed;
+
+    (void)state;
+    for (seed = 1; seed <= 3; seed++) {
+        corun__scenario sc;
+        corun__run_env env;
+        corun__solo solo;
+        corun__settings set;
+        corun__run_result r;
+        corun__demo_row row;
+        char why[512] = "";
+
+        assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/ls-chain.json"), &sc,
+                                              why, sizeof(why)),
+                         CORUN_OK);
+        corun__settings_default(&set);
+        sc.seed = seed;
+        sc.has_seed = 1;
+        memset(&env, 0, sizeof(env));
+        env.make_backend = corun_test_make_sim;
+        env.make_ctx = &set;
+        env.settings = set;
+        assert_int_equal(corun__scenario_solo(&sc, &env, &solo, why, sizeof(why)), CORUN_OK);
+        assert_int_equal(corun__scenario_run(&sc, &env, "smguard", -1, 0, &r, why, sizeof(why)),
+                         CORUN_OK);
+        assert_int_equal(corun__demo_row_calc(&sc, &solo, &r, &row), CORUN_OK);
+        corun__run_result_free(&r);
+        print_message("ls-chain seed %llu: smguard LS p50/p99 %.2f/%.2f batch %.3f\n",
+                      (unsigned long long)seed, row.ls_p50_norm, row.ls_p99_norm, row.batch_norm);
+        assert_true(row.ls_p99_norm <= 3.0);
+        assert_true(row.batch_norm >= 0.75);
+    }
+}
+
 static void runs_are_deterministic(void **state)
 {
     corun__scenario a = builtin(), b = builtin();
@@ -245,6 +287,7 @@ int main(void)
         cmocka_unit_test(every_system_matches_the_h200),
         cmocka_unit_test(green_isolates_and_hpf_waits_for_blocks),
         cmocka_unit_test(smguard_on_partitions_keeps_the_ls_tail),
+        cmocka_unit_test(a_chain_never_waits_for_a_batch_kernel),
         cmocka_unit_test(runs_are_deterministic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

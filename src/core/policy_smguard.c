@@ -61,6 +61,12 @@
  *    its critical path: it runs on the reservation and what is clean); the
  *    LS kernels after it do, once the batch kernel has ended (one measured
  *    batch task later for a kernel that does not hold).
+ *  - (SMGUARD_BIND=1) A bound batch kernel that arrives while LS kernels
+ *    run waits for those to end (tens to hundreds of microseconds) before
+ *    it starts: an LS kernel launched in the gap between two batch kernels
+ *    has blocks on the batch SMs, the next batch kernel would fill every
+ *    other slot there, and the slots that LS kernel leaves would take the
+ *    next LS kernel beside running batch tasks (ls_started_before).
  *  - A quota request that arrives when R_remain = 0 would get zero workers
  *    under line 9; it waits instead, and starts when CapSMs are released.
  *  - A reservation of the whole GPU leaves a batch kernel that names no
@@ -155,6 +161,8 @@ typedef struct smguard_state {
 typedef struct smguard_kernel {
     uint32_t request;    /* R_request */
     loan *loans;         /* LS kernels: what they took */
+    uint64_t arrived;    /* when it arrived (never 0) */
+    uint64_t started;    /* LS: when it was started (never 0), else 0 */
 } smguard_kernel;
 
 static uint32_t reserve_of(corun__sched *s)
@@ -405,6 +413,31 @@ static uint32_t ls_queue(corun__sched *s, const corun__job *except)
     return corun__sched_settings(s)->smguard_bind == 1 ? held_by(s, CORUN_CLASS_LS, except) : 0;
 }
 
+/* SMGUARD_BIND=1: whether an LS kernel started before `before` still runs.
+ * A bound batch kernel started now would fill every free slot of its SMs,
+ * around that LS kernel's blocks where the hardware put some there (in the
+ * gap between two batch kernels, when those SMs were free); once the LS
+ * kernel ends, the slots it leaves are the only free ones on those SMs, and
+ * an LS kernel after it (the next of a chain) lands in them, younger than
+ * the batch blocks beside it, and waits for that batch kernel's end
+ * (docs/decisions/0045). So such a batch kernel waits for the LS kernels
+ * running when it arrived, tens to hundreds of microseconds; not for later
+ * ones, so that LS kernels arriving one after another cannot hold batch
+ * work back. */
+static bool ls_started_before(corun__sched *s, uint64_t before)
+{
+    corun__job *k;
+
+    for (k = corun__sched_first(s); k != NULL; k = k->next) {
+        if (k->attr.cls == CORUN_CLASS_LS && !k->plain && pk(k) != NULL &&
+            pk(k)->started != 0 && pk(k)->started <= before &&
+            (k->state == CORUN_JS_RUNNING || k->state == CORUN_JS_STOPPING)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Algorithm 1 for one kernel. Returns true if it was started. */
 static bool resource_decision(corun__sched *s, smguard_state *st, corun__job *k)
 {
@@ -435,6 +468,13 @@ static bool resource_decision(corun__sched *s, smguard_state *st, corun__job *k)
     }
     if (n == 0) {
         return false; /* waits for CapSMs (departure: see above) */
+    }
+    if (corun__sched_settings(s)->smguard_bind == 1 && pk(k) != NULL) {
+        if (k->attr.cls == CORUN_CLASS_LS) {
+            pk(k)->started = corun__sched_now(s) + 1;
+        } else if (k->hold && ls_started_before(s, pk(k)->arrived)) {
+            return false; /* until those LS kernels end (redistribute) */
+        }
     }
     return corun__sched_run(s, k, n) == CORUN_OK || k->state == CORUN_JS_FAILED;
 }
@@ -521,6 +561,7 @@ static void smguard_arrive(corun__sched *s, void *state, corun__job *k)
         return;
     }
     g->request = default_request(s, st, k);
+    g->arrived = corun__sched_now(s) + 1;
     note_ls(s, st, k, g->request);
     k->pdata = g;
     if (st != NULL && st->part_sms != 0 && !k->plain) {
