@@ -39,11 +39,34 @@ int corun_test_make_sim(void *ctx, const corun__scenario *sc, uint64_t seed, cor
 
 void corun_test_fixed_model(corun__settings *set)
 {
-    set->sim_block_speedup = 1.9;
-    set->sim_launch_us = 5;
-    set->sim_notify_us = 10;
+    set->sim_block_speedup = CORUN_TEST_BLOCK_SPEEDUP;
+    set->sim_launch_us = CORUN_TEST_LAUNCH_US;
+    set->sim_notify_us = CORUN_TEST_NOTIFY_US;
     set->sim_launch_jitter_us = 0;
     set->sim_idle_launch_us = 0;
+}
+
+void corun_test_fixed_sim_opts(corun__sim_opts *o)
+{
+    corun__settings set;
+
+    corun__settings_default(&set);
+    corun_test_fixed_model(&set);
+    corun__sim_opts_from(o, &set);
+}
+
+void corun_test_fixed_model_env(void)
+{
+    char v[32];
+
+    snprintf(v, sizeof(v), "%g", (double)CORUN_TEST_BLOCK_SPEEDUP);
+    setenv("CORUN_SIM_BLOCK_SPEEDUP", v, 1);
+    snprintf(v, sizeof(v), "%g", (double)CORUN_TEST_LAUNCH_US);
+    setenv("CORUN_SIM_LAUNCH_US", v, 1);
+    snprintf(v, sizeof(v), "%g", (double)CORUN_TEST_NOTIFY_US);
+    setenv("CORUN_SIM_NOTIFY_US", v, 1);
+    setenv("CORUN_SIM_LAUNCH_JITTER_US", "0", 1);
+    setenv("CORUN_SIM_IDLE_LAUNCH_US", "0", 1);
 }
 
 void corun_test_exp_opts(corun__exp_opts *o, corun__settings *set)

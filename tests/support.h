@@ -32,8 +32,16 @@ int corun_test_make_sim(void *ctx, const struct corun__scenario *sc, uint64_t se
  * alone 1.9x faster. For tests of mechanisms whose bounds count
  * microseconds or rates; the calibrated model has tests of its own
  * (test_sim.c, test_sim_share.c, test_demo.c). */
+#define CORUN_TEST_BLOCK_SPEEDUP 1.9
+#define CORUN_TEST_LAUNCH_US 5
+#define CORUN_TEST_NOTIFY_US 10
 struct corun__settings;
+struct corun__sim_opts;
 void corun_test_fixed_model(struct corun__settings *set);
+/* The same as simulator options, and as the CORUN_SIM_* variables the host
+ * API reads (for tests that go through corun_ctx_create). */
+void corun_test_fixed_sim_opts(struct corun__sim_opts *o);
+void corun_test_fixed_model_env(void);
 
 struct corun__exp_opts;
 struct corun__settings;

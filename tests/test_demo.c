@@ -19,13 +19,15 @@ typedef struct rows {
     corun__demo_row mps, priority, smguard, hpf, green;
 } rows;
 
-static void run_all_with(corun__scenario *sc, uint64_t seed, unsigned smguard_bind, rows *out)
+/* The demo's rows of `names` (n of them) for sc with this seed, on the
+ * simulator's defaults but SMGUARD_BIND, each against the applications'
+ * solo references. */
+static void run_systems(corun__scenario *sc, uint64_t seed, unsigned smguard_bind,
+                        const char *const *names, corun__demo_row *const *dst, int n)
 {
     corun__run_env env;
     corun__solo solo;
     corun__settings set;
-    const char *names[] = {"mps", "priority", "smguard", "flep-hpf", "green"};
-    corun__demo_row *dst[] = {&out->mps, &out->priority, &out->smguard, &out->hpf, &out->green};
     char why[512] = "";
     int i;
 
@@ -38,13 +40,25 @@ static void run_all_with(corun__scenario *sc, uint64_t seed, unsigned smguard_bi
     env.make_ctx = &set;
     env.settings = set;
     assert_int_equal(corun__scenario_solo(sc, &env, &solo, why, sizeof(why)), CORUN_OK);
-    for (i = 0; i < 5; i++) {
+    for (i = 0; i < n; i++) {
         corun__run_result r;
         if (corun__scenario_run(sc, &env, names[i], -1, 0, &r, why, sizeof(why)) != CORUN_OK) {
             fail_msg("%s: %s", names[i], why);
         }
         assert_int_equal(corun__demo_row_calc(sc, &solo, &r, dst[i]), CORUN_OK);
         corun__run_result_free(&r);
+    }
+}
+
+static void run_all_with(corun__scenario *sc, uint64_t seed, unsigned smguard_bind, rows *out)
+{
+    static const char *const names[] = {"mps", "priority", "smguard", "flep-hpf", "green"};
+    corun__demo_row *const dst[] = {&out->mps, &out->priority, &out->smguard, &out->hpf,
+                                    &out->green};
+    int i;
+
+    run_systems(sc, seed, smguard_bind, names, dst, 5);
+    for (i = 0; i < 5; i++) {
         assert_true(dst[i]->ls_count > 40);
         assert_true(dst[i]->batch_count > 10); /* 18 of 20 ms tasks in a second */
     }
@@ -238,29 +252,16 @@ static void a_chain_never_waits_for_a_batch_kernel(void **state)
 
     (void)state;
     for (seed = 1; seed <= 3; seed++) {
+        static const char *const smguard[] = {"smguard"};
         corun__scenario sc;
-        corun__run_env env;
-        corun__solo solo;
-        corun__settings set;
-        corun__run_result r;
         corun__demo_row row;
+        corun__demo_row *const dst[] = {&row};
         char why[512] = "";
 
         assert_int_equal(corun__scenario_load(corun_test_path("bench/scenarios/ls-chain.json"), &sc,
                                               why, sizeof(why)),
                          CORUN_OK);
-        corun__settings_default(&set);
-        sc.seed = seed;
-        sc.has_seed = 1;
-        memset(&env, 0, sizeof(env));
-        env.make_backend = corun_test_make_sim;
-        env.make_ctx = &set;
-        env.settings = set;
-        assert_int_equal(corun__scenario_solo(&sc, &env, &solo, why, sizeof(why)), CORUN_OK);
-        assert_int_equal(corun__scenario_run(&sc, &env, "smguard", -1, 0, &r, why, sizeof(why)),
-                         CORUN_OK);
-        assert_int_equal(corun__demo_row_calc(&sc, &solo, &r, &row), CORUN_OK);
-        corun__run_result_free(&r);
+        run_systems(&sc, seed, 1, smguard, dst, 1);
         print_message("ls-chain seed %llu: smguard LS p50/p99 %.2f/%.2f batch %.3f\n",
                       (unsigned long long)seed, row.ls_p50_norm, row.ls_p99_norm, row.batch_norm);
         assert_true(row.ls_p99_norm <= 3.0);

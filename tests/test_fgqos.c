@@ -109,13 +109,10 @@ static void start_late(fixture *f, const char *sch, const corun__sim_faults *fau
 {
     corun__sched_opts o;
     corun__sim_opts so;
-    corun__settings set0;
     char why[256] = "";
 
     memset(f, 0, sizeof(*f));
-    corun__settings_default(&set0);
-    corun_test_fixed_model(&set0);
-    corun__sim_opts_from(&so, &set0);
+    corun_test_fixed_sim_opts(&so);
     if (faults != NULL) {
         so.faults = *faults;
     }

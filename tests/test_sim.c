@@ -37,12 +37,8 @@ static corun__backend *make_sim(const corun__sim_opts *o)
  * below (a_launch_on_an_idle_gpu_waits_longer). */
 static void protocol_opts(corun__sim_opts *o)
 {
-    corun__sim_opts_default(o);
+    corun_test_fixed_sim_opts(o);
     o->block_speedup = 1;
-    o->launch_ns = 5e3;
-    o->notify_ns = 10e3;
-    o->launch_jitter_ns = 0;
-    o->idle_launch_ns = 0;
 }
 
 static corun__backend *default_sim(void)
@@ -1695,10 +1691,7 @@ int main(void)
     /* The tests through the host API read the simulator's model from the
      * settings: the one protocol_opts gives the others (every task 2.7 us
      * where it says so, fixed delays). */
-    setenv("CORUN_SIM_LAUNCH_US", "5", 1);
-    setenv("CORUN_SIM_NOTIFY_US", "10", 1);
-    setenv("CORUN_SIM_LAUNCH_JITTER_US", "0", 1);
-    setenv("CORUN_SIM_IDLE_LAUNCH_US", "0", 1);
+    corun_test_fixed_model_env();
     setenv("CORUN_SIM_BLOCK_SPEEDUP", "1", 1);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,22 +20,18 @@
 
 #define US 1000ull
 #define G 2.0
-#define LAUNCH_NS (5 * US)  /* fixed launch and notify delays, no launch noise */
-#define NOTIFY_NS (10 * US)
+#define LAUNCH_NS (CORUN_TEST_LAUNCH_US * US) /* corun_test_fixed_sim_opts */
+#define NOTIFY_NS (CORUN_TEST_NOTIFY_US * US)
 
 static corun__backend *one_sm_sim(corun__sim_dispatch dispatch)
 {
     corun__sim_opts o;
     corun__backend *be = NULL;
 
-    corun__sim_opts_default(&o);
+    corun_test_fixed_sim_opts(&o);
     o.desc.sm_count = 1;
     o.block_speedup = G;
     o.dispatch = dispatch;
-    o.launch_ns = LAUNCH_NS;
-    o.notify_ns = NOTIFY_NS;
-    o.launch_jitter_ns = 0;
-    o.idle_launch_ns = 0;
     assert_int_equal(corun__sim_create(&o, &be), CORUN_OK);
     return be;
 }
