@@ -53,8 +53,10 @@ limited "$cc" --parse-stack 16M deep.cu -o small.out.cu 2> small.log
 refused small $? "corun-cc: deep.cu: refused: .*nested too deeply for the parser (stack overflow"
 
 # a crash inside libclang (a SIGSEGV sent to the device side's parse
-# thread): one line, exit 1, no core. A run that ends before the signal
-# can be sent is tried again.
+# thread): one line, exit 1, no core. The signal goes once the thread has
+# run 50 ms (it is then inside libclang: what it does before takes
+# microseconds, and a busy machine may stop it there). A run that ends
+# before the signal can be sent is tried again.
 for try in 1 2 3; do
   rm -f crash.out.cu
   "$cc" --no-pch deep.cu -o crash.out.cu 2> crash.log &
@@ -64,7 +66,9 @@ for try in 1 2 3; do
     for t in /proc/$pid/task/*; do
       [ "$(cat "$t/comm" 2> /dev/null)" = cc-device-parse ] && tid=${t##*/}
     done
-    [ -n "$tid" ] && break
+    # utime + stime of the thread, in clock ticks (fields 14 and 15)
+    [ -n "$tid" ] && [ "$(sed 's/.*) //' "/proc/$pid/task/$tid/stat" 2> /dev/null |
+      awk '{ print $12 + $13 }')" -ge $(($(getconf CLK_TCK) / 20)) ] 2> /dev/null && break
     kill -0 $pid 2> /dev/null || break
     sleep 0.01
   done

@@ -155,8 +155,9 @@ static enum CXErrorCode parse_with(parse_job *j, const char *pch, struct CXUnsav
     const char *argv[64 + 2 * 256];
     int n = side_args(j, argv, pch);
 
-    j->t->index = clang_createIndex(0, 0);
+    /* entered first: a crash in createIndex is libclang's too */
     corun__cc_reads_enter(&j->reads);
+    j->t->index = clang_createIndex(0, 0);
     enum CXErrorCode e = clang_parseTranslationUnit2(
         j->t->index, j->o->in, argv, n, files, nfiles,
         CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_KeepGoing, &j->t->tu);
