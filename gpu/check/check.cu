@@ -53,7 +53,8 @@ int json_first;
 static double g_budget_us = 10; /* chunk latency budget of direct launches (--budget); libcorun's default */
 static uint32_t g_chunk_max = 1024; /* upper bound on tasks per claim (--chunk-max) */
 static bool g_void = true; /* halts of ahead runs void the claims (--no-void: A/B only) */
-static bool g_stream = false; /* correctness through corun_launch_stream (--stream) */
+/* correctness through corun_launch_stream (--stream); read only by the hits build */
+[[maybe_unused]] static bool g_stream = false;
 /* Budgets (us) the overhead and latency modes measure (--budgets). */
 static std::vector<double> g_budgets_overhead = {5, 10, 20, 50};
 static std::vector<double> g_budgets_latency = {10, 20};
@@ -369,7 +370,6 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
     (void)seed;
     (void)quick;
     (void)bad_hits;
-    (void)g_stream;
     fprintf(stderr, "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits)\n");
     return 1;
 #else

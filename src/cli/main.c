@@ -12,7 +12,7 @@
 #include "corun/corun.h"
 
 static const corun__command commands[] = {
-    {"demo", "run the LS+batch scenario under mps, priority and smguard, and compare",
+    {"demo", "run the LS+batch scenario under each system (mps, smguard, ...) and compare",
      corun__cmd_demo, corun__usage_demo},
     {"sim", "run one scenario file under one policy and report per-application results",
      corun__cmd_sim, corun__usage_sim},
@@ -23,9 +23,9 @@ static const corun__command commands[] = {
      corun__cmd_occupancy, corun__usage_occupancy},
     {"profile", "kernel profiles: recorded runs, duration-model error, intensity classes",
      corun__cmd_profile, corun__usage_profile},
-    {"experiment", "run one of the FLEP or Slate evaluations and print its results as JSON",
+    {"experiment", "run one of the papers' evaluations (FLEP, Slate, QoS, HSM) as JSON",
      corun__cmd_experiment, corun__usage_experiment},
-    {"daemon", "start corund, the one scheduler of the host's GPU for every program",
+    {"daemon", "start corund, one scheduler per GPU of the host for every program",
      corun__cmd_daemon, corun__usage_daemon},
     {"mps", "start, stop or query the NVIDIA MPS server (processes side by side on a GPU)",
      corun__cmd_mps, corun__usage_mps},
