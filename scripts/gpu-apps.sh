@@ -174,7 +174,7 @@ done
 } | tee -a "$log"
 {
   printf '{\n  "device": "%s",\n  "commit": "%s",\n  "date": "%s",\n  "args": "%s",\n  "programs": [\n' \
-    "${device:-unknown}" "${CORUN_COMMIT:-$(git rev-parse --short HEAD 2> /dev/null || echo unknown)}" \
+    "${device:-unknown}" "$(gpu_label)" \
     "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$ARGS"
   n=${#json_rows[@]}
   for i in "${!json_rows[@]}"; do

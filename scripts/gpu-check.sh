@@ -97,8 +97,9 @@
 #                the step with the job's state and every thread's backtrace
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
 # .deps from scripts/fetch-deps.sh on machines that cannot install packages).
-# Results are labelled with the tree's commit (git), "+changes" where the files
-# differ from it; CORUN_COMMIT sets the label instead.
+# Results are labelled with the tree's commit (git); where the files differ
+# from it, "+changes (tree T)": `git log --all --format='%h %T' | grep T`
+# finds the commit whose files they are. CORUN_COMMIT sets the label instead.
 set -uo pipefail
 if [ $# -gt 0 ]; then
   sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0"
@@ -113,17 +114,11 @@ STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead correctstream
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
 DEADLINE=${GPU_CHECK_DEADLINE:-570}
-# The commit, marked +changes where the files differ from it (a copied working
-# tree whose git metadata lags, as the device tool's, says so instead of
-# naming a commit it does not hold).
-if [ -n "${CORUN_COMMIT:-}" ]; then
-  COMMIT=$CORUN_COMMIT
-else
-  COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-  if [ "$COMMIT" != unknown ] && ! git diff --quiet HEAD -- 2>/dev/null; then
-    COMMIT="$COMMIT+changes"
-  fi
-fi
+# The label: the commit, or where the files differ from it "+changes" and
+# their tree (gpu_label, scripts/gpu-build.sh)
+# shellcheck source=scripts/gpu-build.sh
+source scripts/gpu-build.sh
+COMMIT=$(gpu_label)
 export CORUN_COMMIT=$COMMIT  # gpu-apps.sh labels its results with it too
 JOBS=$(nproc 2>/dev/null || echo 4)
 mkdir -p "$OUT"
