@@ -19,7 +19,19 @@ static const corun__setting_info table[] = {
 
 #define NSETTINGS (sizeof(table) / sizeof(table[0]))
 
-_Static_assert(NSETTINGS <= 128, "corun__settings.given has a bit per setting");
+_Static_assert(NSETTINGS <= 8 * sizeof(((corun__settings *)0)->given),
+               "corun__settings.given has a bit per setting");
+
+/* Setting i's bit in s->given. */
+static void given_set(corun__settings *s, size_t i)
+{
+    s->given[i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+static int given_has(const corun__settings *s, size_t i)
+{
+    return (s->given[i / 64] >> (i % 64) & 1) != 0;
+}
 
 size_t corun__settings_count(void)
 {
@@ -188,7 +200,7 @@ int corun__settings_load_env(corun__settings *s, char *why, size_t why_len)
             if (rc != CORUN_OK) {
                 return rc;
             }
-            tmp.given[i / 64] |= UINT64_C(1) << (i % 64);
+            given_set(&tmp, i);
         }
     }
     *s = tmp;
@@ -227,7 +239,7 @@ int corun__settings_set(corun__settings *s, const char *name, const char *value,
     }
     rc = parse_one(s, &table[i], value, why, why_len);
     if (rc == CORUN_OK) {
-        s->given[i / 64] |= UINT64_C(1) << (i % 64);
+        given_set(s, i);
     }
     return rc;
 }
@@ -251,7 +263,7 @@ int corun__settings_given(const corun__settings *s, const char *name)
 {
     size_t i = find(name);
 
-    return i < NSETTINGS && (s->given[i / 64] >> (i % 64) & 1) != 0;
+    return i < NSETTINGS && given_has(s, i);
 }
 
 int corun__settings_read_one(const char *name, char *buf, size_t len, char *why, size_t why_len)
