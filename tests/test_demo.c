@@ -125,8 +125,8 @@ static void priority_does_not_help_with_long_batch_blocks(void **state)
 /*
  * Every system's LS p99 on the simulator within 25 % of the GPU's, issue 26's
  * point 3: `corun demo --backend cuda` on an NVIDIA H200 (driver 580.159.04,
- * CUDA 13.0) at dd7749d's code, bench/results/h200-2026-11-29-report/final/
- * demo.log, LS p99 x solo of mps, priority, smguard, flep-hpf and green, for
+ * CUDA 13.0), bench/results/h200-2026-11-29-report/final/demo.log, LS p99 x
+ * solo of mps, priority, smguard, flep-hpf and green, for
  * batch tasks of 2 ms, 200 us and 20 ms. The simulator's model was set from
  * other measurements of that GPU (docs/decisions/0044), not from these
  * rows. One exception, green at 200 us (+30 %): the H200's green tail there
