@@ -50,8 +50,6 @@
     X(cuMemFreeHost)                                  \
     X(cuMemHostAlloc)                                 \
     X(cuMemHostGetDevicePointer)                      \
-    X(cuMemHostRegister)                              \
-    X(cuMemHostUnregister)                            \
     X(cuMemcpyHtoD)                                   \
     X(cuMemcpyDtoH)                                   \
     X(cuMemcpyHtoDAsync)                              \
