@@ -149,6 +149,7 @@ static const layout layouts[] = {
     {CORUN_MSG_STATUS, "STATUS", NULL, 0},
     {CORUN_MSG_TRACE, "TRACE", trace_f, NFIELDS(trace_f)},
     {CORUN_MSG_BYE, "BYE", NULL, 0},
+    {CORUN_MSG_MIRROR, "MIRROR", NULL, 0},
     {CORUN_MSG_WELCOME, "WELCOME", welcome_f, NFIELDS(welcome_f)},
     {CORUN_MSG_REPLY, "REPLY", reply_f, NFIELDS(reply_f)},
     {CORUN_MSG_DATA, "DATA", data_f, NFIELDS(data_f)},

@@ -64,6 +64,8 @@ typedef enum corun__msg_type {
     CORUN_MSG_STATUS = 10,  /* DATA: the daemon's state as JSON (status.h schema) */
     CORUN_MSG_TRACE = 11,   /* DATA: a Chrome trace of the next `ms` milliseconds */
     CORUN_MSG_BYE = 12,     /* the client leaves; its unfinished jobs are halted */
+    CORUN_MSG_MIRROR = 13,  /* a coordinated client's signal mirrors (mirror.h): their
+                               file passed along (SCM_RIGHTS); REPLY */
     /* daemon -> client */
     CORUN_MSG_WELCOME = 64,
     CORUN_MSG_REPLY = 65,
@@ -148,7 +150,7 @@ typedef struct corun__msg {
         corun__msg_trace trace;
         corun__msg_reply reply;
         corun__msg_data data;
-        /* STATUS, BYE: no payload */
+        /* STATUS, BYE, MIRROR: no payload */
     } u;
 } corun__msg;
 
