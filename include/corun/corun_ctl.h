@@ -108,10 +108,14 @@
  *    block, wa.relay), which every writer -- the host's signal path, corund
  *    narrowing a client -- stores before it issues the stream write. A grid
  *    launched with wa.relay_block has one block more than its workers, the
- *    last: its first thread copies the mirror's words into the control block
- *    whenever they change, reading the mirror about every microsecond and
- *    nothing in device memory (a load of the control block, a line the
- *    workers' atomics keep busy, held it up for tens of microseconds). The
+ *    first (block 0; worker ids are the block's index minus one): its first
+ *    thread copies the mirror's words into the control block whenever they
+ *    change, reading the mirror back to back (~2 us a read) and nothing in
+ *    device memory (a load of the control block, a line the workers' atomics
+ *    keep busy, held it up for tens of microseconds). Block 0 because its
+ *    warp is then the oldest on its SM: as the grid's last block, beside
+ *    workers whose tasks keep the SM's issue busy, it got to read only about
+ *    every 9 us (up to 31), later than the stream write landed. The
  *    stream write still follows: a grid with no relay running gets it, and
  *    one that lands after a newer value is followed by that value's own.
  *    The relay never counts as a worker (started, exited, done, primary). It
@@ -264,7 +268,8 @@ typedef struct corun_worker_arg {
     uint32_t hold;              /* 1: workers out of tasks, or moved off an SM
                                    where they ran tasks, hold their slots until
                                    the kernel's tasks are done (above) */
-    uint32_t relay_block;       /* 1: the grid's last block is its relay (above) */
+    uint32_t relay_block;       /* 1: the grid's first block is its relay (above);
+                                   worker ids start past it */
 } corun_worker_arg;
 
 #ifdef __cplusplus

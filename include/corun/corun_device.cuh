@@ -330,12 +330,13 @@ static_assert(offsetof(corun_mirror, sm_hi_inv) == 12 && offsetof(corun_mirror, 
                   sizeof(corun_mirror) <= CORUN_MIRROR_STRIDE,
               "corun_mirror: the relay copies its first 16 bytes as the control block's");
 
-/* The relay (corun_ctl.h): the first thread of the grid's last block, where
+/* The relay (corun_ctl.h): the first thread of the grid's first block, where
  * wa.relay_block is set. Copies the mirror's signal words into the control
  * block whenever they change (all four at its first read: the mirror is
  * never older than the block), until it has copied a halt that covers its
- * launch or the mirror says the kernel is over. Reads host memory alone.
- * Not inlined, like the anchor. */
+ * launch or the mirror says the kernel is over. Reads host memory alone,
+ * back to back (its warp waits on the reads, issuing nothing: a poll is
+ * their round trip, ~2 us). Not inlined, like the anchor. */
 static __device__ __noinline__ void corun__relay(const corun_worker_arg wa)
 {
     volatile uint32_t *const w = &wa.ctl->halt_gen;
@@ -364,14 +365,20 @@ static __device__ __noinline__ void corun__relay(const corun_worker_arg wa)
             return; /* every worker of its launch leaves */
         }
         last = m;
-        __nanosleep(200);
     }
 }
 
-/* Whether this block is its grid's relay rather than a worker. */
+/* Whether this block is its grid's relay rather than a worker: the first,
+ * so that its warp is the oldest on its SM (corun_ctl.h). */
 __device__ __forceinline__ bool corun__is_relay(const corun_worker_arg &wa)
 {
-    return wa.relay_block != 0 && blockIdx.x == gridDim.x - 1;
+    return wa.relay_block != 0 && blockIdx.x == 0;
+}
+
+/* This worker's id: its launch's base plus its block, past the relay. */
+__device__ __forceinline__ uint32_t corun__worker_id(const corun_worker_arg &wa)
+{
+    return wa.base + blockIdx.x - wa.relay_block;
 }
 
 /* Adds n tasks, which every thread of this worker has finished, to done.
@@ -476,7 +483,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         return;
     }
     if (leader) {
-        const uint32_t id = wa.base + blockIdx.x;
+        const uint32_t id = corun__worker_id(wa);
         st.capsm = id / wa.workers_per_capsm;
         st.smid = corun_smid();
         st.smid_inv = ~st.smid;
@@ -535,7 +542,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         }
     }
     if (leader) {
-        if (wa.base + blockIdx.x == 0 && st.mean_ns != 0) {
+        if (corun__worker_id(wa) == 0 && st.mean_ns != 0) {
             /* seeds a relaunch, and tells the host which entry to use next */
             ctl->task_ns_seed = st.mean_ns;
         }
@@ -635,7 +642,7 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
         return;
     }
     if (leader) {
-        const uint32_t id = wa.base + blockIdx.x;
+        const uint32_t id = corun__worker_id(wa);
         st.capsm = id / wa.workers_per_capsm;
         st.smid = corun_smid();
         st.pend = 0;
@@ -719,7 +726,7 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
              * task time of a short kernel too */
             st.mean = (uint32_t)((corun_globaltimer() - st.t0) / st.pend);
         }
-        if (wa.base + blockIdx.x == 0 && st.mean != 0) {
+        if (corun__worker_id(wa) == 0 && st.mean != 0) {
             ctl->task_ns_seed = st.mean;
         }
         if (wa.hold) {

@@ -674,7 +674,7 @@ static int launch(corun__sim *s, corun__exec *k, uint64_t blocks, bool workers,
 
 /* A direct kernel's grid of w workers on SMs [lo, hi], as the CUDA
  * backend plans it (corun__relay_plan): the workers it runs, and
- * wa->relay_block where a relay follows them. The relay block itself is not
+ * wa->relay_block where a relay comes before them. The relay block itself is not
  * modelled (it holds no slot here); its effect is relay_ns. */
 static uint32_t relay_plan(const corun__sim *s, const corun__exec *k, uint32_t w, uint32_t lo,
                            uint32_t hi, corun_worker_arg *wa)
