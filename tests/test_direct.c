@@ -235,12 +235,26 @@ static void a_held_kernel_keeps_its_sms_until_its_last_task(void **state)
  * the stream (HELD, nothing running); the kernel behind it does not start.
  * Opening the gate of the grid enqueued before the halt resumes it with no
  * launch call; it finishes, and then the one behind runs. */
+/* The resume grid a halt of k enqueues first (cookie 7): every slot's
+ * worker, generation 1, behind the gate resume >= 1. */
+static void launch_gated_resume(corun__backend *be, corun__exec *k)
+{
+    corun__launch_req gated;
+
+    memset(&gated, 0, sizeof(gated));
+    gated.nworkers = 132 * 8;
+    gated.base = 132 * 8;
+    gated.gen = 1;
+    gated.gate = 1;
+    gated.cookie = 7;
+    assert_int_equal(be->ops->launch_workers(be, k, &gated), CORUN_OK);
+}
+
 static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
 {
     corun__backend *be = new_sim(NULL);
     corun__kspec sa = spec_of("a", 20000, 20), sb = spec_of("b", 3000, 5);
     first_claims fc;
-    corun__launch_req gated;
     corun__bevent held;
     corun__sim_stats st0, st1;
     corun__exec *a, *b;
@@ -259,13 +273,7 @@ static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
         assert_int_equal(be->ops->poll(be, 200 * US, ev, 4, &n), CORUN_OK);
         assert_int_equal(n, 0);
     }
-    memset(&gated, 0, sizeof(gated));
-    gated.nworkers = 132 * 8;
-    gated.base = 132 * 8;
-    gated.gen = 1;
-    gated.gate = 1;
-    gated.cookie = 7;
-    assert_int_equal(be->ops->launch_workers(be, a, &gated), CORUN_OK);
+    launch_gated_resume(be, a);
     assert_int_equal(be->ops->signal(be, a, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
     for (;;) {
         until_event(be, 1, CORUN_BEV_HELD, &held);
@@ -351,7 +359,6 @@ static void halt_with_relay(uint32_t relay, uint64_t *workers, uint64_t *last_ns
     corun__backend *be;
     corun__kspec s = spec_of("r", 1056 * 70, 10);
     s.task_ns = (corun__dist){CORUN_DIST_UNIFORM, 5e3, 15e3}; /* claims not in step */
-    corun__launch_req gated;
     corun__sim_stats st;
     last_claim lc;
     corun__bevent ev[8];
@@ -369,13 +376,7 @@ static void halt_with_relay(uint32_t relay, uint64_t *workers, uint64_t *last_ns
     assert_int_equal(n, 0);
     corun__sim_get_stats(be, &st);
     *workers = st.workers_started;
-    memset(&gated, 0, sizeof(gated));
-    gated.nworkers = 132 * 8;
-    gated.base = 132 * 8;
-    gated.gen = 1;
-    gated.gate = 1;
-    gated.cookie = 7;
-    assert_int_equal(be->ops->launch_workers(be, lc.k, &gated), CORUN_OK);
+    launch_gated_resume(be, lc.k);
     t0 = be->ops->now_ns(be);
     assert_int_equal(be->ops->signal(be, lc.k, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
     for (;;) {
