@@ -58,7 +58,9 @@ void corun__mirror_range(uint8_t *base, uint32_t slot, uint32_t lo, uint32_t hi)
     };
 
     if (base != NULL && slot < CORUN_MIRROR_SLOTS) {
-        corun__ctl_mirror((volatile corun_mirror *)(base + (size_t)slot * CORUN_MIRROR_STRIDE),
+        /* through an integer: the stride keeps every mirror aligned */
+        corun__ctl_mirror((volatile corun_mirror *)(uintptr_t)(base + (size_t)slot *
+                                                                          CORUN_MIRROR_STRIDE),
                           w, 2);
     }
 }

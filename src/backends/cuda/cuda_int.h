@@ -325,7 +325,8 @@ void corun__cuda_slot_give(cuda_backend *b, uint32_t slot, bool clean);
 /* Slot s's mirror (host address), or NULL where there are none. */
 static inline volatile corun_mirror *corun__cuda_mirror(const cuda_backend *b, uint32_t s)
 {
-    return b->mirror != NULL ? (volatile corun_mirror *)(b->mirror + (size_t)s * CORUN_MIRROR_STRIDE)
+    return b->mirror != NULL ? (volatile corun_mirror *)(uintptr_t)(b->mirror + (size_t)s *
+                                                                                 CORUN_MIRROR_STRIDE)
                              : NULL;
 }
 /* The relay of a direct kernel's grid of w workers on SMs [sm_lo, sm_hi]
