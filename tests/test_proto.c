@@ -876,6 +876,25 @@ static void fill_and_take(void **state)
     assert_int_equal(corun__proto_take(&rx, &back, why, sizeof(why)), CORUN_OK);
     assert_msg_equal(&m, &back);
 
+    /* a descriptor passed along (a client's MIRROR) is kept, as recv keeps it */
+    {
+        int p[2], got;
+        assert_int_equal(pipe(p), 0);
+        sample(CORUN_MSG_MIRROR, &m);
+        assert_int_equal(corun__proto_send_fd(sv[0], &m, p[1]), CORUN_OK);
+        assert_int_equal(corun__proto_fill(sv[1], &rx), CORUN_OK);
+        assert_int_equal(corun__proto_take(&rx, &back, why, sizeof(why)), CORUN_OK);
+        assert_int_equal(back.type, CORUN_MSG_MIRROR);
+        got = corun__proto_take_fd(&rx);
+        assert_true(got >= 0);
+        assert_int_equal(write(got, "x", 1), 1); /* the pipe's write end, here */
+        assert_int_equal(read(p[0], why, 1), 1);
+        assert_int_equal(corun__proto_take_fd(&rx), -1);
+        close(got);
+        close(p[0]);
+        close(p[1]);
+    }
+
     /* the largest DATA fills the buffer whole; fill then reads nothing until it is taken */
     memset(big, 'q', sizeof(big));
     m.type = CORUN_MSG_DATA;

@@ -213,8 +213,9 @@ int corun__proto_recv(int fd, corun__proto_rx *rx, corun__msg *out, int timeout_
 
 /* Non-blocking side of the daemon: one read() of what fd has into rx
  * (CORUN_OK, CORUN_EIO at end of stream or error, CORUN_EBUSY when nothing
- * was there), then corun__proto_take pops decoded messages off rx's front
- * (the decode contract above; CORUN_EBUSY when no whole message is left). */
+ * was there), keeping a descriptor passed along as corun__proto_recv does,
+ * then corun__proto_take pops decoded messages off rx's front (the decode
+ * contract above; CORUN_EBUSY when no whole message is left). */
 int corun__proto_fill(int fd, corun__proto_rx *rx);
 int corun__proto_take(corun__proto_rx *rx, corun__msg *out, char *why, size_t why_len);
 
