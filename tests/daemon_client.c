@@ -17,6 +17,10 @@
  *   daemon_client --raw SOCKET preempt ID | garbage
  *     speaks the protocol itself: HELLO, then a PREEMPT of job ID (not its
  *     own) or bytes that are no message; prints the daemon's answer.
+ *   daemon_client --raw SOCKET mirror
+ *     HELLO, then MIRROR four times (wire/mirror.h): with no file, with an
+ *     unsealed memfd, with a sealed one too small, with a good one; a line
+ *     per answer, the connection kept throughout.
  *   daemon_client --raw SOCKET ring MS
  *     to a coordinated daemon: HELLO, then into the page's event ring (as
  *     a program's scheduler writes it): job 7 of kernel "ringk" launched,
@@ -27,6 +31,8 @@
  * The first line says where the context runs (corun_ctx_describe). Exit 0
  * when every launch was made (a wait may fail: the line says how).
  */
+#define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +44,7 @@
 #include "corun/corun.h"
 #include "corun/corun_sim.h"
 #include "wire/channel.h"
+#include "wire/mirror.h"
 #include "wire/proto.h"
 
 static double now_ms(void)
@@ -111,6 +118,57 @@ static int ring(int fd, corun__proto_rx *rx, long ms)
     return 0;
 }
 
+/* A memfd of n bytes, sealed against shrinking if sealed; -1 if none. */
+static int mirror_file(size_t n, int sealed)
+{
+    int fd = memfd_create("daemon-client-mirror", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+    if (fd >= 0 && (ftruncate(fd, (off_t)n) != 0 ||
+                    (sealed && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* `mirror` after the WELCOME (see the top). */
+static int mirror(int fd, corun__proto_rx *rx)
+{
+    const char *names[] = {"no file", "unsealed", "too small", "good"};
+    int cfd = corun__proto_take_fd(rx), i;
+
+    if (cfd >= 0) {
+        close(cfd); /* the page: not needed here */
+    }
+    for (i = 0; i < 4; i++) {
+        const int mfd = i == 0 ? -1 : mirror_file(i == 2 ? 4096 : CORUN_MIRROR_BYTES, i != 1);
+        corun__msg m;
+        char why[256] = "";
+        int rc;
+
+        memset(&m, 0, sizeof(m));
+        m.type = CORUN_MSG_MIRROR;
+        m.seq = (uint32_t)(10 + i);
+        rc = mfd >= 0 ? corun__proto_send_fd(fd, &m, mfd) : corun__proto_send(fd, &m);
+        if (mfd >= 0) {
+            close(mfd);
+        }
+        if (rc == CORUN_OK) {
+            rc = corun__proto_recv(fd, rx, &m, 5000, why, sizeof(why));
+        }
+        if (rc == CORUN_OK && m.type == CORUN_MSG_REPLY) {
+            printf("{\"mirror\": \"%s\", \"reply\": \"%s\", \"why\": \"%s\"}\n", names[i],
+                   corun_status_name(m.u.reply.status), m.u.reply.why);
+        } else {
+            printf("{\"mirror\": \"%s\", \"reply\": \"%s\"}\n", names[i],
+                   rc == CORUN_OK ? corun__proto_type_name(m.type) : corun_status_name(rc));
+        }
+    }
+    close(fd);
+    free(rx);
+    return 0;
+}
+
 static void sleep_gap(double gap_ms)
 {
     if (gap_ms > 0) {
@@ -170,6 +228,9 @@ static int raw(const char *path, const char *what, const char *arg)
     printf("{\"hello\": \"%s\"}\n", rc == CORUN_OK ? corun__proto_type_name(m.type) : why);
     if (strcmp(what, "ring") == 0) {
         return ring(fd, rx, strtol(arg, NULL, 10));
+    }
+    if (strcmp(what, "mirror") == 0) {
+        return mirror(fd, rx);
     }
     if (strcmp(what, "preempt") == 0) {
         memset(&m, 0, sizeof(m));

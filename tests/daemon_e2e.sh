@@ -176,6 +176,9 @@ if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
 else
   echo "skipped: the two-user case needs root and setpriv"
 fi
+"$client" --raw "$sock" mirror > "$tmp/mirror-sim" 2>&1
+check "MIRROR to a daemon that does not coordinate: refused, connection kept" \
+  bash -c "grep -q '\"mirror\": \"no file\", \"reply\": \"CORUN_EINVAL\"' '$tmp/mirror-sim' && test \$(grep -c 'does not coordinate' '$tmp/mirror-sim') -eq 3"
 "$client" --raw "$sock" garbage > "$tmp/garbage" 2>&1
 check "malformed bytes: that connection closed" grep -q '"reply": "CORUN_EIO"' "$tmp/garbage"
 check "malformed bytes: logged" grep -q "malformed message" "$log"
@@ -278,6 +281,13 @@ check "ring: the trace has its resize, halt and resume" \
   bash -c "grep -q '\"name\":\"resize\"' '$tmp/rtrace.json' && grep -q '\"name\":\"halt\"' '$tmp/rtrace.json' && grep -q '\"name\":\"resume\"' '$tmp/rtrace.json'"
 check "ring: the trace has its two running stretches" \
   test "$(grep -o '\"name\":\"ringk\",\"ph\":\"X\"' "$tmp/rtrace.json" | wc -l)" -eq 2
+"$client" --raw "$sock" mirror > "$tmp/mirror" 2>&1
+check "MIRROR: a message with no file refused" \
+  grep -q '"mirror": "no file", "reply": "CORUN_EINVAL", "why": "MIRROR came without its file"' "$tmp/mirror"
+check "MIRROR: an unsealed file refused" grep -q '"mirror": "unsealed", "reply": "CORUN_EINVAL", "why": "the mirrors. file is not sealed' "$tmp/mirror"
+check "MIRROR: a file too small refused" grep -q '"mirror": "too small", "reply": "CORUN_EINVAL", "why": "the mirrors. file holds 4096 bytes' "$tmp/mirror"
+check "MIRROR: a good file taken, on the same connection" grep -q '"mirror": "good", "reply": "CORUN_OK"' "$tmp/mirror"
+check "MIRROR: refusals logged" grep -q "its signal mirrors refused" "$log"
 check "coordinated: the LS program on SMs 0-19" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[0,19\]'"
 check "coordinated: the batch program on SMs 20-131 meanwhile" bash -c "tr -d ' \n' < '$tmp/cstatus' | grep -q '\"sm_window\":\[20,131\]'"
 check "coordinated: batch launches on SMs 20-131 while LS ran" grep -q '"sms": "20-131"' "$tmp/cbatch"

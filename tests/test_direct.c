@@ -4,7 +4,8 @@
  * other, released by the device side of the kernel before (not by the
  * host); a halted kernel holds its stream until it is resumed and done; a
  * halt that races the last tasks loses no wake-up; a resume opens the gate
- * of the grid the halt enqueued, with no launch; short kernels run plain.
+ * of the grid the halt enqueued, with no launch; short kernels run plain;
+ * a grid with a relay block obeys a halt sooner.
  */
 #include "support.h"
 
@@ -234,12 +235,26 @@ static void a_held_kernel_keeps_its_sms_until_its_last_task(void **state)
  * the stream (HELD, nothing running); the kernel behind it does not start.
  * Opening the gate of the grid enqueued before the halt resumes it with no
  * launch call; it finishes, and then the one behind runs. */
+/* The resume grid a halt of k enqueues first (cookie 7): every slot's
+ * worker, generation 1, behind the gate resume >= 1. */
+static void launch_gated_resume(corun__backend *be, corun__exec *k)
+{
+    corun__launch_req gated;
+
+    memset(&gated, 0, sizeof(gated));
+    gated.nworkers = 132 * 8;
+    gated.base = 132 * 8;
+    gated.gen = 1;
+    gated.gate = 1;
+    gated.cookie = 7;
+    assert_int_equal(be->ops->launch_workers(be, k, &gated), CORUN_OK);
+}
+
 static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
 {
     corun__backend *be = new_sim(NULL);
     corun__kspec sa = spec_of("a", 20000, 20), sb = spec_of("b", 3000, 5);
     first_claims fc;
-    corun__launch_req gated;
     corun__bevent held;
     corun__sim_stats st0, st1;
     corun__exec *a, *b;
@@ -258,13 +273,7 @@ static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
         assert_int_equal(be->ops->poll(be, 200 * US, ev, 4, &n), CORUN_OK);
         assert_int_equal(n, 0);
     }
-    memset(&gated, 0, sizeof(gated));
-    gated.nworkers = 132 * 8;
-    gated.base = 132 * 8;
-    gated.gen = 1;
-    gated.gate = 1;
-    gated.cookie = 7;
-    assert_int_equal(be->ops->launch_workers(be, a, &gated), CORUN_OK);
+    launch_gated_resume(be, a);
     assert_int_equal(be->ops->signal(be, a, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
     for (;;) {
         until_event(be, 1, CORUN_BEV_HELD, &held);
@@ -324,6 +333,91 @@ static void a_halt_racing_the_last_task_loses_no_wakeup(void **state)
     be->ops->exec_close(be, a);
     be->ops->exec_close(be, b);
     be->ops->destroy(be);
+}
+
+/* The last claim that got tasks, for the relay test. */
+typedef struct last_claim {
+    corun__exec *k;
+    uint64_t t;
+} last_claim;
+
+static void on_claim_last(void *ctx, corun__exec *k, const corun__sim_claim *c)
+{
+    last_claim *lc = ctx;
+
+    if (k == lc->k && c->count > 0 && c->time_ns > lc->t) {
+        lc->t = c->time_ns;
+    }
+}
+
+/* One kernel of 70 waves of 5-15 us tasks on the whole GPU, halted 300 us in,
+ * then resumed: the workers its grid started, and how long after the halt
+ * its last claim that got tasks was made (the halt landing). */
+static void halt_with_relay(uint32_t relay, uint64_t *workers, uint64_t *last_ns)
+{
+    corun__sim_opts o;
+    corun__backend *be;
+    corun__kspec s = spec_of("r", 1056 * 70, 10);
+    s.task_ns = (corun__dist){CORUN_DIST_UNIFORM, 5e3, 15e3}; /* claims not in step */
+    corun__sim_stats st;
+    last_claim lc;
+    corun__bevent ev[8];
+    size_t n = 0;
+    uint64_t t0;
+
+    nseen = 0;
+    corun__sim_opts_default(&o);
+    o.relay = relay;
+    assert_int_equal(corun__sim_create(&o, &be), CORUN_OK);
+    memset(&lc, 0, sizeof(lc));
+    lc.k = direct(be, &s, &stream_a, 132, 1);
+    corun__sim_set_claim_hook(be, on_claim_last, &lc);
+    assert_int_equal(be->ops->poll(be, 300 * US, ev, 8, &n), CORUN_OK);
+    assert_int_equal(n, 0);
+    corun__sim_get_stats(be, &st);
+    *workers = st.workers_started;
+    launch_gated_resume(be, lc.k);
+    t0 = be->ops->now_ns(be);
+    assert_int_equal(be->ops->signal(be, lc.k, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
+    for (;;) {
+        corun__bevent held;
+        until_event(be, 1, CORUN_BEV_HELD, &held);
+        if (held.live == 0) {
+            break;
+        }
+    }
+    *last_ns = lc.t - t0;
+    assert_int_equal(be->ops->signal(be, lc.k, CORUN_SIG_RESUME, 1), CORUN_OK);
+    (void)until_event(be, 1, CORUN_BEV_FINISHED, NULL);
+    assert_all_once(be, lc.k, 1056 * 70);
+    (void)until_event(be, 7, CORUN_BEV_LAUNCH, NULL);
+    be->ops->exec_close(be, lc.k);
+    be->ops->destroy(be);
+}
+
+/* A kernel of 64 waves or more that fills the GPU gives one worker up for a
+ * relay block (corun_ctl.h); a halt then lands SIM_RELAY_US after the write,
+ * where without one it lands SIM_SIGNAL_US after; every task still runs
+ * once, the rest after the resume. */
+static void a_relayed_grid_obeys_a_halt_sooner(void **state)
+{
+    corun__sim_opts o;
+    uint64_t w_relay, w_plain, t_relay, t_plain;
+    (void)state;
+
+    corun__sim_opts_default(&o);
+    assert_true(o.relay_ns < o.signal_ns);
+    halt_with_relay(1, &w_relay, &t_relay);
+    halt_with_relay(0, &w_plain, &t_plain);
+    assert_int_equal(w_relay, 132 * 8 - 1);
+    assert_int_equal(w_plain, 132 * 8);
+    /* claims are made every few ns: the last one just before the halt lands */
+    if (t_relay > (uint64_t)o.relay_ns || t_relay + 1000 < (uint64_t)o.relay_ns) {
+        fail_msg("relayed: last claim %llu ns after the halt", (unsigned long long)t_relay);
+    }
+    if (t_plain > (uint64_t)o.signal_ns || t_plain + 1000 < (uint64_t)o.signal_ns) {
+        fail_msg("not relayed: last claim %llu ns after the halt", (unsigned long long)t_plain);
+    }
 }
 
 /* A simulated context under policy with one kernel of task_us tasks. */
@@ -465,6 +559,7 @@ int main(void)
         cmocka_unit_test(a_held_kernel_keeps_its_sms_until_its_last_task),
         cmocka_unit_test(a_halted_kernel_holds_its_stream_until_resumed),
         cmocka_unit_test(a_halt_racing_the_last_task_loses_no_wakeup),
+        cmocka_unit_test(a_relayed_grid_obeys_a_halt_sooner),
         cmocka_unit_test(a_preempted_stream_job_holds_the_job_behind_it),
         cmocka_unit_test(short_kernels_run_plain_once_measured),
         cmocka_unit_test(the_plain_line_is_shorter_while_ls_work_runs),

@@ -5,7 +5,9 @@
  * timeout, peer gone, the non-blocking fill/take) and connect. The wire
  * offsets below are written out by hand, apart from proto.c's table, so a
  * changed layout shows here. Last, the event ring of a coordinated client's
- * page (src/wire/channel.h): order, a full ring, bad events, four threads. */
+ * page (src/wire/channel.h): order, a full ring, bad events, four threads.
+ * And the daemon's checks of a client's signal mirrors (src/wire/mirror.h). */
+#define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
 #include "support.h"
 
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -22,6 +25,7 @@
 
 #include "corun/corun.h"
 #include "wire/channel.h"
+#include "wire/mirror.h"
 #include "wire/proto.h"
 
 #define H CORUN_PROTO_HEADER
@@ -30,7 +34,7 @@ static const uint16_t all_types[] = {
     CORUN_MSG_HELLO,   CORUN_MSG_REGISTER, CORUN_MSG_LAUNCH,  CORUN_MSG_WAIT,
     CORUN_MSG_PREEMPT, CORUN_MSG_RESUME,   CORUN_MSG_RESIZE,  CORUN_MSG_PROGRESS,
     CORUN_MSG_RELEASE, CORUN_MSG_STATUS,   CORUN_MSG_TRACE,   CORUN_MSG_BYE,
-    CORUN_MSG_WELCOME, CORUN_MSG_REPLY,    CORUN_MSG_DATA,
+    CORUN_MSG_MIRROR,  CORUN_MSG_WELCOME,  CORUN_MSG_REPLY,   CORUN_MSG_DATA,
 };
 #define NTYPES (sizeof(all_types) / sizeof(all_types[0]))
 
@@ -245,6 +249,7 @@ static void round_trip_every_type(void **state)
         [CORUN_MSG_WAIT] = 16,   [CORUN_MSG_PREEMPT] = 16,  [CORUN_MSG_RESUME] = 16,
         [CORUN_MSG_RESIZE] = 16, [CORUN_MSG_PROGRESS] = 16, [CORUN_MSG_RELEASE] = 16,
         [CORUN_MSG_STATUS] = 0,  [CORUN_MSG_TRACE] = 4,     [CORUN_MSG_BYE] = 0,
+        [CORUN_MSG_MIRROR] = 0,
         [CORUN_MSG_WELCOME] = 168, [CORUN_MSG_REPLY] = 308, [CORUN_MSG_DATA] = 0,
     };
     uint8_t buf[CORUN_PROTO_MAX_MSG];
@@ -287,7 +292,8 @@ static void type_names(void **state)
     assert_string_equal(corun__proto_type_name(CORUN_MSG_LAUNCH), "LAUNCH");
     assert_string_equal(corun__proto_type_name(CORUN_MSG_DATA), "DATA");
     assert_string_equal(corun__proto_type_name(0), "?");
-    assert_string_equal(corun__proto_type_name(13), "?");
+    assert_string_equal(corun__proto_type_name(CORUN_MSG_MIRROR), "MIRROR");
+    assert_string_equal(corun__proto_type_name(14), "?");
     assert_string_equal(corun__proto_type_name(70000), "?");
 }
 
@@ -611,9 +617,9 @@ static void bad_headers(void **state)
     assert_int_equal(decode_exact(buf, n, &back, &used, why, sizeof(why)), CORUN_EPARSE);
     assert_non_null(strstr(why, "version 2"));
     buf[4] = 1;
-    buf[6] = 13;
+    buf[6] = 14;
     assert_int_equal(decode_exact(buf, n, &back, &used, why, sizeof(why)), CORUN_EPARSE);
-    assert_non_null(strstr(why, "unknown message type 13"));
+    assert_non_null(strstr(why, "unknown message type 14"));
     buf[6] = 0;
     assert_int_equal(decode_exact(buf, n, &back, &used, why, sizeof(why)), CORUN_EPARSE);
     buf[6] = CORUN_MSG_TRACE;
@@ -678,7 +684,7 @@ static void encode_refuses(void **state)
     size_t used;
 
     sample(CORUN_MSG_BYE, &m);
-    m.type = 13;
+    m.type = 14;
     assert_int_equal(corun__proto_encode(&m, big, sizeof(big)), 0);
     m.type = 0;
     assert_int_equal(corun__proto_encode(&m, big, sizeof(big)), 0);
@@ -869,6 +875,25 @@ static void fill_and_take(void **state)
     assert_int_equal(corun__proto_fill(sv[1], &rx), CORUN_OK);
     assert_int_equal(corun__proto_take(&rx, &back, why, sizeof(why)), CORUN_OK);
     assert_msg_equal(&m, &back);
+
+    /* a descriptor passed along (a client's MIRROR) is kept, as recv keeps it */
+    {
+        int p[2], got;
+        assert_int_equal(pipe(p), 0);
+        sample(CORUN_MSG_MIRROR, &m);
+        assert_int_equal(corun__proto_send_fd(sv[0], &m, p[1]), CORUN_OK);
+        assert_int_equal(corun__proto_fill(sv[1], &rx), CORUN_OK);
+        assert_int_equal(corun__proto_take(&rx, &back, why, sizeof(why)), CORUN_OK);
+        assert_int_equal(back.type, CORUN_MSG_MIRROR);
+        got = corun__proto_take_fd(&rx);
+        assert_true(got >= 0);
+        assert_int_equal(write(got, "x", 1), 1); /* the pipe's write end, here */
+        assert_int_equal(read(p[0], why, 1), 1);
+        assert_int_equal(corun__proto_take_fd(&rx), -1);
+        close(got);
+        close(p[0]);
+        close(p[1]);
+    }
 
     /* the largest DATA fills the buffer whole; fill then reads nothing until it is taken */
     memset(big, 'q', sizeof(big));
@@ -1064,9 +1089,75 @@ static void ring_threads(void **state)
     assert_true(got > 0);
 }
 
+/* A memfd of n bytes, sealed against shrinking if sealed. */
+static int mirror_file(size_t n, bool sealed)
+{
+    int fd = memfd_create("test-mirror", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)n), 0);
+    if (sealed) {
+        assert_int_equal(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL), 0);
+    }
+    return fd;
+}
+
+/* corund maps a client's mirrors (MIRROR) only from a regular file sealed
+ * against shrinking that holds them all: a file the client could cut short
+ * would kill the daemon at its next store. It stores an SM range into the
+ * block's mirror, widened first, and nothing beyond the last block. */
+static void mirrors_checked_before_mapped(void **state)
+{
+    uint8_t *base = NULL;
+    char why[256];
+    int fd, p[2];
+    (void)state;
+
+    fd = mirror_file(CORUN_MIRROR_BYTES, false);
+    assert_int_equal(corun__mirror_open(fd, &base, why, sizeof(why)), CORUN_EINVAL);
+    assert_non_null(strstr(why, "not sealed"));
+    assert_null(base);
+    close(fd);
+    fd = mirror_file(CORUN_MIRROR_BYTES - 1, true);
+    assert_int_equal(corun__mirror_open(fd, &base, why, sizeof(why)), CORUN_EINVAL);
+    assert_non_null(strstr(why, "bytes"));
+    close(fd);
+    assert_int_equal(pipe(p), 0);
+    assert_int_equal(corun__mirror_open(p[0], &base, why, sizeof(why)), CORUN_EINVAL);
+    assert_non_null(strstr(why, "not a regular file"));
+    close(p[0]);
+    close(p[1]);
+
+    fd = mirror_file(CORUN_MIRROR_BYTES, true);
+    assert_int_equal(corun__mirror_open(fd, &base, why, sizeof(why)), CORUN_OK);
+    assert_non_null(base);
+    assert_int_not_equal(ftruncate(fd, 4096), 0); /* the client cannot cut it short */
+    corun__mirror_range(base, 5, 8, 120);
+    corun__mirror_range(base, CORUN_MIRROR_SLOTS, 1, 2); /* past the last block: nothing */
+    {
+        corun_mirror m;
+        memcpy(&m, base + 5 * CORUN_MIRROR_STRIDE, sizeof(m));
+        assert_int_equal(m.halt_gen, 0);
+        assert_int_equal(m.evict_below, 0);
+        assert_int_equal(m.sm_lo, 8);
+        assert_int_equal(m.sm_hi_inv, ~120u);
+    }
+    {
+        /* what the client sees through its own mapping */
+        uint8_t *mine = mmap(NULL, CORUN_MIRROR_BYTES, PROT_READ, MAP_SHARED, fd, 0);
+        assert_true(mine != MAP_FAILED);
+        assert_memory_equal(mine + 5 * CORUN_MIRROR_STRIDE, base + 5 * CORUN_MIRROR_STRIDE,
+                            sizeof(corun_mirror));
+        munmap(mine, CORUN_MIRROR_BYTES);
+    }
+    corun__mirror_close(base);
+    close(fd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(mirrors_checked_before_mapped),
         cmocka_unit_test(round_trip_every_type),
         cmocka_unit_test(type_names),
         cmocka_unit_test(strings_copied_safely),

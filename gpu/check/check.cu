@@ -34,6 +34,8 @@
 #include <dirent.h>
 #include <execinfo.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,6 +46,7 @@
 #include "corun/corun_sim.h"
 extern "C" {
 #include "core/ctl.h"
+#include "wire/mirror.h"
 #include "core/entry.h"
 #include "core/settings.h"
 }
@@ -154,6 +157,13 @@ struct Direct {
     bool launched = false; /* a launch since init: learn() reads what it measured */
     bool switched = false; /* init's decision differs from the last launch's entry */
     uint64_t task_hits = 0;
+    /* the relay (corun_ctl.h): where set, the block's mirror in mapped host
+     * memory and its device address; launches then plan a relay block as
+     * libcorun's direct launches do (corun__relay_plan), and halts store the
+     * mirror before the stream write. With no primary grid to say the kernel
+     * is over, a relay leaves only at a halt: every such launch ends in one */
+    volatile corun_mirror *mirror = nullptr;
+    uint64_t mirror_dev = 0;
     /* per budget (ns): what the launches measured, as libcorun keeps it per
      * kernel (corun__entry_memo) */
     std::map<uint32_t, corun__entry_memo> memo;
@@ -177,6 +187,9 @@ struct Direct {
     {
         learn();
         CK(cudaMemset(ctl, 0, sizeof(corun_ctl)));
+        if (mirror != nullptr) {
+            memset((void *)mirror, 0, CORUN_MIRROR_STRIDE);
+        }
         budget_ns = (uint32_t)(budget_us * 1e3);
         nworkers = (uint32_t)nw;
         if (decide) {
@@ -198,7 +211,12 @@ struct Direct {
     void launch(const Case &c, cudaStream_t s, int nw, uint32_t base, uint32_t gen)
     {
         corun__launch_req req;
+        bool relay = false;
         memset(&req, 0, sizeof(req));
+        if (mirror_dev != 0) {
+            nw = (int)corun__relay_plan((uint32_t)nw, (uint32_t)per_sm, 0, ch.sm_count - 1,
+                                        ch.sm_count, ch.tasks, &relay);
+        }
         req.nworkers = (uint32_t)nw;
         req.base = base;
         req.gen = gen;
@@ -207,6 +225,9 @@ struct Direct {
         wa.ctl = ctl;
         wa.nworkers = nworkers;
         wa.task_hits = task_hits;
+        wa.relay = mirror_dev;
+        wa.relay_block = relay;
+        nw += relay;
         std::vector<void *> args;
         args.push_back(&wa);
         for (void *p : c.argv) {
@@ -239,6 +260,10 @@ struct Direct {
     void halt(cudaStream_t hs)
     {
         const halt_words hw = halt_words_of();
+        for (unsigned i = 0; i < hw.n && mirror != nullptr; i++) {
+            const corun__ctl_write w = {hw.off[i], 4, hw.value[i]};
+            corun__ctl_mirror(mirror, &w, 1);
+        }
         for (unsigned i = 0; i < hw.n; i++) {
             CU(cuStreamWriteValue32((CUstream)hs, field(hw.off[i]), hw.value[i], 0));
         }
@@ -945,24 +970,35 @@ static int mode_latency(int trials)
  * corund narrows a client's kernels by writing their control blocks from
  * its own process: the block opened by CUDA IPC, the words written with
  * cuStreamWriteValue32 on the daemon's highest-priority stream (the cuda
- * backend's peer_range). Here a peer process (this program, mode
- * xhalt-peer, started through /proc/self/exe before it touches CUDA) does
- * exactly that to a running worker kernel of 2 us tasks: a halt (halt_gen),
- * and a narrowing that takes SMs 0-7 away (sm_lo = 8), timed from the
- * peer's call (CLOCK_MONOTONIC, the same clock in both processes) to the
- * kernel's end, or to the workers of those SMs gone (exited, waited for on
- * a stream), as seen here. Each side reads the kernel's progress on its
- * signal stream just before it signals (timed_halt). The same halt from
- * this process, interleaved, is the baseline.
+ * backend's peer_range), each stored first into the block's mirror, the
+ * file of mirrors the client passed it (MIRROR, src/wire/mirror.h), where
+ * the kernel's relay block picks it up (corun_ctl.h). Here a peer process
+ * (this program, mode xhalt-peer, started through /proc/self/exe before it
+ * touches CUDA, with the mirror's memfd) does exactly that to a running
+ * worker kernel of 2 us tasks: a halt (halt_gen), and a narrowing that
+ * takes SMs 0-7 away (sm_lo = 8), timed from the peer's call
+ * (CLOCK_MONOTONIC, the same clock in both processes) to the kernel's end,
+ * or to the workers of those SMs gone (exited, waited for on a stream), as
+ * seen here. Each with the kernel launched as libcorun launches a direct
+ * kernel (a relay block) and without (stream writes alone). Each side reads
+ * the kernel's progress on its signal stream just before it signals
+ * (timed_halt). The same halt from this process, interleaved, is the
+ * baseline.
  */
-static int xhalt_peer(int rfd, int wfd)
+static int xhalt_peer(int rfd, int wfd, int mfd)
 {
     cudaIpcMemHandle_t h;
     corun_ctl *ctl;
     cudaStream_t hs;
     int lo, hi;
     char cmd;
+    uint8_t *mirrors = nullptr;
+    char why[256];
 
+    if (corun__mirror_open(mfd, &mirrors, why, sizeof(why)) != CORUN_OK) {
+        fprintf(stderr, "xhalt-peer: %s\n", why);
+        return 2;
+    }
     if (read(rfd, &h, sizeof(h)) != (ssize_t)sizeof(h)) {
         return 2;
     }
@@ -978,8 +1014,13 @@ static int xhalt_peer(int rfd, int wfd)
         CK(cudaStreamSynchronize(hs));
         const double t0 = now_us();
         if (cmd == 'h') {
+            const corun__ctl_write w = {offsetof(corun_ctl, halt_gen), 4, 1};
+            corun__ctl_mirror((volatile corun_mirror *)mirrors, &w, 1);
             CU(cuStreamWriteValue32((CUstream)hs, base + offsetof(corun_ctl, halt_gen), 1, 0));
-        } else {
+        } else { /* as corund's narrow: the mirror, then the block (peer_range) */
+            corun__mirror_range(mirrors, 0, 8, (uint32_t)sm_count() - 1);
+            CU(cuStreamWriteValue32((CUstream)hs, base + offsetof(corun_ctl, sm_hi_inv),
+                                    ~((uint32_t)sm_count() - 1), 0));
             CU(cuStreamWriteValue32((CUstream)hs, base + offsetof(corun_ctl, sm_lo), 8, 0));
         }
         CK(cudaStreamSynchronize(hs));
@@ -988,7 +1029,33 @@ static int xhalt_peer(int rfd, int wfd)
         }
     }
     CK(cudaIpcCloseMemHandle(ctl));
+    corun__mirror_close(mirrors);
     return 0;
+}
+
+/* The mirrors' file as a client's cuda backend makes it (slots.c): a
+ * memfd sealed at its size, mapped and registered with the driver. Block 0's
+ * mirror is Direct's. */
+static int mirror_file(Direct &d, uint8_t **map)
+{
+    const int fd = memfd_create("gpucheck-mirror", MFD_ALLOW_SEALING);
+    if (fd < 0 || ftruncate(fd, (off_t)CORUN_MIRROR_BYTES) != 0 ||
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        perror("xhalt: the mirrors' file");
+        return -1;
+    }
+    void *p = mmap(nullptr, CORUN_MIRROR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        perror("xhalt: mmap");
+        return -1;
+    }
+    void *dev = nullptr;
+    CK(cudaHostRegister(p, CORUN_MIRROR_BYTES, cudaHostRegisterMapped | cudaHostRegisterPortable));
+    CK(cudaHostGetDevicePointer(&dev, p, 0));
+    *map = (uint8_t *)p;
+    d.mirror = (volatile corun_mirror *)p;
+    d.mirror_dev = (uint64_t)(uintptr_t)dev;
+    return fd;
 }
 
 static int mode_xhalt(int trials)
@@ -1001,11 +1068,18 @@ static int mode_xhalt(int trials)
     cudaStream_t ks, hs, ws;
     cudaIpcMemHandle_t h;
     int lo, hi, to_peer[2], from_peer[2];
-    char rs[16], ws_[16];
+    char rs[16], ws_[16], ms[16];
     pid_t pid;
-    std::vector<double> xh, xn, same;
+    uint8_t *map = nullptr;
+    /* rows: [relay][cross halt, cross narrow, same-process halt] */
+    std::vector<double> v[2][3];
 
     d.per_sm = per_sm;
+    const int mfd = mirror_file(d, &map);
+    if (mfd < 0) {
+        return 1;
+    }
+    const uint64_t mirror_dev = d.mirror_dev;
     CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
     CK(cudaStreamCreateWithPriority(&ks, cudaStreamNonBlocking, lo));
     CK(cudaStreamCreateWithPriority(&hs, cudaStreamNonBlocking, hi));
@@ -1017,11 +1091,12 @@ static int mode_xhalt(int trials)
     }
     snprintf(rs, sizeof(rs), "%d", to_peer[0]);
     snprintf(ws_, sizeof(ws_), "%d", from_peer[1]);
+    snprintf(ms, sizeof(ms), "%d", mfd);
     pid = fork();
     if (pid == 0) {
         close(to_peer[1]);
         close(from_peer[0]);
-        execl("/proc/self/exe", "corun-gpucheck", "xhalt-peer", rs, ws_, (char *)nullptr);
+        execl("/proc/self/exe", "corun-gpucheck", "xhalt-peer", rs, ws_, ms, (char *)nullptr);
         _exit(127);
     }
     close(to_peer[0]);
@@ -1031,40 +1106,43 @@ static int mode_xhalt(int trials)
         return 1;
     }
     for (int i = 0; i < trials; i++) {
-        for (int k = 0; k < 3; k++) {
-            double t0 = 0;
-            unsigned long long done0;
-            d.init(c, g_budget_us, nw);
-            d.launch(c, ks, nw, 0, 0);
-            sleep_us(2000);
-            if (k == 2) { /* this process's own halt, the baseline */
-                same.push_back(timed_halt(d, ks, hs, &done0));
-            } else {
-                const char cmd = k == 0 ? 'h' : 'n';
-                if (write(to_peer[1], &cmd, 1) != 1) {
-                    perror("xhalt: peer");
-                    return 1;
-                }
-                if (k == 0) {
-                    CK(cudaStreamSynchronize(ks));
+        for (int r = 0; r < 2; r++) {
+            d.mirror_dev = r ? mirror_dev : 0;
+            for (int k = 0; k < 3; k++) {
+                double t0 = 0;
+                unsigned long long done0;
+                d.init(c, g_budget_us, nw);
+                d.launch(c, ks, nw, 0, 0);
+                sleep_us(2000);
+                if (k == 2) { /* this process's own halt, the baseline */
+                    v[r][2].push_back(timed_halt(d, ks, hs, &done0));
                 } else {
-                    CU(cuStreamWaitValue32((CUstream)ws, d.field(offsetof(corun_ctl, exited)),
-                                           (cuuint32_t)(8 * per_sm), CU_STREAM_WAIT_VALUE_GEQ));
-                    CK(cudaStreamSynchronize(ws));
+                    const char cmd = k == 0 ? 'h' : 'n';
+                    if (write(to_peer[1], &cmd, 1) != 1) {
+                        perror("xhalt: peer");
+                        return 1;
+                    }
+                    if (k == 0) {
+                        CK(cudaStreamSynchronize(ks));
+                    } else {
+                        CU(cuStreamWaitValue32((CUstream)ws, d.field(offsetof(corun_ctl, exited)),
+                                               (cuuint32_t)(8 * per_sm), CU_STREAM_WAIT_VALUE_GEQ));
+                        CK(cudaStreamSynchronize(ws));
+                    }
+                    const double t1 = now_us();
+                    if (read(from_peer[0], &t0, sizeof(t0)) != (ssize_t)sizeof(t0)) {
+                        fprintf(stderr, "xhalt: the peer process stopped answering\n");
+                        return 1;
+                    }
+                    v[r][k].push_back(t1 - t0);
+                    if (k == 1) {
+                        d.halt(hs);
+                        CK(cudaStreamSynchronize(ks));
+                    }
                 }
-                const double t1 = now_us();
-                if (read(from_peer[0], &t0, sizeof(t0)) != (ssize_t)sizeof(t0)) {
-                    fprintf(stderr, "xhalt: the peer process stopped answering\n");
+                if (!all_left(d.read(), nullptr, k == 0 ? "cross-process halt" : "halt")) {
                     return 1;
                 }
-                (k == 0 ? xh : xn).push_back(t1 - t0);
-                if (k == 1) {
-                    d.halt(hs);
-                    CK(cudaStreamSynchronize(ks));
-                }
-            }
-            if (!all_left(d.read(), nullptr, k == 0 ? "cross-process halt" : "halt")) {
-                return 1;
             }
         }
     }
@@ -1072,19 +1150,27 @@ static int mode_xhalt(int trials)
     (void)!write(to_peer[1], &q, 1);
     int st = 0;
     waitpid(pid, &st, 0);
-    printf("%-34s %9s %9s %9s %9s %7s\n", "what (2 us tasks)", "median_us", "p99_us", "p90_us",
+    d.mirror = nullptr;
+    CK(cudaHostUnregister(map));
+    munmap(map, CORUN_MIRROR_BYTES);
+    close(mfd);
+    printf("%-44s %9s %9s %9s %9s %7s\n", "what (2 us tasks)", "median_us", "p99_us", "p90_us",
            "max_us", "trials");
-    const std::vector<double> *rows[] = {&xh, &xn, &same};
     const char *names[] = {"cross-process halt", "cross-process narrow (SMs 0-7)",
                            "same-process halt"};
     const char *keys[] = {"xhalt", "xnarrow8", "halt_same"};
-    for (int r = 0; r < 3; r++) {
-        const std::vector<double> &v = *rows[r];
-        printf("%-34s %9.1f %9.1f %9.1f %9.1f %7zu\n", names[r], median(v), pct(v, 99),
-               pct(v, 90), pct(v, 100), v.size());
-        jrec("{\"mode\":\"xhalt\",\"what\":\"%s\",\"task_us\":2,\"median_us\":%.2f,"
-             "\"p99_us\":%.2f,\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%zu}",
-             keys[r], median(v), pct(v, 99), pct(v, 90), pct(v, 100), v.size());
+    for (int r = 1; r >= 0; r--) {
+        for (int k = 0; k < 3; k++) {
+            const std::vector<double> &x = v[r][k];
+            char name[64];
+            snprintf(name, sizeof(name), "%s, %s", names[k], r ? "relay" : "no relay");
+            printf("%-44s %9.1f %9.1f %9.1f %9.1f %7zu\n", name, median(x), pct(x, 99),
+                   pct(x, 90), pct(x, 100), x.size());
+            jrec("{\"mode\":\"xhalt\",\"what\":\"%s%s\",\"task_us\":2,\"median_us\":%.2f,"
+                 "\"p99_us\":%.2f,\"p90_us\":%.2f,\"max_us\":%.2f,\"trials\":%zu}",
+                 keys[k], r ? "" : "_norelay", median(x), pct(x, 99), pct(x, 90), pct(x, 100),
+                 x.size());
+        }
     }
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
 }
@@ -2342,8 +2428,8 @@ int main(int argc, char **argv)
     signal(SIGABRT, on_fatal);
     Options o;
 
-    if (!strcmp(mode, "xhalt-peer")) { /* started by xhalt, with its pipes: RFD WFD */
-        return argc == 4 ? xhalt_peer(atoi(argv[2]), atoi(argv[3])) : 2;
+    if (!strcmp(mode, "xhalt-peer")) { /* started by xhalt: its pipes and the mirrors' file */
+        return argc == 5 ? xhalt_peer(atoi(argv[2]), atoi(argv[3]), atoi(argv[4])) : 2;
     }
     if (!parse_options(argc, argv, o)) {
         return 2;

@@ -99,6 +99,34 @@
  *    (cuStreamWriteValue32); next is 64-bit and, like task_cut above, written
  *    by the host only while no worker runs (the void, a 32-bit store of the
  *    same size as the ahead claims, excepted).
+ *  - The relay (direct kernels). A stream write lands ~8-10 us after the
+ *    call, the GPU front end's time for any stream memory operation; a CPU
+ *    store into host memory is seen in ~2 us by one reader on an SM (by many
+ *    readers of one line far later: their reads are served one by one). So
+ *    the four signal words (halt_gen, evict_below, sm_lo, sm_hi_inv) also
+ *    have a mirror in mapped host memory (corun_mirror, one per control
+ *    block, wa.relay), which every writer -- the host's signal path, corund
+ *    narrowing a client -- stores before it issues the stream write. A grid
+ *    launched with wa.relay_block has one block more than its workers, the
+ *    first (block 0; worker ids are the block's index minus one): its first
+ *    thread copies the mirror's words into the control block whenever they
+ *    change, reading the mirror back to back (~2 us a read) and nothing in
+ *    device memory (a load of the control block, a line the workers' atomics
+ *    keep busy, held it up for tens of microseconds). Block 0 because its
+ *    warp is then the oldest on its SM: as the grid's last block, beside
+ *    workers whose tasks keep the SM's issue busy, it got to read only about
+ *    every 9 us (up to 31), later than the stream write landed. The
+ *    stream write still follows: a grid with no relay running gets it, and
+ *    one that lands after a newer value is followed by that value's own.
+ *    The relay never counts as a worker (started, exited, done, primary). It
+ *    leaves once it has copied a halt that covers its launch's generation,
+ *    or once the kernel is over: the primary grid's last worker stores
+ *    `over` in the mirror just before its last report (FINISHED or
+ *    RELEASED), so the host, which zeroes a mirror only after that report,
+ *    never sees a stale one. A grid's workers that all left on an eviction
+ *    or a narrowing leave its relay there, one slot, until one of those.
+ *    Only kernels with claims get a relay: a preset task runs whatever the
+ *    signals say.
  */
 #ifndef CORUN_CTL_H
 #define CORUN_CTL_H
@@ -156,6 +184,18 @@ typedef struct corun_ctl {
     uint8_t pad4_[CORUN_CTL_LINE - 24];
 } corun_ctl;
 
+/* The mirror of a control block's signal words in mapped host memory (the
+ * relay, above), CORUN_MIRROR_STRIDE bytes apart: relays reading one line
+ * would wait for each other. All zero when the block is fresh. */
+typedef struct corun_mirror {
+    uint32_t halt_gen, evict_below, sm_lo, sm_hi_inv; /* the writers' (host, corund) */
+    uint32_t over;              /* the primary grid's last worker: the kernel is over */
+    uint32_t pad_[3];
+} corun_mirror;
+#define CORUN_MIRROR_STRIDE 64
+#define CORUN_MIRROR_SIGNALS 16 /* bytes of the control block the mirror holds */
+#define CORUN_MIRROR_SLOTS 4096 /* mirrors in a process's shared file (its control blocks) */
+
 /* What the device side of a kernel tells the host, in host memory (one per
  * control block). A direct kernel's is written by one block at a time, the
  * primary grid's last worker. A kernel launched on corun's own streams (a
@@ -203,6 +243,9 @@ typedef struct corun_worker_arg {
                                    or a scheduled launch; else NULL */
     uint64_t task_hits;         /* device address of a uint32 per task, or 0;
                                    counted only in builds with CORUN_TASK_HITS */
+    uint64_t relay;             /* device address of the block's corun_mirror (mapped
+                                   host memory), for every grid of a direct kernel
+                                   where there are mirrors; 0 = none */
     uint32_t base;              /* worker id of this launch's blockIdx.x == 0 */
     uint32_t gen;               /* launch generation, compared with halt_gen */
     uint32_t grid_x, grid_y, grid_z; /* the virtual grid (the original gridDim) */
@@ -225,6 +268,8 @@ typedef struct corun_worker_arg {
     uint32_t hold;              /* 1: workers out of tasks, or moved off an SM
                                    where they ran tasks, hold their slots until
                                    the kernel's tasks are done (above) */
+    uint32_t relay_block;       /* 1: the grid's first block is its relay (above);
+                                   worker ids start past it */
 } corun_worker_arg;
 
 #ifdef __cplusplus

@@ -308,6 +308,79 @@ static __device__ __noinline__ void corun__hold(const corun_worker_arg wa, uint3
     }
 }
 
+/* Loads from mapped host memory, past every cache (the relay's mirror). */
+__device__ __forceinline__ uint4 corun_ld_sys128(const void *p)
+{
+    uint4 v;
+    asm volatile("ld.relaxed.sys.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "l"(p)
+                 : "memory");
+    return v;
+}
+
+__device__ __forceinline__ uint32_t corun_ld_sys32(const void *p)
+{
+    uint32_t v;
+    asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+static_assert(offsetof(corun_mirror, sm_hi_inv) == 12 && offsetof(corun_mirror, over) == 16 &&
+                  sizeof(corun_mirror) <= CORUN_MIRROR_STRIDE,
+              "corun_mirror: the relay copies its first 16 bytes as the control block's");
+
+/* The relay (corun_ctl.h): the first thread of the grid's first block, where
+ * wa.relay_block is set. Copies the mirror's signal words into the control
+ * block whenever they change (all four at its first read: the mirror is
+ * never older than the block), until it has copied a halt that covers its
+ * launch or the mirror says the kernel is over. Reads host memory alone,
+ * back to back (its warp waits on the reads, issuing nothing: a poll is
+ * their round trip, ~2 us). Not inlined, like the anchor. */
+static __device__ __noinline__ void corun__relay(const corun_worker_arg wa)
+{
+    volatile uint32_t *const w = &wa.ctl->halt_gen;
+    const corun_mirror *const mir = (const corun_mirror *)(uintptr_t)wa.relay;
+    uint4 last = make_uint4(~0u, ~0u, ~0u, ~0u);
+
+    for (;;) {
+        const uint4 m = corun_ld_sys128(mir);
+        const uint32_t over = corun_ld_sys32(&mir->over);
+        if (over != 0) {
+            return;
+        }
+        if (m.x != last.x) {
+            w[0] = m.x;
+        }
+        if (m.y != last.y) {
+            w[1] = m.y;
+        }
+        if (m.z != last.z) {
+            w[2] = m.z;
+        }
+        if (m.w != last.w) {
+            w[3] = m.w;
+        }
+        if (wa.gen < m.x) {
+            return; /* every worker of its launch leaves */
+        }
+        last = m;
+    }
+}
+
+/* Whether this block is its grid's relay rather than a worker: the first,
+ * so that its warp is the oldest on its SM (corun_ctl.h). */
+__device__ __forceinline__ bool corun__is_relay(const corun_worker_arg &wa)
+{
+    return wa.relay_block != 0 && blockIdx.x == 0;
+}
+
+/* This worker's id: its launch's base plus its block, past the relay. */
+__device__ __forceinline__ uint32_t corun__worker_id(const corun_worker_arg &wa)
+{
+    return wa.base + blockIdx.x - wa.relay_block;
+}
+
 /* Adds n tasks, which every thread of this worker has finished, to done.
  * A direct kernel's grid other than the primary one fences first: the
  * primary grid's anchor lets the user's stream go on once done reaches the
@@ -380,6 +453,11 @@ __device__ __forceinline__ void corun__leave(const corun_worker_arg &wa, uint32_
     } else {
         t_end = corun_globaltimer(); /* the grid ran every task alone */
     }
+    if (wa.relay != 0) {
+        /* the kernel's relays leave; before the report, after which the
+         * host may zero the mirror (corun_ctl.h) */
+        ((volatile corun_mirror *)(uintptr_t)wa.relay)->over = 1;
+    }
     corun__report(wa, state, 62, state == CORUN_REPORT_FINISHED ? wa.tasks : done, 0, task_ns,
                   t_end);
 }
@@ -398,8 +476,14 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
     corun_ctl *const ctl = wa.ctl;
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
 
+    if (corun__is_relay(wa)) {
+        if (leader) {
+            corun__relay(wa);
+        }
+        return;
+    }
     if (leader) {
-        const uint32_t id = wa.base + blockIdx.x;
+        const uint32_t id = corun__worker_id(wa);
         st.capsm = id / wa.workers_per_capsm;
         st.smid = corun_smid();
         st.smid_inv = ~st.smid;
@@ -458,7 +542,7 @@ __device__ __forceinline__ void corun_worker_loop(const corun_worker_arg wa, Bod
         }
     }
     if (leader) {
-        if (wa.base + blockIdx.x == 0 && st.mean_ns != 0) {
+        if (corun__worker_id(wa) == 0 && st.mean_ns != 0) {
             /* seeds a relaunch, and tells the host which entry to use next */
             ctl->task_ns_seed = st.mean_ns;
         }
@@ -551,8 +635,14 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
     uint32_t *const next_lo = (uint32_t *)&ctl->next;
     const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
 
+    if (corun__is_relay(wa)) {
+        if (leader) {
+            corun__relay(wa);
+        }
+        return;
+    }
     if (leader) {
-        const uint32_t id = wa.base + blockIdx.x;
+        const uint32_t id = corun__worker_id(wa);
         st.capsm = id / wa.workers_per_capsm;
         st.smid = corun_smid();
         st.pend = 0;
@@ -636,7 +726,7 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
              * task time of a short kernel too */
             st.mean = (uint32_t)((corun_globaltimer() - st.t0) / st.pend);
         }
-        if (wa.base + blockIdx.x == 0 && st.mean != 0) {
+        if (corun__worker_id(wa) == 0 && st.mean != 0) {
             ctl->task_ns_seed = st.mean;
         }
         if (wa.hold) {

@@ -375,6 +375,36 @@ void corun__remote_count_job(corun__remote *r, const corun__job *k)
     }
 }
 
+/* Under r->mu: passes the file of the backend's signal mirrors to the
+ * daemon (MIRROR), which writes them before it narrows a kernel here. True
+ * where it took them, or where the backend has none (no relays to undo the
+ * daemon's writes to the blocks themselves). The library does not log: a
+ * refusal is in the daemon's log; a daemon gone is dropped, as any call
+ * does. */
+static bool share_mirror(corun__remote *r, corun__backend *be)
+{
+    const int mfd = be->ops->mirror_fd != NULL ? be->ops->mirror_fd(be) : -1;
+    corun__msg m;
+    char why[256] = "";
+    int rc;
+
+    if (mfd < 0) {
+        return true;
+    }
+    memset(&m, 0, sizeof(m));
+    m.type = CORUN_MSG_MIRROR;
+    m.seq = ++r->seq;
+    rc = corun__proto_send_fd(r->fd, &m, mfd);
+    if (rc == CORUN_OK) {
+        rc = corun__proto_recv(r->fd, &r->rx, &m, 5000, why, sizeof(why));
+    }
+    if (rc != CORUN_OK || m.type != CORUN_MSG_REPLY) {
+        drop(r);
+        return false;
+    }
+    return m.u.reply.status == CORUN_OK;
+}
+
 void corun__remote_share_ctl(corun__remote *r, corun__backend *be)
 {
     corun__channel *ch;
@@ -385,11 +415,12 @@ void corun__remote_share_ctl(corun__remote *r, corun__backend *be)
     }
     pthread_mutex_lock(&r->mu);
     ch = atomic_load(&r->chan);
-    if (ch != NULL && ch != r->shared) {
+    if (ch != NULL && ch != r->shared && r->fd >= 0) {
         r->shared = ch; /* tried once per page */
         /* not shared (ctl_ok stays 0): the daemon's windows then reach
          * this process's kernels when it looks at its window, as before */
-        if (be->ops->ctl_share(be, ch->ctl_handle, &ch->ctl_slots, ch->ctl_live,
+        if (share_mirror(r, be) &&
+            be->ops->ctl_share(be, ch->ctl_handle, &ch->ctl_slots, ch->ctl_live,
                                CORUN_CHANNEL_LIVE, why, sizeof(why)) == CORUN_OK) {
             atomic_store(&ch->ctl_ok, 1);
         }

@@ -299,6 +299,12 @@ typedef struct corun__backend_ops {
      * stops writing). */
     int (*ctl_share)(corun__backend *be, void *handle, uint32_t *nslots, uint64_t *live,
                      uint32_t nwords, char *why, size_t why_len);
+    /* Optional (cuda): the memory file (a memfd sealed at its size) of the
+     * blocks' signal mirrors (corun_ctl.h, the relay), CORUN_MIRROR_SLOTS of
+     * them CORUN_MIRROR_STRIDE bytes apart, which corund maps and writes
+     * before it narrows a kernel; -1 where there are none. The backend keeps
+     * it open. */
+    int (*mirror_fd)(corun__backend *be);
     /* Another process's shared blocks (its ctl_share handle), opened in
      * this backend's context; NULL with why where they cannot be. */
     void *(*peer_open)(corun__backend *be, const void *handle, uint32_t nslots, char *why,

@@ -226,6 +226,45 @@ void corun__ctl_apply(corun_ctl *blk, const corun__ctl_write *w, size_t n)
     }
 }
 
+void corun__ctl_mirror(volatile corun_mirror *m, const corun__ctl_write *w, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        if (w[i].size == 4 && w[i].off < CORUN_MIRROR_SIGNALS) {
+            volatile uint32_t *p = (volatile uint32_t *)m + w[i].off / 4;
+            __atomic_store_n(p, (uint32_t)w[i].value, __ATOMIC_RELEASE);
+        }
+    }
+}
+
+_Static_assert(offsetof(corun_ctl, halt_gen) == offsetof(corun_mirror, halt_gen) &&
+                   offsetof(corun_ctl, evict_below) == offsetof(corun_mirror, evict_below) &&
+                   offsetof(corun_ctl, sm_lo) == offsetof(corun_mirror, sm_lo) &&
+                   offsetof(corun_ctl, sm_hi_inv) == offsetof(corun_mirror, sm_hi_inv),
+               "the mirror holds the control block's first four words");
+
+uint32_t corun__relay_plan(uint32_t w, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
+                           uint32_t sm_count, uint64_t tasks, bool *relay)
+{
+    const uint64_t slots = (uint64_t)per_sm * sm_count;
+    const bool bound = sm_lo > 0 || sm_hi + 1 < sm_count;
+
+    *relay = false;
+    if (w == 0 || tasks <= w) {
+        return w; /* every task a preset one, or a claim or so each: nothing to relay */
+    }
+    if (w < slots || bound) {
+        *relay = true;
+        return w;
+    }
+    if (w >= 2 && tasks / w >= CORUN_RELAY_MIN_WAVES) {
+        *relay = true;
+        return w - 1;
+    }
+    return w;
+}
+
 uint64_t corun__workers_capped(uint64_t w, uint32_t sm_lo, uint32_t sm_hi, uint32_t sm_count,
                                uint64_t tasks)
 {

@@ -118,6 +118,26 @@ uint64_t corun__workers_capped(uint64_t w, uint32_t sm_lo, uint32_t sm_hi, uint3
 uint32_t corun__direct_workers(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
                                uint32_t sm_count, uint64_t tasks);
 
+/* The relay (corun_ctl.h): stores the writes among w[0..n) that are signal
+ * words (halt_gen, evict_below, sm_lo, sm_hi_inv: the block's first
+ * CORUN_MIRROR_SIGNALS bytes) into the block's mirror m, each as one 32-bit
+ * store. A writer does this before it issues the writes on its stream. */
+void corun__ctl_mirror(volatile corun_mirror *m, const corun__ctl_write *w, size_t n);
+
+/* The grid of a direct kernel's launch of w workers (per_sm per SM, on SMs
+ * [sm_lo, sm_hi] of sm_count) for a kernel of `tasks`: where it has more
+ * tasks than workers, a relay block comes first where a slot is free for it
+ * (fewer workers than slots on the GPU, or a launch bound to some SMs, whose
+ * workers elsewhere leave at once) or where the kernel runs 64 waves or
+ * more, which then gives one worker up for it (its preset shrinks with it);
+ * none otherwise (a relay in a grid that fills the GPU would leave its last
+ * worker waiting for a slot until the tasks run out; with no more tasks than
+ * workers each runs its preset task, whatever the signals say). Returns the
+ * workers; *relay: a relay block comes before them. */
+uint32_t corun__relay_plan(uint32_t w, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
+                           uint32_t sm_count, uint64_t tasks, bool *relay);
+#define CORUN_RELAY_MIN_WAVES 64
+
 /* Applies writes to a block in memory, as the device sees them (the
  * simulator's device, and tests). */
 void corun__ctl_apply(corun_ctl *blk, const corun__ctl_write *w, size_t n);

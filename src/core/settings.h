@@ -58,6 +58,11 @@
       "launch of a kernel whose last run took less than this "                                  \
       "(predicted from its task time) runs as the plain kernel: over before a halt could act, " \
       "so not preemptible; 0 never")                                                             \
+    X(RELAY, relay, UINT, "1", 0, 1, "",                                                         \
+      "cuda: 1 gives a stream-ordered kernel's grid a relay block (one block more, or one "      \
+      "worker fewer in a grid of 64 waves or more that fills the GPU; none otherwise), which "   \
+      "copies signals from host memory: a halt or narrowing lands ~2 us after it is sent "       \
+      "instead of ~8-10 (docs/decisions/0046); 0 never")                                          \
     X(GREEN_LS_SMS, green_ls_sms, UINT, "0", 0, 4096, "",                                       \
       "green: SMs of the partition for LS kernels (class ls or priority > 0), rounded up to "   \
       "what the hardware splits (H100: multiples of 8); the rest is the batch partition; 0 = "  \
@@ -75,6 +80,8 @@
     X(SEED, seed, UINT, "1", 0, 4294967295.0, "", "random seed of simulations and scenarios")    \
     X(SIM_SIGNAL_US, sim_signal_us, DBL, "8", 0, 1e6, "",                                        \
       "sim: delay from a host signal to the workers seeing it (H100: 10-12 us incl. exit)")      \
+    X(SIM_RELAY_US, sim_relay_us, DBL, "2.5", 0, 1e6, "",                                        \
+      "sim: the same delay for a grid with a relay block (RELAY; H200: ~2.3 us)")                \
     X(SIM_LAUNCH_US, sim_launch_us, DBL, "17", 0, 1e6, "",                                       \
       "sim: delay from a launch call to its blocks reaching the dispatcher (H100, busy GPU: "    \
       "17-18 us from an LS request to its kernel's start)")                                      \

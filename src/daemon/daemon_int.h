@@ -118,6 +118,8 @@ struct corun__dclient {
     } cjobs[CORUN__CHAN_JOBS];
     uint64_t cjobs_untracked;
     void *peer;                /* its control blocks opened here (backend peer_open) */
+    uint8_t *mirror;           /* their signal mirrors, mapped from the file its
+                                  MIRROR passed (wire/mirror.h); NULL: none */
     bool peer_tried;           /* opened or failed once: not tried again */
     uint64_t narrowed;         /* its kernels the daemon narrowed itself */
     corun__dclient *next;

@@ -20,6 +20,7 @@
 #include "common/log.h"
 #include "core/backend.h"
 #include "daemon/daemon_int.h"
+#include "wire/mirror.h"
 
 #define SUB "session"
 
@@ -687,6 +688,42 @@ static void start_trace(corun__daemon *d, corun__dclient *c, const corun__msg *m
               m->u.trace.ms);
 }
 
+/* MIRROR: a coordinated client's signal mirrors, the file passed along.
+ * Mapped once checked (wire/mirror.h); a bad one is refused with why and
+ * the connection kept: the client then keeps its control blocks to itself
+ * (its relays would undo a write to them that skipped the mirror), and its
+ * kernels follow its window when it looks. */
+static void mirror(corun__dclient *c, const corun__msg *m)
+{
+    const int fd = corun__proto_take_fd(c->rx);
+    uint8_t *base = NULL;
+    char why[256] = "";
+    int rc;
+
+    if (fd < 0) {
+        reply_err(c, m->seq, CORUN_EINVAL, "MIRROR came without its file");
+        return;
+    }
+    if (c->chan == NULL) {
+        close(fd);
+        reply_err(c, m->seq, CORUN_EINVAL, "MIRROR from a client the daemon does not coordinate");
+        return;
+    }
+    rc = corun__mirror_open(fd, &base, why, sizeof(why));
+    close(fd);
+    if (rc != CORUN_OK) {
+        CORUN_LOG(CORUN_LOG_WARN, SUB, "client %u (pid %d): its signal mirrors refused (%s): "
+                  "its kernels follow its window when it looks", c->id, (int)c->pid, why);
+        reply_err(c, m->seq, rc, "%s", why);
+        return;
+    }
+    corun__mirror_close(c->mirror);
+    c->mirror = base;
+    CORUN_LOG(CORUN_LOG_DEBUG, SUB, "client %u (pid %d): its signal mirrors are mapped", c->id,
+              (int)c->pid);
+    corun__dreply(c, m->seq, CORUN_OK, "", NULL);
+}
+
 void corun__dsession_handle(corun__daemon *d, corun__dclient *c, const corun__msg *m)
 {
     if (c->role == CORUN_DR_NEW) {
@@ -710,7 +747,7 @@ void corun__dsession_handle(corun__daemon *d, corun__dclient *c, const corun__ms
         return;
     }
     if (c->chan != NULL && m->type != CORUN_MSG_STATUS && m->type != CORUN_MSG_TRACE &&
-        m->type != CORUN_MSG_BYE && m->type != CORUN_MSG_HELLO) {
+        m->type != CORUN_MSG_BYE && m->type != CORUN_MSG_HELLO && m->type != CORUN_MSG_MIRROR) {
         reply_err(c, m->seq, CORUN_ENOTSUP, "corund coordinates this GPU: a program launches "
                   "its own kernels there (%s)", corun__proto_type_name(m->type));
         return;
@@ -742,6 +779,9 @@ void corun__dsession_handle(corun__daemon *d, corun__dclient *c, const corun__ms
         return;
     case CORUN_MSG_BYE:
         c->closing = true;
+        return;
+    case CORUN_MSG_MIRROR:
+        mirror(c, m);
         return;
     default:
         reply_err(c, m->seq, CORUN_EINVAL, "%s is not a request", corun__proto_type_name(m->type));
@@ -852,6 +892,8 @@ void corun__dsession_drop(corun__daemon *d, corun__dclient *c)
         be->ops->peer_close(be, c->peer);
         c->peer = NULL;
     }
+    corun__mirror_close(c->mirror);
+    c->mirror = NULL;
     for (j = d->jobs; j != NULL; j = next) {
         next = j->next;
         if (j->owner != c) {
@@ -923,6 +965,8 @@ static unsigned narrow(corun__daemon *d, corun__dclient *c, uint64_t w)
         while (m != 0) {
             const uint32_t slot = i * 64 + (uint32_t)__builtin_ctzll(m);
             m &= m - 1;
+            /* the mirror first: the kernel's relay copies it at once */
+            corun__mirror_range(c->mirror, slot, lo, hi);
             if (be->ops->peer_range(be, c->peer, slot, lo, hi) == CORUN_OK) {
                 n++;
             }

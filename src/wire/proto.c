@@ -149,6 +149,7 @@ static const layout layouts[] = {
     {CORUN_MSG_STATUS, "STATUS", NULL, 0},
     {CORUN_MSG_TRACE, "TRACE", trace_f, NFIELDS(trace_f)},
     {CORUN_MSG_BYE, "BYE", NULL, 0},
+    {CORUN_MSG_MIRROR, "MIRROR", NULL, 0},
     {CORUN_MSG_WELCOME, "WELCOME", welcome_f, NFIELDS(welcome_f)},
     {CORUN_MSG_REPLY, "REPLY", reply_f, NFIELDS(reply_f)},
     {CORUN_MSG_DATA, "DATA", data_f, NFIELDS(data_f)},
@@ -883,8 +884,9 @@ static int wait_readable(int fd, int64_t deadline)
 }
 
 /* read() into rx's free space that also takes a descriptor passed along
- * (SCM_RIGHTS): the last one is kept in rx, any earlier one closed. */
-static ssize_t read_keep_fd(int fd, corun__proto_rx *rx)
+ * (SCM_RIGHTS): the last one is kept in rx, any earlier one closed. flags:
+ * recvmsg's (MSG_DONTWAIT for the daemon's non-blocking reads). */
+static ssize_t read_keep_fd(int fd, corun__proto_rx *rx, int flags)
 {
     union {
         struct cmsghdr h;
@@ -900,7 +902,7 @@ static ssize_t read_keep_fd(int fd, corun__proto_rx *rx)
     mh.msg_iovlen = 1;
     mh.msg_control = ctl.b;
     mh.msg_controllen = sizeof(ctl.b);
-    n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+    n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | flags);
     if (n < 0 && errno == ENOTSOCK) {
         return read(fd, rx->buf + rx->len, sizeof(rx->buf) - rx->len);
     }
@@ -940,7 +942,7 @@ int corun__proto_recv(int fd, corun__proto_rx *rx, corun__msg *out, int timeout_
         if (rc != CORUN_OK) {
             return rc;
         }
-        n = read_keep_fd(fd, rx);
+        n = read_keep_fd(fd, rx, 0);
         if (n > 0) {
             rx->len += (size_t)n;
         } else if (n == 0 || (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)) {
@@ -964,10 +966,8 @@ int corun__proto_fill(int fd, corun__proto_rx *rx)
         return CORUN_OK; /* full: a whole message waits to be taken */
     }
     for (;;) {
-        ssize_t n = recv(fd, rx->buf + rx->len, sizeof(rx->buf) - rx->len, MSG_DONTWAIT);
-        if (n < 0 && errno == ENOTSOCK) {
-            n = read(fd, rx->buf + rx->len, sizeof(rx->buf) - rx->len);
-        }
+        /* a client's MIRROR passes its file along */
+        ssize_t n = read_keep_fd(fd, rx, MSG_DONTWAIT);
         if (n > 0) {
             rx->len += (size_t)n;
             return CORUN_OK;

@@ -64,6 +64,8 @@ typedef enum corun__msg_type {
     CORUN_MSG_STATUS = 10,  /* DATA: the daemon's state as JSON (status.h schema) */
     CORUN_MSG_TRACE = 11,   /* DATA: a Chrome trace of the next `ms` milliseconds */
     CORUN_MSG_BYE = 12,     /* the client leaves; its unfinished jobs are halted */
+    CORUN_MSG_MIRROR = 13,  /* a coordinated client's signal mirrors (mirror.h): their
+                               file passed along (SCM_RIGHTS); REPLY */
     /* daemon -> client */
     CORUN_MSG_WELCOME = 64,
     CORUN_MSG_REPLY = 65,
@@ -148,7 +150,7 @@ typedef struct corun__msg {
         corun__msg_trace trace;
         corun__msg_reply reply;
         corun__msg_data data;
-        /* STATUS, BYE: no payload */
+        /* STATUS, BYE, MIRROR: no payload */
     } u;
 } corun__msg;
 
@@ -211,8 +213,9 @@ int corun__proto_recv(int fd, corun__proto_rx *rx, corun__msg *out, int timeout_
 
 /* Non-blocking side of the daemon: one read() of what fd has into rx
  * (CORUN_OK, CORUN_EIO at end of stream or error, CORUN_EBUSY when nothing
- * was there), then corun__proto_take pops decoded messages off rx's front
- * (the decode contract above; CORUN_EBUSY when no whole message is left). */
+ * was there), keeping a descriptor passed along as corun__proto_recv does,
+ * then corun__proto_take pops decoded messages off rx's front (the decode
+ * contract above; CORUN_EBUSY when no whole message is left). */
 int corun__proto_fill(int fd, corun__proto_rx *rx);
 int corun__proto_take(corun__proto_rx *rx, corun__msg *out, char *why, size_t why_len);
 

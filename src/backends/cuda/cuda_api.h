@@ -50,6 +50,8 @@
     X(cuMemFreeHost)                                  \
     X(cuMemHostAlloc)                                 \
     X(cuMemHostGetDevicePointer)                      \
+    X(cuMemHostRegister)                              \
+    X(cuMemHostUnregister)                            \
     X(cuMemcpyHtoD)                                   \
     X(cuMemcpyDtoH)                                   \
     X(cuMemcpyHtoDAsync)                              \

@@ -402,8 +402,12 @@ static int cuda_launch_workers(corun__backend *be, corun__exec *k, const corun__
     k->wa.seq = k->seq;
     if (k->direct) {
         /* a halt's resume grid or a growth: never from the asking thread
-         * (launcher.c says why) */
-        return corun__cuda_launch_later(b, k, req);
+         * (launcher.c says why); with a relay where one fits. No preset to
+         * keep: only a kernel's first launch fixes one. */
+        corun__launch_req r = *req;
+        r.nworkers = corun__cuda_relay_plan(b, k, req->nworkers, 0, b->d->desc.sm_count - 1);
+        r.nworkers += k->wa.relay_block;
+        return corun__cuda_launch_later(b, k, &r);
     }
     /* its workers report the kernel's end there (cuda_progress) */
     k->wa.report = (corun_report *)(uintptr_t)(b->reports_dev + k->slot * sizeof(corun_report));
@@ -497,6 +501,10 @@ int corun__cuda_write(cuda_backend *b, corun__exec *k, const corun__ctl_write *w
 
     if (corun__cuda_set_current(b) != CORUN_OK) {
         return CORUN_ECUDA;
+    }
+    if (b->mirror != NULL) {
+        /* a relay copies these at once; the stream writes follow (corun_ctl.h) */
+        corun__ctl_mirror(corun__cuda_mirror(b, k->slot), w, n);
     }
     for (i = 0; i < n; i++) {
         CUresult r = w[i].size == 8 ? cu->cuStreamWriteValue64(b->ctl, k->ctl + w[i].off,
@@ -699,6 +707,7 @@ static const corun__backend_ops cuda_ops = {
     .wake = corun__cuda_wake,
     .describe = cuda_describe,
     .ctl_share = corun__cuda_ctl_share,
+    .mirror_fd = corun__cuda_mirror_fd,
     .peer_open = corun__cuda_peer_open,
     .peer_range = corun__cuda_peer_range,
     .peer_close = corun__cuda_peer_close,

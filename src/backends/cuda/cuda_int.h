@@ -47,7 +47,7 @@
 #define NGREEN 4               /* per green-context partition (policy green) */
 #define GREEN_STREAM0 (2 * NSTREAMS)
 #define NALLSTREAMS (2 * NSTREAMS + 2 * NGREEN)
-#define CTL_SLOTS 4096         /* control blocks in the slab */
+#define CTL_SLOTS CORUN_MIRROR_SLOTS /* control blocks in the slab */
 #define MAX_PARAMS 64
 #define MAX_PARAM_BYTES 4096   /* the parameter space of a launch */
 #define SYNTH_CAL_CACHE 32
@@ -143,6 +143,7 @@ void *corun__cuda_peer_open(corun__backend *be, const void *handle, uint32_t nsl
 int corun__cuda_peer_range(corun__backend *be, void *peer, uint32_t slot, uint32_t lo,
                            uint32_t hi);
 void corun__cuda_peer_close(corun__backend *be, void *peer);
+int corun__cuda_mirror_fd(corun__backend *be);
 
 /* ---- code.c ------------------------------------------------------------- */
 
@@ -232,6 +233,12 @@ typedef struct cuda_backend {
     pthread_t zero_thread;
     CUstream zero_stream;
     corun_ctl *readback;                /* pinned, for progress reads */
+    /* the signal words' mirrors (corun_ctl.h, the relay), CORUN_MIRROR_STRIDE
+     * bytes apart, one per slot: a memfd mapped shared and registered with
+     * the driver, so corund can map it too (ctl_share); NULL: no relays */
+    uint8_t *mirror;
+    CUdeviceptr mirror_dev;
+    int mirror_fd;
 
     /* completion.c */
     pthread_mutex_t mu;                 /* queues, loads, inflight counts, direct list */
@@ -315,6 +322,19 @@ int corun__cuda_slot_take(cuda_backend *b, uint32_t *slot);
 /* Gives a slot back; it is zeroed before it is taken again (unless `clean`:
  * never launched on). Thread-safe, never waits on the driver. */
 void corun__cuda_slot_give(cuda_backend *b, uint32_t slot, bool clean);
+/* Slot s's mirror (host address), or NULL where there are none. */
+static inline volatile corun_mirror *corun__cuda_mirror(const cuda_backend *b, uint32_t s)
+{
+    return b->mirror != NULL ? (volatile corun_mirror *)(uintptr_t)(b->mirror + (size_t)s *
+                                                                                 CORUN_MIRROR_STRIDE)
+                             : NULL;
+}
+/* The relay of a direct kernel's grid of w workers on SMs [sm_lo, sm_hi]
+ * (corun__relay_plan, setting RELAY): sets k->wa.relay (the device address
+ * of k's mirror, or 0 where relays are off) and k->wa.relay_block, and
+ * returns the workers (corun__ctl_launch clears both fields). */
+uint32_t corun__cuda_relay_plan(const cuda_backend *b, struct corun__exec *k, uint32_t w,
+                                uint32_t sm_lo, uint32_t sm_hi);
 
 /* ---- completion.c ------------------------------------------------------- */
 

@@ -4,7 +4,7 @@
  * event and no host-to-device write on the way: a zeroed control block from
  * the pool, the launch's constants in its parameters (corun_ctl.h), the
  * shape's occupancy and the parameter layout from caches, and one
- * cuLaunchKernel. The stream passes the kernel when its grid ends, which
+ * cuLaunchKernel, of the workers and, where one fits, a relay block. The stream passes the kernel when its grid ends, which
  * its last worker delays while tasks remain (the anchor); the host hears
  * of it from the kernel's report (completion.c). See cuda_int.h.
  */
@@ -116,10 +116,17 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
         free(k);
         return rc;
     }
+    /* planned before the launch's words: a relay that takes a worker's slot
+     * takes its preset task too */
+    nworkers = corun__cuda_relay_plan(b, k, nworkers, req->sm_lo, req->sm_hi);
+    const uint64_t relay = k->wa.relay;
+    const uint32_t relay_block = k->wa.relay_block;
     memset(&lr, 0, sizeof(lr));
     lr.nworkers = nworkers;
     lr.hold = req->hold;
     corun__ctl_launch(&k->ch, &lr, req->sm_lo, req->sm_hi, &k->wa);
+    k->wa.relay = relay;
+    k->wa.relay_block = relay_block;
     k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
     k->wa.report = (corun_report *)(uintptr_t)(b->reports_dev + k->slot * sizeof(corun_report));
     k->wa.primary = nworkers;
@@ -130,7 +137,7 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     for (i = 0; i < k->nparams; i++) {
         k->params[i + 1] = ((void **)spec->args)[i];
     }
-    if (!CU_OK(cu, cu->cuLaunchKernel(k->entry, nworkers, 1, 1, spec->block.x,
+    if (!CU_OK(cu, cu->cuLaunchKernel(k->entry, nworkers + k->wa.relay_block, 1, 1, spec->block.x,
                                       spec->block.y, spec->block.z, spec->smem_dynamic, s,
                                       k->params, NULL),
                why, why_len)) {

@@ -6,7 +6,9 @@
  * context and, when it takes SMs from the client, writes the new SM range
  * into those blocks on its highest-priority stream, so the client's
  * workers there leave at their next chunk, as they do for the client's own
- * signal, without waiting for the client to look at its window.
+ * signal, without waiting for the client to look at its window. Before
+ * that it stores the range into the blocks' mirrors (mirror_fd, a file
+ * the client passes it), where the kernels' relays pick it up first.
  *
  * A block the map shows as taken may finish, be zeroed and be taken again
  * between the daemon's look and its write landing: the next kernel there
@@ -72,6 +74,13 @@ int corun__cuda_ctl_share(corun__backend *be, void *handle, uint32_t *nslots,
     }
     pthread_mutex_unlock(&b->pool_mu);
     return CORUN_OK;
+}
+
+int corun__cuda_mirror_fd(corun__backend *be)
+{
+    const cuda_backend *b = cb(be);
+
+    return b->mirror != NULL ? b->mirror_fd : -1;
 }
 
 typedef struct peer {

@@ -8,11 +8,17 @@
  * waited for there) and gives them back to the ring. The thread may wait
  * on the driver; nothing else ever waits for it, so the pool only runs
  * low meanwhile and a launch then runs plain (direct_launch's CORUN_EBUSY).
+ * Beside each block, its signal words' mirror (the relay, corun_ctl.h) in
+ * a shared memory file registered with the driver, zeroed with the block.
  * See cuda_int.h.
  */
+#define _GNU_SOURCE /* memfd_create */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "backends/cuda/cuda_int.h"
 
@@ -65,6 +71,9 @@ static void *zero_main(void *p)
         pthread_mutex_unlock(&b->pool_mu);
         qsort(batch, n, sizeof(*batch), cmp_u32);
         zero_runs(b, batch, n);
+        for (i = 0; b->mirror != NULL && i < n; i++) {
+            memset(b->mirror + (size_t)batch[i] * CORUN_MIRROR_STRIDE, 0, CORUN_MIRROR_STRIDE);
+        }
         pthread_mutex_lock(&b->pool_mu);
         for (i = 0; i < n; i++) {
             b->free_ring[(b->free_head + b->free_n++) % CTL_SLOTS] = batch[i];
@@ -72,6 +81,43 @@ static void *zero_main(void *p)
     }
     pthread_mutex_unlock(&b->pool_mu);
     return NULL;
+}
+
+#define MIRROR_BYTES ((size_t)CTL_SLOTS * CORUN_MIRROR_STRIDE)
+
+/* The mirrors: a memfd (corund maps it too), registered with the driver.
+ * Where that fails there are none, and no grid gets a relay. */
+static void mirror_init(cuda_backend *b)
+{
+    const corun__cu *cu = b->d->cu;
+    void *p = MAP_FAILED;
+    CUdeviceptr dev = 0;
+    int fd = memfd_create("corun-mirror", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+    b->mirror = NULL;
+    b->mirror_fd = -1;
+    /* sealed at its size: corund, which maps it too, is never cut short */
+    if (fd >= 0 && ftruncate(fd, (off_t)MIRROR_BYTES) == 0 &&
+        fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0) {
+        p = mmap(NULL, MIRROR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
+    if (p != MAP_FAILED) {
+        if (cu->cuMemHostRegister(p, MIRROR_BYTES, CU_MEMHOSTREGISTER_DEVICEMAP |
+                                                       CU_MEMHOSTREGISTER_PORTABLE) ==
+            CUDA_SUCCESS) {
+            if (cu->cuMemHostGetDevicePointer(&dev, p, 0) == CUDA_SUCCESS) {
+                b->mirror = p;
+                b->mirror_dev = dev;
+                b->mirror_fd = fd;
+                return;
+            }
+            (void)cu->cuMemHostUnregister(p);
+        }
+        munmap(p, MIRROR_BYTES);
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
 }
 
 int corun__cuda_slots_init(cuda_backend *b, char *why, size_t why_len)
@@ -95,6 +141,7 @@ int corun__cuda_slots_init(cuda_backend *b, char *why, size_t why_len)
         return CORUN_ECUDA;
     }
     memset(b->reports, 0, CTL_SLOTS * sizeof(corun_report));
+    mirror_init(b);
     for (i = 0; i < CTL_SLOTS; i++) {
         b->free_ring[i] = i;
     }
@@ -132,6 +179,12 @@ void corun__cuda_slots_free(cuda_backend *b)
     if (b->readback) {
         (void)cu->cuMemFreeHost(b->readback);
     }
+    if (b->mirror != NULL) {
+        (void)cu->cuMemHostUnregister(b->mirror);
+        munmap(b->mirror, MIRROR_BYTES);
+        close(b->mirror_fd);
+        b->mirror = NULL;
+    }
     pthread_mutex_destroy(&b->pool_mu);
     pthread_cond_destroy(&b->pool_cv);
 }
@@ -151,6 +204,22 @@ int corun__cuda_slot_take(cuda_backend *b, uint32_t *slot)
     }
     pthread_mutex_unlock(&b->pool_mu);
     return rc;
+}
+
+uint32_t corun__cuda_relay_plan(const cuda_backend *b, corun__exec *k, uint32_t w,
+                                uint32_t sm_lo, uint32_t sm_hi)
+{
+    bool on = false;
+
+    k->wa.relay = 0;
+    k->wa.relay_block = 0;
+    if (b->mirror == NULL || b->set.relay == 0) {
+        return w;
+    }
+    w = corun__relay_plan(w, k->per_sm, sm_lo, sm_hi, b->d->desc.sm_count, k->ch.tasks, &on);
+    k->wa.relay = b->mirror_dev + (CUdeviceptr)k->slot * CORUN_MIRROR_STRIDE;
+    k->wa.relay_block = on;
+    return w;
 }
 
 void corun__cuda_slot_give(cuda_backend *b, uint32_t slot, bool clean)

@@ -5,7 +5,7 @@
  * The clock only moves inside poll: launch, signal and rewind act at the
  * current virtual time and schedule their effects (a grid reaching the
  * dispatcher after launch_ns, a control-block word changing after
- * signal_ns). poll then processes events in (time, insertion) order; after
+ * signal_ns, or relay_ns through a direct kernel's relay). poll then processes events in (time, insertion) order; after
  * each event the dispatcher places whatever now fits, and before the clock
  * leaves an instant the DRAM rates are brought up to date.
  *
@@ -45,6 +45,8 @@ void corun__sim_opts_from(corun__sim_opts *o, const corun__settings *set)
     o->seed = set->seed;
     o->dispatch = CORUN_SIM_DISPATCH_FIFO;
     o->signal_ns = set->sim_signal_us * 1e3;
+    o->relay_ns = set->sim_relay_us * 1e3;
+    o->relay = (uint32_t)set->relay;
     o->launch_ns = set->sim_launch_us * 1e3;
     o->launch_jitter_ns = set->sim_launch_jitter_us * 1e3;
     o->idle_launch_ns = set->sim_idle_launch_us * 1e3;
@@ -149,6 +151,7 @@ void corun__sim_launch_block_gone(corun__sim *s, corun__sim_launch *l)
     k->launches--;
     if (l->workers) {
         k->worker_launches--;
+        k->relay_launches -= l->wa.relay_block;
     }
     if (k->direct && !l->workers) {
         /* a plain kernel in its program's stream: its end lets the stream on */
@@ -663,9 +666,30 @@ static int launch(corun__sim *s, corun__exec *k, uint64_t blocks, bool workers,
     k->launches++;
     if (workers) {
         k->worker_launches++;
+        k->relay_launches += l->wa.relay_block;
     }
     s->stats.launches++;
     return CORUN_OK;
+}
+
+/* A direct kernel's grid of w workers on SMs [lo, hi], as the CUDA
+ * backend plans it (corun__relay_plan): the workers it runs, and
+ * wa->relay_block where a relay comes before them. The relay block itself is not
+ * modelled (it holds no slot here); its effect is relay_ns. */
+static uint32_t relay_plan(const corun__sim *s, const corun__exec *k, uint32_t w, uint32_t lo,
+                           uint32_t hi, corun_worker_arg *wa)
+{
+    bool on = false;
+
+    wa->relay = 0;
+    wa->relay_block = 0;
+    if (!k->direct || s->opts.relay == 0) {
+        return w;
+    }
+    w = corun__relay_plan(w, k->per_sm, lo, hi, s->nsm, k->tasks, &on);
+    wa->relay = 1; /* no mirror here: a mark */
+    wa->relay_block = on;
+    return w;
 }
 
 static int sim_launch_workers(corun__backend *be, corun__exec *k, const corun__launch_req *req)
@@ -684,8 +708,8 @@ static int sim_launch_workers(corun__backend *be, corun__exec *k, const corun__l
     if (req->part > 2 || (req->part != 0 && s->part_sms == 0)) {
         return CORUN_EINVAL;
     }
-    rc = launch(s, k, req->nworkers, true, &wa, req->priority, req->gate, req->cookie, req->part,
-                NULL);
+    rc = launch(s, k, relay_plan(s, k, req->nworkers, 0, s->nsm - 1, &wa), true, &wa,
+                req->priority, req->gate, req->cookie, req->part, NULL);
     if (rc == CORUN_OK) {
         k->worker_calls++;
     }
@@ -769,10 +793,16 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
     } else {
         nworkers = corun__direct_workers(req->capsm, k->per_sm, req->sm_lo, req->sm_hi, s->nsm,
                                          k->tasks);
+        /* a relay that takes a worker's slot takes its preset task too */
+        nworkers = relay_plan(s, k, nworkers, req->sm_lo, req->sm_hi, &wa);
+        const uint64_t relay = wa.relay;
+        const uint32_t relay_block = wa.relay_block;
         memset(&lr, 0, sizeof(lr));
         lr.nworkers = nworkers;
         lr.hold = req->hold;
         corun__ctl_launch(&k->ch, &lr, req->sm_lo, req->sm_hi, &wa);
+        wa.relay = relay;
+        wa.relay_block = relay_block;
         wa.primary = nworkers;
         rc = nworkers == 0 ? CORUN_ERANGE
                            : launch(s, k, nworkers, true, &wa, req->priority, 0, 0, 0, &l);
@@ -832,15 +862,18 @@ static int sim_signal(corun__backend *be, corun__exec *k, corun__signal sig, uin
         corun__sim_apply_writes(s, k, w, n);
         return CORUN_OK;
     }
+    /* the mirrored words through a running relay, the rest on the stream */
+    const uint64_t relayed = k->relay_launches > 0 ? s->relay_ns : s->signal_ns;
     for (i = 0; i < n; i++) {
-        corun__sim_push(s, s->now + s->signal_ns, CORUN_SIM_EV_WRITE,
+        const bool mirrored = w[i].size == 4 && w[i].off < CORUN_MIRROR_SIGNALS;
+        corun__sim_push(s, s->now + (mirrored ? relayed : s->signal_ns), CORUN_SIM_EV_WRITE,
                         w[i].off | (w[i].size << 16), w[i].value, k);
     }
     if (s->broken != CORUN_OK) {
         return s->broken;
     }
     if (sig == CORUN_SIG_SM_RANGE) {
-        k->range_at = s->now + s->signal_ns;
+        k->range_at = s->now + relayed;
     }
     return CORUN_OK;
 }
@@ -939,7 +972,7 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
     if (rc != CORUN_OK) {
         return rc;
     }
-    if (!delay_ok(o->signal_ns) || !delay_ok(o->launch_ns) || !delay_ok(o->notify_ns) ||
+    if (!delay_ok(o->signal_ns) || !delay_ok(o->relay_ns) || !delay_ok(o->launch_ns) || !delay_ok(o->notify_ns) ||
         !delay_ok(o->claim_ns) || !delay_ok(o->stream_gap_ns) || !delay_ok(o->wake_ns) ||
         !delay_ok(o->launch_jitter_ns) || !delay_ok(o->idle_launch_ns) ||
         !delay_ok(o->idle_after_ns)) {
@@ -964,6 +997,7 @@ int corun__sim_create(const corun__sim_opts *o, corun__backend **out)
     s->base.desc = o->desc;
     s->base.gpu_id = o->gpu_index;
     s->signal_ns = (uint64_t)llround(o->signal_ns);
+    s->relay_ns = (uint64_t)llround(o->relay_ns);
     s->launch_ns = (uint64_t)llround(o->launch_ns);
     s->notify_ns = (uint64_t)llround(o->notify_ns);
     s->wake_ns = (uint64_t)llround(o->wake_ns);

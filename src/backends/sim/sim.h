@@ -67,6 +67,8 @@ typedef struct corun__sim_opts {
     uint64_t seed;
     corun__sim_dispatch dispatch;
     double signal_ns;    /* host signal write -> visible to workers */
+    double relay_ns;     /* the same, for a kernel with a relayed grid running */
+    uint32_t relay;      /* direct kernels' grids get relays (setting RELAY) */
     double launch_ns;    /* launch call -> grid at the dispatcher */
     double launch_jitter_ns; /* mean of an exponential added to each launch's
                             delay (host and driver noise; launches still reach

@@ -184,6 +184,8 @@ struct corun__exec {
     uint32_t worker_calls;       /* worker launches made */
     uint32_t launches;           /* launches not over (all their blocks gone) */
     uint32_t worker_launches;    /* of which worker launches */
+    uint32_t relay_launches;     /* of which with a relay (corun_ctl.h): its
+                                    signal words land relay_ns after the write */
     bool fault_armed;            /* faults.signal_kernel names this kernel */
     bool closed;                 /* closed with launches in flight: freed when over */
 };
@@ -191,7 +193,7 @@ struct corun__exec {
 typedef struct corun__sim {
     corun__backend base; /* first: the scheduler holds a corun__backend * */
     corun__sim_opts opts;
-    uint64_t signal_ns, launch_ns, notify_ns, claim_ns, wake_ns;
+    uint64_t signal_ns, relay_ns, launch_ns, notify_ns, claim_ns, wake_ns;
     uint64_t idle_launch_ns, idle_after_ns;
     double jitter_ns;       /* mean launch noise */
     uint64_t last_arrival;  /* of the last launch made (launch_arrival) */
