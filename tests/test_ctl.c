@@ -124,6 +124,20 @@ static void the_mirror_holds_the_signal_words_only(void **state)
     assert_int_equal(m.over, 0); /* the task limit's word is not the mirror's */
 }
 
+/* A relay leaves once its launch has ended, or a later launch of its block
+ * (the host recycles a block without clearing `over`, so a relay that wakes
+ * late still finds a number at or past its own), never before. */
+static void a_relay_leaves_at_its_launch_or_a_later_one(void **state)
+{
+    (void)state;
+    assert_false(corun_relay_over(0, 1));  /* a fresh mirror: the first launch runs */
+    assert_false(corun_relay_over(6, 7));  /* the block's previous launch ended */
+    assert_true(corun_relay_over(7, 7));
+    assert_true(corun_relay_over(8, 7));   /* it served another kernel meanwhile */
+    assert_true(corun_relay_over(0u, 0xffffffffu)); /* the count wrapped */
+    assert_false(corun_relay_over(0xffffffffu, 0u));
+}
+
 /* A relay block where a slot is free for it (a grid below one worker per
  * slot, or bound to some SMs), or in place of one worker of a grid that
  * fills the GPU for 64 waves or more; none for a full grid of fewer waves,
@@ -166,6 +180,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_mirror_holds_the_signal_words_only),
+        cmocka_unit_test(a_relay_leaves_at_its_launch_or_a_later_one),
         cmocka_unit_test(a_relay_where_a_slot_is_free_or_many_waves),
         cmocka_unit_test(finished_for_this_use_is_every_task_done),
         cmocka_unit_test(other_reports_say_nothing),

@@ -120,10 +120,14 @@
  *    one that lands after a newer value is followed by that value's own.
  *    The relay never counts as a worker (started, exited, done, primary). It
  *    leaves once it has copied a halt that covers its launch's generation,
- *    or once the kernel is over: the primary grid's last worker stores
- *    `over` in the mirror just before its last report (FINISHED or
- *    RELEASED), so the host, which zeroes a mirror only after that report,
- *    never sees a stale one. A grid's workers that all left on an eviction
+ *    or once the kernel is over: the primary grid's last worker stores its
+ *    launch's number (seq) in the mirror's `over` just before its last
+ *    report (FINISHED or RELEASED). The host zeroes a mirror's signal words
+ *    when the block is recycled, after that report, but never `over`: a
+ *    relay that had not yet read it (its context switched out, say) would
+ *    otherwise spin on, holding its stream. A relay leaves once `over` is
+ *    its launch's number or a later one (corun_relay_over), so one that
+ *    wakes after its block served another kernel leaves too. A grid's workers that all left on an eviction
  *    or a narrowing leave its relay there, one slot, until one of those.
  *    Only kernels with claims get a relay: a preset task runs whatever the
  *    signals say.
@@ -132,6 +136,8 @@
 #define CORUN_CTL_H
 
 #include <stdint.h>
+
+#include "corun/corun_chunk.h" /* CORUN_HD */
 
 #ifdef __cplusplus
 extern "C" {
@@ -186,12 +192,21 @@ typedef struct corun_ctl {
 
 /* The mirror of a control block's signal words in mapped host memory (the
  * relay, above), CORUN_MIRROR_STRIDE bytes apart: relays reading one line
- * would wait for each other. All zero when the block is fresh. */
+ * would wait for each other. The signal words are zero when the block is
+ * fresh; `over` keeps the number of the block's last launch that ended. */
 typedef struct corun_mirror {
     uint32_t halt_gen, evict_below, sm_lo, sm_hi_inv; /* the writers' (host, corund) */
-    uint32_t over;              /* the primary grid's last worker: the kernel is over */
+    uint32_t over;              /* the primary grid's last worker: its launch's seq */
     uint32_t pad_[3];
 } corun_mirror;
+
+/* Whether a relay of launch seq may leave, `over` being what the mirror
+ * holds: that launch has ended, or a later launch of the same block (seq
+ * counts a block's launches from 1 and wraps). */
+CORUN_HD int corun_relay_over(uint32_t over, uint32_t seq)
+{
+    return (int32_t)(over - seq) >= 0;
+}
 #define CORUN_MIRROR_STRIDE 64
 #define CORUN_MIRROR_SIGNALS 16 /* bytes of the control block the mirror holds */
 #define CORUN_MIRROR_SLOTS 4096 /* mirrors in a process's shared file (its control blocks) */

@@ -345,8 +345,7 @@ static __device__ __noinline__ void corun__relay(const corun_worker_arg wa)
 
     for (;;) {
         const uint4 m = corun_ld_sys128(mir);
-        const uint32_t over = corun_ld_sys32(&mir->over);
-        if (over != 0) {
+        if (corun_relay_over(corun_ld_sys32(&mir->over), wa.seq)) {
             return;
         }
         if (m.x != last.x) {
@@ -455,8 +454,8 @@ __device__ __forceinline__ void corun__leave(const corun_worker_arg &wa, uint32_
     }
     if (wa.relay != 0) {
         /* the kernel's relays leave; before the report, after which the
-         * host may zero the mirror (corun_ctl.h) */
-        ((volatile corun_mirror *)(uintptr_t)wa.relay)->over = 1;
+         * host may recycle the block (corun_ctl.h) */
+        ((volatile corun_mirror *)(uintptr_t)wa.relay)->over = wa.seq;
     }
     corun__report(wa, state, 62, state == CORUN_REPORT_FINISHED ? wa.tasks : done, 0, task_ns,
                   t_end);

@@ -71,8 +71,9 @@ static void *zero_main(void *p)
         pthread_mutex_unlock(&b->pool_mu);
         qsort(batch, n, sizeof(*batch), cmp_u32);
         zero_runs(b, batch, n);
+        /* the signal words only: `over` stays for a relay yet to read it */
         for (i = 0; b->mirror != NULL && i < n; i++) {
-            memset(b->mirror + (size_t)batch[i] * CORUN_MIRROR_STRIDE, 0, CORUN_MIRROR_STRIDE);
+            memset(b->mirror + (size_t)batch[i] * CORUN_MIRROR_STRIDE, 0, CORUN_MIRROR_SIGNALS);
         }
         pthread_mutex_lock(&b->pool_mu);
         for (i = 0; i < n; i++) {
