@@ -227,6 +227,9 @@ struct Direct {
         wa.task_hits = task_hits;
         wa.relay = mirror_dev;
         wa.relay_block = relay;
+        /* a launch number as libcorun's count from 1: the mirror's `over`,
+         * zeroed with it each time, is then below it (corun_relay_over) */
+        wa.seq = 1;
         nw += relay;
         std::vector<void *> args;
         args.push_back(&wa);
