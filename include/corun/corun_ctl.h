@@ -135,6 +135,7 @@
 #ifndef CORUN_CTL_H
 #define CORUN_CTL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "corun/corun_chunk.h" /* CORUN_HD */
@@ -210,6 +211,7 @@ CORUN_HD int corun_relay_over(uint32_t over, uint32_t seq)
 #define CORUN_MIRROR_STRIDE 64
 #define CORUN_MIRROR_SIGNALS 16 /* bytes of the control block the mirror holds */
 #define CORUN_MIRROR_SLOTS 4096 /* mirrors in a process's shared file (its control blocks) */
+#define CORUN_MIRROR_BYTES ((size_t)CORUN_MIRROR_SLOTS * CORUN_MIRROR_STRIDE) /* the file */
 
 /* What the device side of a kernel tells the host, in host memory (one per
  * control block). A direct kernel's is written by one block at a time, the

@@ -62,7 +62,7 @@
       "cuda: 1 gives a stream-ordered kernel's grid a relay block (one block more, or one "      \
       "worker fewer in a grid of 64 waves or more that fills the GPU; none otherwise), which "   \
       "copies signals from host memory: a halt or narrowing lands ~2 us after it is sent "       \
-      "instead of ~8-10 (docs/decisions/0046); 0 never")                                          \
+      "instead of ~8-10 (docs/decisions/0047); 0 never")                                          \
     X(GREEN_LS_SMS, green_ls_sms, UINT, "0", 0, 4096, "",                                       \
       "green: SMs of the partition for LS kernels (class ls or priority > 0), rounded up to "   \
       "what the hardware splits (H100: multiples of 8); the rest is the batch partition; 0 = "  \

@@ -16,8 +16,6 @@
 
 #include "corun/corun_ctl.h"
 
-#define CORUN_MIRROR_BYTES ((size_t)CORUN_MIRROR_SLOTS * CORUN_MIRROR_STRIDE)
-
 /* Maps fd's mirrors (read and write, shared). CORUN_OK with *base, or
  * CORUN_EINVAL with why (not a regular file, not sealed against shrinking,
  * too small) or CORUN_EIO (mmap failed). fd stays the caller's. */

@@ -4,9 +4,10 @@
  * event and no host-to-device write on the way: a zeroed control block from
  * the pool, the launch's constants in its parameters (corun_ctl.h), the
  * shape's occupancy and the parameter layout from caches, and one
- * cuLaunchKernel, of the workers and, where one fits, a relay block. The stream passes the kernel when its grid ends, which
- * its last worker delays while tasks remain (the anchor); the host hears
- * of it from the kernel's report (completion.c). See cuda_int.h.
+ * cuLaunchKernel, of the workers and, where one fits, a relay block. The
+ * stream passes the kernel when its grid ends, which its last worker delays
+ * while tasks remain (the anchor); the host hears of it from the kernel's
+ * report (completion.c). See cuda_int.h.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -84,8 +84,6 @@ static void *zero_main(void *p)
     return NULL;
 }
 
-#define MIRROR_BYTES ((size_t)CTL_SLOTS * CORUN_MIRROR_STRIDE)
-
 /* The mirrors: a memfd (corund maps it too), registered with the driver.
  * Where that fails there are none, and no grid gets a relay. */
 static void mirror_init(cuda_backend *b)
@@ -98,12 +96,12 @@ static void mirror_init(cuda_backend *b)
     b->mirror = NULL;
     b->mirror_fd = -1;
     /* sealed at its size: corund, which maps it too, is never cut short */
-    if (fd >= 0 && ftruncate(fd, (off_t)MIRROR_BYTES) == 0 &&
+    if (fd >= 0 && ftruncate(fd, (off_t)CORUN_MIRROR_BYTES) == 0 &&
         fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0) {
-        p = mmap(NULL, MIRROR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        p = mmap(NULL, CORUN_MIRROR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     }
     if (p != MAP_FAILED) {
-        if (cu->cuMemHostRegister(p, MIRROR_BYTES, CU_MEMHOSTREGISTER_DEVICEMAP |
+        if (cu->cuMemHostRegister(p, CORUN_MIRROR_BYTES, CU_MEMHOSTREGISTER_DEVICEMAP |
                                                        CU_MEMHOSTREGISTER_PORTABLE) ==
             CUDA_SUCCESS) {
             if (cu->cuMemHostGetDevicePointer(&dev, p, 0) == CUDA_SUCCESS) {
@@ -114,7 +112,7 @@ static void mirror_init(cuda_backend *b)
             }
             (void)cu->cuMemHostUnregister(p);
         }
-        munmap(p, MIRROR_BYTES);
+        munmap(p, CORUN_MIRROR_BYTES);
     }
     if (fd >= 0) {
         close(fd);
@@ -182,7 +180,7 @@ void corun__cuda_slots_free(cuda_backend *b)
     }
     if (b->mirror != NULL) {
         (void)cu->cuMemHostUnregister(b->mirror);
-        munmap(b->mirror, MIRROR_BYTES);
+        munmap(b->mirror, CORUN_MIRROR_BYTES);
         close(b->mirror_fd);
         b->mirror = NULL;
     }
