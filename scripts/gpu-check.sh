@@ -34,8 +34,9 @@
 #                evicted, grown and resumed)
 #   correctstreamahead the same for the ahead entries (CORUN_AHEAD=2)
 #   chain        10,000 dependent launches of 2, 5, 20 and 100 us kernels on
-#                every SM: native vs corun (short kernels plain) vs corun's
-#                workers always, time added per launch
+#                every SM (FMA work; clock spins, lane 0 of each warp and
+#                every thread): native vs corun (short and one-wave kernels
+#                plain) vs corun's workers always, time added per launch
 #   hostcost     host time of one corun_launch_stream vs cuLaunchKernel
 #   daemoncost   hostcost and chain again with corund running (coordinated,
 #                the cuda backend) and the process its client, then hostcost

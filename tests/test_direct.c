@@ -4,8 +4,9 @@
  * other, released by the device side of the kernel before (not by the
  * host); a halted kernel holds its stream until it is resumed and done; a
  * halt that races the last tasks loses no wake-up; a resume opens the gate
- * of the grid the halt enqueued, with no launch; short kernels run plain;
- * a grid with a relay block obeys a halt sooner.
+ * of the grid the halt enqueued, with no launch; short kernels, and batch
+ * kernels of one wave, run plain; a grid with a relay block obeys a halt
+ * sooner.
  */
 #include "support.h"
 
@@ -552,10 +553,57 @@ static void short_kernels_run_plain_once_measured(void **state)
     unsetenv("CORUN_PROFILE_PATH");
 }
 
+/* fire-and-forget launches of k's grid of n tasks into stream_a */
+static void launch_n(corun_ctx *ctx, corun_kernel *k, uint32_t n, int times)
+{
+    int i;
+
+    for (i = 0; i < times; i++) {
+        assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){n, 1, 1},
+                                             (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a,
+                                             NULL),
+                         CORUN_OK);
+    }
+}
+
+/* Batch work alone: a fire-and-forget launch whose every block fits at once
+ * on the whole GPU (1,056 blocks, 8 on each SM of the simulated H100) runs
+ * plain however long its tasks (as workers each would run its own preset
+ * task, halt or not: docs/decisions/0048); one block more, two waves, runs
+ * as workers, so does a launch with a job handle, and, with
+ * CORUN_PLAIN_ONE_WAVE=0, every one. */
+static void a_one_wave_batch_launch_runs_plain(void **state)
+{
+    corun_kernel *k;
+    corun_ctx *ctx;
+
+    (void)state;
+    unsetenv("CORUN_PLAIN_ONE_WAVE");
+    /* 500 us tasks: far beyond the plain line */
+    ctx = sim_ctx("smguard", "wave", 500, &k);
+    launch_n(ctx, k, 1056, 3);
+    launch_1056(ctx, k, NULL, &stream_a, true); /* a handle: workers */
+    assert_int_equal(corun_ctx_plain_launches(ctx), 3);
+    launch_n(ctx, k, 1057, 2);
+    launch_1056(ctx, k, NULL, &stream_a, true);
+    assert_int_equal(corun_ctx_plain_launches(ctx), 3);
+    corun_ctx_destroy(ctx);
+
+    setenv("CORUN_PLAIN_ONE_WAVE", "0", 1);
+    ctx = sim_ctx("smguard", "wave", 500, &k);
+    launch_n(ctx, k, 1056, 3);
+    launch_1056(ctx, k, NULL, &stream_a, true);
+    assert_int_equal(corun_ctx_plain_launches(ctx), 0);
+    corun_ctx_destroy(ctx);
+    unsetenv("CORUN_PLAIN_ONE_WAVE");
+    unsetenv("CORUN_PROFILE_PATH");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_stream_runs_its_kernels_in_order_released_by_the_device),
+        cmocka_unit_test(a_one_wave_batch_launch_runs_plain),
         cmocka_unit_test(a_held_kernel_keeps_its_sms_until_its_last_task),
         cmocka_unit_test(a_halted_kernel_holds_its_stream_until_resumed),
         cmocka_unit_test(a_halt_racing_the_last_task_loses_no_wakeup),

@@ -3,8 +3,10 @@
  * (corun_launch_stream, what every transformed <<<>>> calls):
  *
  *   chain     10,000 dependent launches of a kernel of 2, 5, 20 and 100 us on
- *             every SM: the time per launch natively, through corun (short
- *             kernels then run plain), and through corun's workers always
+ *             every SM (FMA work; lane 0 of each warp on the clock; every
+ *             thread on the clock, the issue's probe): the time per launch
+ *             natively, through corun (short and one-wave kernels then run
+ *             plain), and through corun's workers always
  *   hostcost  host time of one launch call: cuLaunchKernel vs corun
  *   lsalone   an LS kernel alone: through corun vs native (events)
  *   queued    a job preempted while later kernels of its stream wait behind
@@ -82,6 +84,20 @@ CORUN_BODY(tick, (unsigned long long ns, unsigned *out))
 }
 CORUN_KERNELS(tick, (unsigned long long ns, unsigned *out), (ns, out), CORUN_PLAIN)
 
+/* The issue's probe kernel (../shared/probes/launch_chain.cu): every thread
+ * spins ns on the clock; then one count per block-task, as tick. */
+CORUN_BODY(tickall, (unsigned long long ns, unsigned *out))
+{
+    const unsigned long long t0 = corun_globaltimer();
+    while (corun_globaltimer() - t0 < ns) {
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        out[blockIdx.x] += 1;
+    }
+}
+CORUN_KERNELS(tickall, (unsigned long long ns, unsigned *out), (ns, out), CORUN_PLAIN)
+
 /* While alive, prints what the contexts are doing every 10 s: a mode that
  * hangs leaves in its log where it stood. */
 struct Watch {
@@ -129,16 +145,18 @@ CORUN_BODY(burn, (unsigned iters, float *out))
 CORUN_KERNELS(burn, (unsigned iters, float *out), (iters, out), CORUN_PLAIN)
 
 /* A context with the CORUN_* settings, both plain lines (plain_below_us,
- * plain_batch_below_us) overridden when >= 0. */
+ * plain_batch_below_us) overridden when >= 0; at 0 every launch runs as
+ * workers, one-wave ones too (plain_one_wave=0). */
 static corun_ctx *make_ctx(const char *policy, double plain_below_us)
 {
     corun_ctx_opts o = {"cuda", policy};
     corun_ctx *ctx;
-    char v[48], vb[64];
-    const char *over[] = {v, vb, nullptr};
+    char v[48], vb[64], vw[32];
+    const char *over[] = {v, vb, vw, nullptr};
 
     snprintf(v, sizeof(v), "plain_below_us=%g", plain_below_us);
     snprintf(vb, sizeof(vb), "plain_batch_below_us=%g", plain_below_us);
+    snprintf(vw, sizeof(vw), "plain_one_wave=%d", plain_below_us > 0 ? 1 : 0);
     CR(corun_test_ctx_create(&o, plain_below_us >= 0 ? over : nullptr, &ctx));
     return ctx;
 }
@@ -258,6 +276,10 @@ int mode_chain(int launches, int rounds)
     corun_kernel *kw = get_kernel(workers, "burn", (const void *)burn, (const void *)burn__corun);
     corun_kernel *td = get_kernel(dflt, "tick", (const void *)tick, (const void *)tick__corun);
     corun_kernel *tw = get_kernel(workers, "tick", (const void *)tick, (const void *)tick__corun);
+    corun_kernel *ad = get_kernel(dflt, "tickall", (const void *)tickall,
+                                  (const void *)tickall__corun);
+    corun_kernel *aw = get_kernel(workers, "tickall", (const void *)tickall,
+                                  (const void *)tickall__corun);
     unsigned *out;
     float *fout;
     cudaStream_t s;
@@ -290,10 +312,15 @@ int mode_chain(int launches, int rounds)
                                 ns = (unsigned long long)(us * 1e3);
                                 return targs;
                             });
+    failures += chain_table("spinall", (const void *)tickall, dflt, ad, workers, aw, grid,
+                            launches, rounds, s, [&](double us) {
+                                ns = (unsigned long long)(us * 1e3);
+                                return targs;
+                            });
     /* every spin launch ran every block once */
     std::vector<unsigned> h(grid);
     CK(cudaMemcpy(h.data(), out, grid * sizeof(unsigned), cudaMemcpyDeviceToHost));
-    const unsigned want = (unsigned)(4 * (rounds + 1) * 3 * launches);
+    const unsigned want = (unsigned)(2 * 4 * (rounds + 1) * 3 * launches);
     for (unsigned i = 0; i < grid; i++) {
         failures += h[i] != want;
     }

@@ -130,6 +130,7 @@ int main(int argc, char **argv)
      * itself, and the call below would not wait for a held job) */
     setenv("CORUN_PLAIN_BELOW_US", "0", 1);
     setenv("CORUN_PLAIN_BATCH_BELOW_US", "0", 1);
+    setenv("CORUN_PLAIN_ONE_WAVE", "0", 1);
     setenv("CORUN_POLICY", "manual", 1);
     corun_ctx *ctx = corun_default_ctx();
     if (ctx == nullptr || !corun_ctx_runs_cuda(ctx)) {

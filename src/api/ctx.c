@@ -674,17 +674,23 @@ static uint64_t launch_now(corun_ctx *c)
     return now;
 }
 
-/* Whether a launch of `tasks` should run plain: its last measured run,
- * scaled to these tasks, ended within the line, CORUN_PLAIN_BELOW_US while
- * latency-sensitive work runs (here, or in another program on a GPU corund
- * coordinates) and CORUN_PLAIN_BATCH_BELOW_US otherwise (corun.h,
- * docs/decisions/0019), predicted by corun__entry_predict_ns. */
-#define PLAIN_REMEASURE 32
-static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks)
+/* Whether latency-sensitive work runs: an LS-class or priority launch in
+ * the last URGENT_WINDOW_NS, here or in another program on a GPU corund
+ * coordinates. */
+static bool ls_urgent(corun_ctx *c)
 {
     const uint64_t urgent = atomic_load_explicit(&c->urgent_ns, memory_order_relaxed);
-    const bool ls = (urgent != 0 && launch_now(c) + 1 - urgent < URGENT_WINDOW_NS) ||
-                    corun__remote_ls_elsewhere(c->remote, URGENT_WINDOW_NS);
+    return (urgent != 0 && launch_now(c) + 1 - urgent < URGENT_WINDOW_NS) ||
+           corun__remote_ls_elsewhere(c->remote, URGENT_WINDOW_NS);
+}
+
+/* Whether a launch of `tasks` should run plain: its last measured run,
+ * scaled to these tasks, ended within the line, CORUN_PLAIN_BELOW_US while
+ * latency-sensitive work runs (ls) and CORUN_PLAIN_BATCH_BELOW_US otherwise
+ * (corun.h, docs/decisions/0019), predicted by corun__entry_predict_ns. */
+#define PLAIN_REMEASURE 32
+static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks, bool ls)
+{
     double below = (ls ? c->set.plain_below_us : c->set.plain_batch_below_us) * 1e3, ns;
 
     if (!(below > 0)) {
@@ -761,7 +767,13 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     req.sm_hi = al.sm_hi;
     req.hold = al.hold;
     req.priority = corun__attr_ls(a) ? 1 : 0;
-    if (al.plain || (out == NULL && plain_predicted(c, kern, tasks))) {
+    /* Batch work alone: a launch that fits in one wave gains nothing from
+     * workers (corun__direct_one_wave). Beside LS work, and for an LS or
+     * priority launch, the policy keeps seeing it as workers. */
+    const bool ls = out == NULL && ls_urgent(c);
+    req.one_wave_plain = c->set.plain_one_wave != 0 && out == NULL && !ls &&
+                         !corun__attr_ls(a);
+    if (al.plain || (out == NULL && plain_predicted(c, kern, tasks, ls))) {
         req.capsm = 0;
     }
     if (req.capsm != 0) {

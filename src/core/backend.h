@@ -192,6 +192,8 @@ typedef struct corun__direct_req {
     uint32_t sm_lo, sm_hi;  /* the SMs it may use */
     int32_t priority;       /* > 0: LS (the sim dispatches it first) */
     bool hold;              /* as corun__launch_req.hold */
+    bool one_wave_plain;    /* the plain kernel where every task would be
+                               preset (corun__direct_one_wave) */
 } corun__direct_req;
 
 typedef enum corun__bev_kind {

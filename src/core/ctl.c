@@ -278,6 +278,13 @@ uint32_t corun__direct_workers(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint
                                            sm_lo, sm_hi, sm_count, tasks);
 }
 
+bool corun__direct_one_wave(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
+                            uint32_t sm_count, uint64_t tasks)
+{
+    return sm_lo == 0 && sm_hi + 1 >= sm_count && tasks > 0 &&
+           tasks <= corun__workers_for(n, per_sm, sm_lo, sm_hi, sm_count);
+}
+
 uint32_t corun__workers_for(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
                             uint32_t sm_count)
 {

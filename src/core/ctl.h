@@ -117,6 +117,12 @@ uint64_t corun__workers_capped(uint64_t w, uint32_t sm_lo, uint32_t sm_hi, uint3
  * (corun__workers_capped; each worker runs its preset task). */
 uint32_t corun__direct_workers(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
                                uint32_t sm_count, uint64_t tasks);
+/* Whether a direct kernel of `tasks` on n CapSMs of per_sm each, SMs
+ * [sm_lo, sm_hi] of sm_count, would preset every task (corun_ctl.h): the
+ * whole GPU, and a worker for each task. Then no halt, eviction or
+ * narrowing can take a task from it, and the plain kernel does the same. */
+bool corun__direct_one_wave(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
+                            uint32_t sm_count, uint64_t tasks);
 
 /* The relay (corun_ctl.h): stores the writes among w[0..n) that are signal
  * words (halt_gen, evict_below, sm_lo, sm_hi_inv: the block's first

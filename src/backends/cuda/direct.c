@@ -73,7 +73,11 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     if (rc != CORUN_OK) {
         return rc;
     }
-    if (req->capsm == 0) {
+    if (req->capsm == 0 ||
+        (req->one_wave_plain &&
+         corun__direct_one_wave(req->capsm, *per_sm, req->sm_lo, req->sm_hi,
+                                b->d->desc.sm_count,
+                                (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z))) {
         return launch_plain_direct(b, spec, c, s, why, why_len);
     }
     nworkers = corun__direct_workers(req->capsm, *per_sm, req->sm_lo, req->sm_hi,

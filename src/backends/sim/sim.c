@@ -787,7 +787,9 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
     k->direct = true;
     k->ch.direct = true;
     k->stream = req->stream;
-    if (req->capsm == 0) {
+    if (req->capsm == 0 ||
+        (req->one_wave_plain && corun__direct_one_wave(req->capsm, k->per_sm, req->sm_lo,
+                                                       req->sm_hi, s->nsm, k->tasks))) {
         k->owned = true; /* nobody adopts a plain one: freed once over */
         rc = launch(s, k, k->tasks, false, NULL, req->priority, 0, 0, 0, &l);
     } else {
