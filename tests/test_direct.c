@@ -570,11 +570,12 @@ static void launch_n(corun_ctx *ctx, corun_kernel *k, uint32_t n, int times)
  * on the whole GPU (1,056 blocks, 8 on each SM of the simulated H100) runs
  * plain however long its tasks (as workers each would run its own preset
  * task, halt or not: docs/decisions/0048); one block more, two waves, runs
- * as workers, so do a launch with a job handle, an LS launch and batch
- * launches beside it, and, with CORUN_PLAIN_ONE_WAVE=0, every one. */
+ * as workers, so do a launch with a job handle or a QoS goal, an LS launch
+ * and batch launches beside it, and, with CORUN_PLAIN_ONE_WAVE=0, every
+ * one. */
 static void a_one_wave_batch_launch_runs_plain(void **state)
 {
-    const corun_launch_attr ls = {.cls = CORUN_CLASS_LS};
+    const corun_launch_attr ls = {.cls = CORUN_CLASS_LS}, goal = {.qos = 0.5};
     corun_kernel *k;
     corun_ctx *ctx;
 
@@ -586,6 +587,10 @@ static void a_one_wave_batch_launch_runs_plain(void **state)
     launch_1056(ctx, k, NULL, &stream_a, true); /* a handle: workers */
     assert_int_equal(corun_ctx_plain_launches(ctx), 3);
     launch_n(ctx, k, 1057, 2);
+    launch_1056(ctx, k, NULL, &stream_a, true);
+    assert_int_equal(corun_ctx_plain_launches(ctx), 3);
+    /* so does a batch launch with a QoS goal */
+    launch_1056(ctx, k, &goal, &stream_a, false);
     launch_1056(ctx, k, NULL, &stream_a, true);
     assert_int_equal(corun_ctx_plain_launches(ctx), 3);
     /* an LS launch keeps its workers, and so do batch ones beside it */

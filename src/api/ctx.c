@@ -768,11 +768,11 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     req.hold = al.hold;
     req.priority = corun__attr_ls(a) ? 1 : 0;
     /* Batch work alone: a launch that fits in one wave gains nothing from
-     * workers (corun__direct_one_wave). Beside LS work, and for an LS or
-     * priority launch, the policy keeps seeing it as workers. */
+     * workers (corun__direct_one_wave). Beside LS work, and for an LS,
+     * priority or QoS launch, the policy keeps seeing it as workers. */
     const bool ls = out == NULL && ls_urgent(c);
     req.one_wave_plain = c->set.plain_one_wave != 0 && out == NULL && !ls &&
-                         !corun__attr_ls(a);
+                         !corun__attr_ls(a) && !(a->qos > 0);
     if (al.plain || (out == NULL && plain_predicted(c, kern, tasks, ls))) {
         req.capsm = 0;
     }

@@ -72,9 +72,9 @@
       "plain kernel to end when no LS work is waiting (docs/decisions/0019, 0043); 0 never")    \
     X(PLAIN_ONE_WAVE, plain_one_wave, UINT, "1", 0, 1, "",                                       \
       "1: while no LS work runs (as for the plain line), a stream-ordered batch launch of "      \
-      "priority 0 with no job handle whose blocks all fit at once in its allotment on the "     \
-      "whole GPU runs as the plain kernel: as workers each would run its own task whatever a "  \
-      "halt says, so it gains nothing (docs/decisions/0048); 0 never")                          \
+      "priority 0, with no QoS goal and no job handle, whose blocks all fit at once in its "    \
+      "allotment on the whole GPU runs as the plain kernel: as workers each would run its own " \
+      "task whatever a halt says, so it gains nothing (docs/decisions/0048); 0 never")          \
     X(REPORT_POLL_US, report_poll_us, DBL, "200", 10, 1e6, "",                                   \
       "cuda: how often the scheduler reads what running stream-ordered kernels reported "       \
       "(finished, held); accounting and policies only, never a stream's progress")              \
