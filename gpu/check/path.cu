@@ -68,14 +68,20 @@ struct Vecs {
     }
 };
 
+/* Spins ns on the GPU's clock. */
+static __device__ __forceinline__ void spin_ns(unsigned long long ns)
+{
+    const unsigned long long t0 = corun_globaltimer();
+    while (corun_globaltimer() - t0 < ns) {
+    }
+}
+
 /* One block-task of ns on every block: lane 0 of each warp watches the
  * clock (every thread polling %globaltimer slows the others' reads). */
 CORUN_BODY(tick, (unsigned long long ns, unsigned *out))
 {
     if ((threadIdx.x & 31) == 0) {
-        const unsigned long long t0 = corun_globaltimer();
-        while (corun_globaltimer() - t0 < ns) {
-        }
+        spin_ns(ns);
     }
     __syncwarp();
     if (threadIdx.x == 0) {
@@ -88,9 +94,7 @@ CORUN_KERNELS(tick, (unsigned long long ns, unsigned *out), (ns, out), CORUN_PLA
  * spins ns on the clock; then one count per block-task, as tick. */
 CORUN_BODY(tickall, (unsigned long long ns, unsigned *out))
 {
-    const unsigned long long t0 = corun_globaltimer();
-    while (corun_globaltimer() - t0 < ns) {
-    }
+    spin_ns(ns);
     __syncthreads();
     if (threadIdx.x == 0) {
         out[blockIdx.x] += 1;
