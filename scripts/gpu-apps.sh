@@ -150,7 +150,7 @@ for a in $APPS; do
        > "$work/$a.cmp.txt" 2>&1; then
     equal=yes
   fi
-  via=$(sed -n 's/.*"through_corun": \([0-9]*\), "plain": \([0-9]*\), "corun_ran_plain": \([0-9]*\).*/\1\/\2 (\3 of them plain)/p' "$stats" 2> /dev/null | tail -1)
+  via=$(sed -n 's/.*"through_corun": \([0-9]*\), "plain": \([0-9]*\), "corun_ran_plain": \([0-9]*\), "corun_ran_grid": \([0-9]*\).*/\1\/\2 (\3 of them plain, \4 grid)/p' "$stats" 2> /dev/null | tail -1)
   why=$(sed -n 's/.*"first_plain_reason": "\(.*\)"}.*/\1/p' "$stats" 2> /dev/null | tail -1)
   over=n/a
   if [ -n "$pms" ] && [ -n "$cms" ]; then

@@ -33,6 +33,9 @@
 #                direct path: jobs launched in the caller's stream, halted,
 #                evicted, grown and resumed)
 #   correctstreamahead the same for the ahead entries (CORUN_AHEAD=2)
+#   correctgrid  the same on the whole GPU in the grid form (a block per task,
+#                CORUN_GRID_TASK_US=0): halts, evictions (the kernel halted
+#                and resumed as workers first) and growths
 #   chain        10,000 dependent launches of 2, 5, 20 and 100 us kernels on
 #                every SM (FMA work; clock spins, lane 0 of each warp and
 #                every thread): native vs corun (short and one-wave kernels
@@ -110,7 +113,7 @@ cd "$(dirname "$0")/.."
 
 OUT=${OUT:-build-gpu/out}
 BUILD=${GPU_BUILD:-build-gpu}
-STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead correctstream correctstreamahead stream chain hostcost lsalone queued threads capture sync hostfunc demo demotrace loopalone overhead latency xhalt resume spatial dispatch apps appsahead counters policies sanitize"}
+STEPS=${GPU_CHECK_STEPS:-"build occupancy correctness correctahead correctstream correctstreamahead correctgrid stream chain hostcost lsalone queued threads capture sync hostfunc demo demotrace loopalone overhead latency xhalt resume spatial dispatch apps appsahead counters policies sanitize"}
 # GPU_CHECK_EVENTS: random events per kernel in the correctness step (1000).
 # Whole-run limit in seconds: a step gets at most what is left (the device
 # tool stops a command at 600 s; keep a margin for the summary).
@@ -214,6 +217,8 @@ has correctstream && run_step correctstream 420 "$GCH" correctness --stream \
 has correctstreamahead && run_step correctstreamahead 300 env CORUN_AHEAD=2 "$GCH" correctness \
     --stream --kernel matmul,reduce,transpose --events "${GPU_CHECK_EVENTS:-1000}" \
     --json "$OUT/correctstreamahead.json"
+has correctgrid && run_step correctgrid 300 env CORUN_GRID_TASK_US=0 "$GCH" correctness --grid \
+    --events "${GPU_CHECK_EVENTS:-1000}" --json "$OUT/correctgrid.json"
 has chain && run_step chain 300 "$GC" chain --json "$OUT/chain.json"
 has hostcost && run_step hostcost 60 "$GC" hostcost --json "$OUT/hostcost.json"
 if has daemoncost; then
@@ -319,7 +324,7 @@ fi
     printf '"%s": %d' "$s" "${status[$s]}"
   done
   printf '},\n'
-  for f in occupancy correctness correctahead correctstream correctstreamahead overhead latency xhalt resume spatial dispatch hostfunc stream chain hostcost daemoncost lsalone queued threads capture sync sync-pt demo apps policies; do
+  for f in occupancy correctness correctahead correctstream correctstreamahead correctgrid overhead latency xhalt resume spatial dispatch hostfunc stream chain hostcost daemoncost lsalone queued threads capture sync sync-pt demo apps policies; do
     if [ -s "$OUT/$f.json" ]; then
       printf '  "%s": ' "$f"
       cat "$OUT/$f.json"
@@ -334,7 +339,7 @@ echo "==== gpu-check summary: $device, driver $driver, commit $COMMIT"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
-for f in occupancy correctness correctahead correctstream correctstreamahead overhead latency xhalt resume spatial dispatch hostfunc stream chain hostcost daemoncost lsalone queued threads capture sync demo apps appsahead counters policies memcheck racecheck; do
+for f in occupancy correctness correctahead correctstream correctstreamahead correctgrid overhead latency xhalt resume spatial dispatch hostfunc stream chain hostcost daemoncost lsalone queued threads capture sync demo apps appsahead counters policies memcheck racecheck; do
   [ -s "$OUT/$f.log" ] || [ -s "$OUT/$f.json" ] || continue
   echo "---- $f"
   case $f in

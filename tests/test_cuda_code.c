@@ -136,8 +136,8 @@ static cuda_code *registered(fixture *f, uint32_t flags)
 static int shape(fixture *f, cuda_code *c, uint32_t *per_sm, char *why, size_t why_len)
 {
     bool ahead_ok = true;
-    int rc = corun__cuda_code_shape(&f->b, c, (corun_dim3){128, 1, 1}, 0, per_sm, &ahead_ok, why,
-                                    why_len);
+    int rc = corun__cuda_code_shape(&f->b, c, (corun_dim3){128, 1, 1}, 0, per_sm, &ahead_ok,
+                                    NULL, why, why_len);
     if (rc == CORUN_OK) {
         assert_false(ahead_ok); /* it has no ahead entry */
     }
@@ -168,7 +168,7 @@ static void occupancy_loss_is_taken_with_the_flag(void **state)
     /* 256 threads: 2 worker blocks against 5 */
     bool ahead_ok;
     assert_int_equal(corun__cuda_code_shape(&f->b, c, (corun_dim3){256, 1, 1}, 0, &per_sm,
-                                            &ahead_ok, why, sizeof(why)),
+                                            &ahead_ok, NULL, why, sizeof(why)),
                      CORUN_OK);
     assert_int_equal(per_sm, 2);
 }
@@ -180,12 +180,14 @@ static int direct_plain(fixture *f, cuda_code *c, uint32_t *per_sm, char *why, s
     corun__kspec spec = {.grid = {1024, 1, 1}, .block = {128, 1, 1}, .code = CORUN_CODE_USER};
     corun__direct_req req = {.capsm = 0};
     corun__exec *ex = NULL;
-    bool ahead = true;
+    corun__direct_got got = {.ahead = true, .grid = true};
 
     spec.user = c;
-    int rc = corun__cuda_direct_launch(&f->b.be, &spec, &req, &ex, per_sm, &ahead, why, why_len);
+    int rc = corun__cuda_direct_launch(&f->b.be, &spec, &req, &ex, &got, why, why_len);
+    *per_sm = got.per_sm;
     assert_null(ex);
-    assert_false(ahead);
+    assert_false(got.ahead);
+    assert_false(got.grid);
     return rc;
 }
 

@@ -80,8 +80,7 @@ static corun__exec *direct_on(corun__backend *be, const corun__kspec *s, void *s
 {
     corun__direct_req r;
     corun__exec *k = NULL;
-    uint32_t per_sm = 0;
-    bool ahead = false;
+    corun__direct_got got;
     char why[256] = "";
 
     memset(&r, 0, sizeof(r));
@@ -89,7 +88,7 @@ static corun__exec *direct_on(corun__backend *be, const corun__kspec *s, void *s
     r.capsm = capsm;
     r.sm_hi = sm_hi;
     r.hold = hold;
-    if (be->ops->direct_launch(be, s, &r, &k, &per_sm, &ahead, why, sizeof(why)) != CORUN_OK) {
+    if (be->ops->direct_launch(be, s, &r, &k, &got, why, sizeof(why)) != CORUN_OK) {
         fail_msg("direct_launch: %s", why);
     }
     be->ops->bind(be, k, cookie);
@@ -100,6 +99,28 @@ static corun__exec *direct(corun__backend *be, const corun__kspec *s, void *stre
                            uint32_t capsm, uint64_t cookie)
 {
     return direct_on(be, s, stream, capsm, cookie, be->desc.sm_count - 1, false);
+}
+
+/* A direct launch on the whole GPU in the grid form (corun_ctl.h). */
+static corun__exec *direct_grid(corun__backend *be, const corun__kspec *s, void *stream,
+                                uint64_t cookie)
+{
+    corun__direct_req r;
+    corun__exec *k = NULL;
+    corun__direct_got got;
+    char why[256] = "";
+
+    memset(&r, 0, sizeof(r));
+    r.stream = stream;
+    r.capsm = be->desc.sm_count;
+    r.sm_hi = be->desc.sm_count - 1;
+    r.grid = true;
+    if (be->ops->direct_launch(be, s, &r, &k, &got, why, sizeof(why)) != CORUN_OK) {
+        fail_msg("direct_launch: %s", why);
+    }
+    assert_true(got.grid);
+    be->ops->bind(be, k, cookie);
+    return k;
 }
 
 /* Polls until an event of kind for cookie (taken from what was polled
@@ -304,6 +325,60 @@ static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
     (void)until_event(be, 7, CORUN_BEV_LAUNCH, NULL); /* the resume grid ended too */
     be->ops->exec_close(be, a);
     be->ops->exec_close(be, b);
+    be->ops->destroy(be);
+}
+
+/* The grid form: a block per task, so 20,000 tasks run as 20,000 blocks,
+ * each once, and the kernel behind it in the stream follows; the report
+ * carries block 0's task time. Halted, its blocks not yet started claim
+ * nothing and the grid holds its stream (HELD, no worker running) until the
+ * gate grid resumes it as workers from the claim counter: every task once. */
+static void the_grid_form_runs_each_task_once_and_resumes_as_workers(void **state)
+{
+    corun__backend *be = new_sim(NULL);
+    corun__kspec sa = spec_of("a", 20000, 20), sb = spec_of("b", 3000, 5);
+    corun__kspec sc = spec_of("c", 20000, 20);
+    corun__sim_stats st0, st1;
+    corun__bevent ev, held;
+    corun__exec *a, *b, *c;
+
+    (void)state;
+    corun__sim_get_stats(be, &st0);
+    a = direct_grid(be, &sa, &stream_a, 1);
+    b = direct(be, &sb, &stream_a, 132, 2);
+    until_event(be, 1, CORUN_BEV_FINISHED, &ev);
+    assert_int_equal(ev.done, 20000);
+    assert_true(ev.task_ns > 0); /* block 0's task time */
+    (void)until_event(be, 2, CORUN_BEV_FINISHED, NULL);
+    corun__sim_get_stats(be, &st1);
+    /* a's 20,000 blocks each started as a worker; b's 1,056 workers */
+    assert_int_equal(st1.workers_started - st0.workers_started, 20000 + 1056);
+    assert_all_once(be, a, 20000);
+    assert_all_once(be, b, 3000);
+
+    c = direct_grid(be, &sc, &stream_b, 3);
+    {
+        corun__bevent e[4];
+        size_t n = 0;
+        const uint64_t t = be->ops->now_ns(be);
+        assert_int_equal(be->ops->poll(be, t + 100 * US, e, 4, &n), CORUN_OK);
+    }
+    launch_gated_resume(be, c);
+    assert_int_equal(be->ops->signal(be, c, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
+    for (;;) {
+        until_event(be, 3, CORUN_BEV_HELD, &held);
+        if (held.live == 0) {
+            break;
+        }
+    }
+    assert_true(held.done > 0 && held.done < 20000);
+    assert_int_equal(be->ops->signal(be, c, CORUN_SIG_RESUME, 1), CORUN_OK);
+    until_event(be, 3, CORUN_BEV_FINISHED, &ev);
+    assert_all_once(be, c, 20000);
+    (void)until_event(be, 7, CORUN_BEV_LAUNCH, NULL); /* the resume grid ended too */
+    be->ops->exec_close(be, a);
+    be->ops->exec_close(be, b);
+    be->ops->exec_close(be, c);
     be->ops->destroy(be);
 }
 
@@ -610,11 +685,91 @@ static void a_one_wave_batch_launch_runs_plain(void **state)
     unsetenv("CORUN_PROFILE_PATH");
 }
 
+/* Through the host API: a batch launch of more than one wave on the whole
+ * GPU runs in the grid form once a launch of its kernel has measured tasks
+ * of at least CORUN_GRID_TASK_US (default 100 us), with a job handle too:
+ * not its first, not a kernel of shorter tasks, not on fewer CapSMs, not
+ * with a QoS goal or beside LS work, and never with CORUN_GRID=0. Under smguard an LS launch arriving beside a
+ * grid-form kernel makes room by halting it and resuming it as workers
+ * (corun__sched_degrid): both finish. */
+static void long_tasks_of_several_waves_run_in_the_grid_form(void **state)
+{
+    const corun_launch_attr ls = {.cls = CORUN_CLASS_LS}, goal = {.qos = 0.5},
+                            few = {.capsm = 100};
+    corun_kernel *k, *kshort;
+    corun_sim_kernel_desc kd;
+    corun_ctx *ctx;
+    corun_job *j;
+
+    (void)state;
+    unsetenv("CORUN_GRID");
+    unsetenv("CORUN_GRID_TASK_US");
+    ctx = sim_ctx("smguard", "long", 300, &k);
+    memset(&kd, 0, sizeof(kd));
+    kd.name = "shortish";
+    kd.task_us = 20;
+    assert_int_equal(corun_sim_kernel_register(ctx, &kd, &kshort), CORUN_OK);
+    launch_n(ctx, k, 3000, 1);   /* the first: workers, which measure */
+    launch_n(ctx, kshort, 3000, 1);
+    launch_1056(ctx, k, NULL, &stream_a, true); /* waits for those (one stream) */
+    assert_int_equal(corun_ctx_grid_launches(ctx), 0);
+    launch_n(ctx, k, 3000, 2);
+    launch_n(ctx, kshort, 3000, 2); /* 20 us tasks: workers */
+    launch_1056(ctx, k, NULL, &stream_a, true);
+    assert_int_equal(corun_ctx_grid_launches(ctx), 2);
+    /* a handle: the grid form too, halted and resumed as workers */
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){3000, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, NULL, &stream_a, &j),
+                     CORUN_OK);
+    assert_int_equal(corun_ctx_grid_launches(ctx), 3);
+    assert_int_equal(corun_job_wait(j, -1), CORUN_OK);
+    corun_job_release(j);
+    /* a QoS goal, or fewer CapSMs than SMs: workers */
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){3000, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, &goal, &stream_a,
+                                         NULL),
+                     CORUN_OK);
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){3000, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, &few, &stream_a,
+                                         NULL),
+                     CORUN_OK);
+    launch_1056(ctx, k, NULL, &stream_a, true);
+    assert_int_equal(corun_ctx_grid_launches(ctx), 3);
+    /* an LS launch beside a grid-form kernel: it is made room for, both end */
+    launch_n(ctx, k, 30000, 1);
+    assert_int_equal(corun_ctx_grid_launches(ctx), 4);
+    assert_int_equal(corun_launch_stream(ctx, k, (corun_dim3){132, 1, 1},
+                                         (corun_dim3){256, 1, 1}, 0, NULL, &ls, &stream_b, &j),
+                     CORUN_OK);
+    assert_int_equal(corun_job_wait(j, -1), CORUN_OK);
+    corun_job_release(j);
+    {
+        char line[512];
+        corun_ctx_describe(ctx, line, sizeof(line));
+        assert_non_null(strstr(line, "grid form so far 4, made workers 1;"));
+    }
+    /* beside LS work: workers (the choice is made as it launches) */
+    launch_n(ctx, k, 3000, 1);
+    assert_int_equal(corun_ctx_grid_launches(ctx), 4);
+    corun_ctx_destroy(ctx);
+
+    setenv("CORUN_GRID", "0", 1);
+    ctx = sim_ctx("smguard", "long", 300, &k);
+    launch_n(ctx, k, 3000, 3);
+    launch_1056(ctx, k, NULL, &stream_a, true);
+    assert_int_equal(corun_ctx_grid_launches(ctx), 0);
+    corun_ctx_destroy(ctx);
+    unsetenv("CORUN_GRID");
+    unsetenv("CORUN_PROFILE_PATH");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_stream_runs_its_kernels_in_order_released_by_the_device),
         cmocka_unit_test(a_one_wave_batch_launch_runs_plain),
+        cmocka_unit_test(the_grid_form_runs_each_task_once_and_resumes_as_workers),
+        cmocka_unit_test(long_tasks_of_several_waves_run_in_the_grid_form),
         cmocka_unit_test(a_held_kernel_keeps_its_sms_until_its_last_task),
         cmocka_unit_test(a_halted_kernel_holds_its_stream_until_resumed),
         cmocka_unit_test(a_halt_racing_the_last_task_loses_no_wakeup),

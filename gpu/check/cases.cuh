@@ -35,6 +35,7 @@ struct Case {
     const void *plain = nullptr;  /* &NAME */
     const void *worker = nullptr; /* &NAME__corun */
     const void *ahead = nullptr;  /* &NAME__corun_ahead (CORUN_SHARED kernels) */
+    const void *grid_form = nullptr; /* &NAME__corun_grid */
     dim3 grid, block;
     size_t smem = 0;
     std::vector<void *> argv;     /* pointers to the argument values below */
@@ -153,6 +154,7 @@ struct VaddCase : Case {
         shape = "1D, 256 thr";
         plain = (const void *)vadd;
         worker = (const void *)vadd__corun;
+        grid_form = (const void *)vadd__corun_grid;
         n = scale == 2 ? (1 << 27) : scale == 1 ? (1 << 22) : (1 << 16);
         a = floats(n, 1, -1, 1);
         b = floats(n, 2, -1, 1);
@@ -173,6 +175,7 @@ struct MatmulCase : Case {
         shape = "2D, 32x32 thr, smem";
         plain = (const void *)matmul;
         worker = (const void *)matmul__corun;
+        grid_form = (const void *)matmul__corun_grid;
         ahead = (const void *)matmul__corun_ahead;
         n = scale == 2 ? 2048 : scale == 1 ? 1024 : 128;
         A = floats((size_t)n * n, 3, -1, 1);
@@ -194,6 +197,7 @@ struct StencilCase : Case {
         shape = "3D grid, 8x8x4 thr";
         plain = (const void *)stencil3d;
         worker = (const void *)stencil3d__corun;
+        grid_form = (const void *)stencil3d__corun_grid;
         nx = scale >= 2 ? 512 : scale == 1 ? 256 : 32;
         ny = scale >= 2 ? 512 : scale == 1 ? 256 : 32;
         nz = scale == 3 ? 1024 : scale == 2 ? 256 : scale == 1 ? 128 : 16;
@@ -218,6 +222,7 @@ struct ReduceCase : Case {
         shape = "1D, smem tree + atomicAdd";
         plain = (const void *)reduce;
         worker = (const void *)reduce__corun;
+        grid_form = (const void *)reduce__corun_grid;
         ahead = (const void *)reduce__corun_ahead;
         n = scale == 2 ? (1 << 28) : scale == 1 ? (1 << 24) : (1 << 16);
         in = uints(n, 6);
@@ -238,6 +243,7 @@ struct BlackScholesCase : Case {
         shape = "1D, 128 thr, math";
         plain = (const void *)blackscholes;
         worker = (const void *)blackscholes__corun;
+        grid_form = (const void *)blackscholes__corun_grid;
         n = scale == 3 ? (1 << 28) : scale == 2 ? (1 << 26) : scale == 1 ? (1 << 22) : (1 << 14);
         S = floats(n, 7, 5, 30);
         X = floats(n, 8, 1, 100);
@@ -261,6 +267,7 @@ struct TransposeCase : Case {
         shape = "2D, 32x8 thr, smem tile";
         plain = (const void *)transpose;
         worker = (const void *)transpose__corun;
+        grid_form = (const void *)transpose__corun_grid;
         ahead = (const void *)transpose__corun_ahead;
         w = scale == 2 ? 8192 : scale == 1 ? 2048 : 96;
         h = scale == 2 ? 8192 : scale == 1 ? 2048 : 64;
@@ -282,6 +289,7 @@ struct RaggedCase : Case {
         shape = "1D, early return";
         plain = (const void *)ragged;
         worker = (const void *)ragged__corun;
+        grid_form = (const void *)ragged__corun_grid;
         n = scale == 2 ? (1 << 26) - 12345 : scale == 1 ? (1 << 22) - 12345 : 10000 - 17;
         in = uints(n, 11);
         o = (unsigned *)alloc((size_t)n * sizeof(unsigned));
@@ -301,6 +309,7 @@ struct LongTaskCase : Case {
         shape = "1D, >= 1 ms tasks";
         plain = (const void *)longtask;
         worker = (const void *)longtask__corun;
+        grid_form = (const void *)longtask__corun_grid;
         rounds = scale ? 30000 : 2000;
         block = dim3(256);
         grid = dim3(scale ? 2112 : 64);

@@ -58,6 +58,9 @@ static uint32_t g_chunk_max = 1024; /* upper bound on tasks per claim (--chunk-m
 static bool g_void = true; /* halts of ahead runs void the claims (--no-void: A/B only) */
 /* correctness through corun_launch_stream (--stream); read only by the hits build */
 [[maybe_unused]] static bool g_stream = false;
+/* correctness --grid: every launch on the whole GPU, so that all but a kernel's
+ * first run in the grid form (run with CORUN_GRID_TASK_US=0) */
+[[maybe_unused]] static bool g_grid = false;
 /* Budgets (us) the overhead and latency modes measure (--budgets). */
 static std::vector<double> g_budgets_overhead = {5, 10, 20, 50};
 static std::vector<double> g_budgets_latency = {10, 20};
@@ -367,6 +370,11 @@ static corun_kernel *register_case(corun_ctx *ctx, Case *c)
         CK(cudaGetFuncBySymbol(&fa, c->ahead));
         d.ahead = (void *)fa;
     }
+    if (c->grid_form != nullptr) {
+        cudaFunction_t fg;
+        CK(cudaGetFuncBySymbol(&fg, c->grid_form));
+        d.grid = (void *)fg;
+    }
     CR(corun_kernel_register(ctx, &d, &k));
     return k;
 }
@@ -409,8 +417,8 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
 
     CR(corun_ctx_create(&o, &ctx));
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    printf("%-13s %7s %6s %6s %6s %6s %6s %6s %8s %9s %10s %s\n", "kernel", "events", "stops",
-           "evicts", "grows", "epochs", "runs", "ahead", "bad_out", "bad_hits", "max_rel",
+    printf("%-13s %7s %6s %6s %6s %6s %6s %6s %6s %8s %9s %10s %s\n", "kernel", "events", "stops",
+           "evicts", "grows", "epochs", "runs", "ahead", "grid", "bad_out", "bad_hits", "max_rel",
            "result");
     for (Case *c : cases) {
         corun_kernel *k = register_case(ctx, c);
@@ -421,14 +429,16 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
                  ahead = 0;
         size_t bad_out = 0, bad_hit = 0;
         double max_rel = 0;
+        const uint64_t grid0 = corun_ctx_grid_launches(ctx);
 
         CK(cudaMalloc(&hits, n * sizeof(unsigned)));
         CR(corun_test_count_tasks(k, (uint64_t)(uintptr_t)hits));
         while (events < min_events || runs < 2) {
             corun_launch_attr a;
             corun_job *j;
-            /* Start small, so the kernel runs long enough to be hit often. */
-            uint32_t cap = 1 + (uint32_t)(rng() % 24);
+            /* Start small, so the kernel runs long enough to be hit often
+             * (the grid form: the whole GPU, the policy's default). */
+            uint32_t cap = g_grid ? 0 : 1 + (uint32_t)(rng() % 24);
             double rel;
 
             memset(&a, 0, sizeof(a));
@@ -522,16 +532,21 @@ static int mode_correctness(std::vector<Case *> &cases, unsigned min_events, uin
                 break;
             }
         }
-        bool ok = bad_out == 0 && bad_hit == 0;
+        const unsigned grid = (unsigned)(corun_ctx_grid_launches(ctx) - grid0);
+        /* --grid: the runs after the first (which measures) in the grid form
+         * where their grid takes more than a wave; none at all fails */
+        const bool grid_ok = !g_grid || grid > 0;
+        bool ok = bad_out == 0 && bad_hit == 0 && grid_ok;
         failures += !ok;
-        printf("%-13s %7u %6u %6u %6u %6u %6u %6u %8zu %9zu %10.2e %s\n", c->name, events, stops,
-               evicts, grows, epochs, runs, ahead, bad_out, bad_hit, max_rel, ok ? "ok" : "FAIL");
+        printf("%-13s %7u %6u %6u %6u %6u %6u %6u %6u %8zu %9zu %10.2e %s\n", c->name, events,
+               stops, evicts, grows, epochs, runs, ahead, grid, bad_out, bad_hit, max_rel,
+               ok ? "ok" : grid_ok ? "FAIL" : "FAIL (not in the grid form)");
         jrec("{\"mode\":\"correctness\",\"path\":\"%s\",\"kernel\":\"%s\",\"tasks\":%llu,\"events\":%u,"
              "\"stops\":%u,\"evicts\":%u,\"grows\":%u,\"epochs\":%u,\"runs\":%u,\"ahead_runs\":%u,"
-             "\"bad_outputs\":%zu,\"bad_task_hits\":%zu,\"worst_hit_count\":%u,"
+             "\"grid_runs\":%u,\"bad_outputs\":%zu,\"bad_task_hits\":%zu,\"worst_hit_count\":%u,"
              "\"max_rel_err\":%.3e,\"ok\":%s}",
-             g_stream ? "stream" : "scheduler", c->name, (unsigned long long)n, events, stops,
-             evicts, grows, epochs, runs, ahead, bad_out,
+             g_grid ? "grid" : g_stream ? "stream" : "scheduler", c->name, (unsigned long long)n,
+             events, stops, evicts, grows, epochs, runs, ahead, grid, bad_out,
              bad_hit, worst, max_rel, ok ? "true" : "false");
         CK(cudaFree(hits));
     }
@@ -2223,6 +2238,7 @@ static void usage()
            "      --no-void: halts of ahead runs write halt_gen only, as before the void\n"
            "                 (corun_ctl.h; for same-run A/Bs of the halt latency)\n"
            "      --stream: correctness through corun_launch_stream (the direct path)\n"
+           "      --grid: the same on the whole GPU, in the grid form (with CORUN_GRID_TASK_US=0)\n"
            "modes: occupancy correctness overhead latency resume spatial dispatch hostfunc stream\n"
            "       sanitize chain hostcost lsalone queued threads capture xhalt\n"
            "correctness needs the CORUN_TASK_HITS build (corun-gpucheck-hits).\n"
@@ -2299,6 +2315,8 @@ static bool parse_options(int argc, char **argv, Options &o)
             g_void = false;
         } else if (a == "--stream") {
             g_stream = true;
+        } else if (a == "--grid") {
+            g_stream = g_grid = true;
         } else if (a == "--trials" && i + 1 < argc) {
             o.trials = atoi(argv[++i]);
         } else if (a == "--seed" && i + 1 < argc) {

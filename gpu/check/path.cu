@@ -631,7 +631,7 @@ int mode_capture(void)
     failures += rc != CORUN_ENOTSUP;
     /* the shim runs it plain, captured into the graph */
     CK(corun::launch_ptrs(slot, corun::config(c.grid, dim3(256), 0, s), "add2",
-                          (const void *)add2, (const void *)add2__corun, nullptr, args));
+                          (const void *)add2, (const void *)add2__corun, nullptr, nullptr, args));
     CK(cudaStreamEndCapture(s, &g));
     CK(cudaGraphInstantiate(&ge, g, 0));
     for (int r = 0; r < 3; r++) {

@@ -211,6 +211,10 @@ typedef struct corun_kernel_desc {
                             ahead; corun runs a kernel through it where its
                             measured tasks make chunks of three or fewer
                             (CORUN_AHEAD) */
+    void *grid;          /* optional: CUfunction of NAME__corun_grid, a block per
+                            task that claims it as it starts; corun runs a kernel's
+                            stream-ordered batch launches through it where its
+                            tasks are long (CORUN_GRID_TASK_US) */
 } corun_kernel_desc;
 
 /* Registers a program's kernel (contexts where corun_ctx_runs_cuda; a
@@ -255,6 +259,9 @@ CORUN_API int corun_launch_stream(corun_ctx *ctx, corun_kernel *k, corun_dim3 gr
                                   const corun_launch_attr *attr, void *stream, corun_job **out);
 /* Stream-ordered launches of the context that ran as plain kernels so far. */
 CORUN_API uint64_t corun_ctx_plain_launches(corun_ctx *ctx);
+/* Stream-ordered launches of the context that ran in the grid form so far
+ * (a block per task, claimed as it starts: CORUN_GRID_TASK_US). */
+CORUN_API uint64_t corun_ctx_grid_launches(corun_ctx *ctx);
 /* One line on the context's state now (jobs by state, launches not yet
  * taken in by the scheduler, the backend's resources), into buf; for
  * diagnostics. Safe from any thread; never waits for the scheduler. */

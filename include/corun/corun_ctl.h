@@ -131,6 +131,21 @@
  *    or a narrowing leave its relay there, one slot, until one of those.
  *    Only kernels with claims get a relay: a preset task runs whatever the
  *    signals say.
+ *  - The grid form (NAME__corun_grid, wa.grid; direct kernels only): the
+ *    primary grid is one block per task, as the plain kernel's, each block
+ *    running one task and leaving, so the hardware schedules the blocks and no worker waits
+ *    on a claim between tasks. Block b < preset runs task b, unclaimed
+ *    (its launch's own, as above); every later block reads halt_gen and,
+ *    unless its launch is halted, claims one task (preset + atomicAdd(&next,
+ *    1)), so the tasks run stay a prefix and a halted grid resumes as any
+ *    direct kernel does, through its gate grid of workers. A grid block
+ *    obeys a halt only: the other signals name CapSMs and SMs, which its
+ *    blocks do not keep, so the host halts such a kernel and resumes it as
+ *    workers before it evicts or narrows it (corun__sched_degrid). Every
+ *    block is a primary worker (wa.primary is the grid's size) and counts
+ *    itself, with its task, in one add as it leaves; the last one anchors.
+ *    Block 0 stores its task's time in task_ns_seed. Launched only on the
+ *    whole GPU, without hold, where the tasks exceed the workers.
  */
 #ifndef CORUN_CTL_H
 #define CORUN_CTL_H
@@ -287,6 +302,8 @@ typedef struct corun_worker_arg {
                                    the kernel's tasks are done (above) */
     uint32_t relay_block;       /* 1: the grid's first block is its relay (above);
                                    worker ids start past it */
+    uint32_t grid;              /* 1: the grid form's primary grid (NAME__corun_grid,
+                                   above): a block per task, no relay */
 } corun_worker_arg;
 
 #ifdef __cplusplus

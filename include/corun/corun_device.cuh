@@ -21,7 +21,9 @@
  * for occupancy checks) and the worker kernel `vadd__corun` whose first
  * parameter is a corun_worker_arg; a CORUN_SHARED kernel also gets
  * `NAME__corun_ahead`, the same worker with claims made a task ahead (see
- * corun_worker_loop_ahead). The host launches a worker through libcorun,
+ * corun_worker_loop_ahead), and every kernel `NAME__corun_grid`, a block
+ * per task that claims it as it starts (corun_grid_block). The host
+ * launches a worker through libcorun,
  * which decides how many workers run, which entry, and signals them.
  *
  * The loop (corun_worker_loop) follows the protocol in corun_ctl.h. Its cost
@@ -446,6 +448,9 @@ __device__ __forceinline__ void corun__leave(const corun_worker_arg &wa, uint32_
      * in this word, so done holds all of this grid's tasks. */
     const uint32_t done = (uint32_t)old + pend;
     uint32_t state = CORUN_REPORT_FINISHED;
+    if (wa.grid && task_ns == 0) {
+        task_ns = corun_ld_volatile32(&ctl->task_ns_seed); /* block 0's (corun_grid_block) */
+    }
     unsigned long long t_end = 0;
     if (done < wa.tasks) {
         state = corun__anchor(wa, done, task_ns);
@@ -459,6 +464,68 @@ __device__ __forceinline__ void corun__leave(const corun_worker_arg &wa, uint32_
     }
     corun__report(wa, state, 62, state == CORUN_REPORT_FINISHED ? wa.tasks : done, 0, task_ns,
                   t_end);
+}
+
+/*
+ * The grid form (NAME__corun_grid; corun_ctl.h): a block per task, as the
+ * plain kernel's. Its own task (block < preset), or one claimed unless its
+ * launch is halted, or none; then it leaves, counting itself and its task
+ * in one add (corun__leave). None of the worker loop's bookkeeping: no SM,
+ * CapSM or chunk is kept, and only block 0 times its task. An entry of its
+ * own, not a branch of the worker's: inlined there, the body's second copy
+ * changed the registers and the schedule of the worker's loop.
+ */
+struct __align__(16) corun_grid_state {
+    uint32_t task;               /* the block's task; >= tasks: none */
+    uint32_t pad_;
+    unsigned long long t0;       /* block 0: its task's start */
+};
+
+template <typename Body>
+__device__ __forceinline__ void corun_grid_block(const corun_worker_arg wa, Body body)
+{
+    __shared__ corun_grid_state st;
+    corun_ctl *const ctl = wa.ctl;
+    const bool leader = (threadIdx.x | threadIdx.y | threadIdx.z) == 0;
+    const uint32_t id = blockIdx.x;
+
+    if (leader) {
+        uint32_t f = wa.tasks; /* none */
+        if (id < wa.preset) {
+            f = id;
+        } else if (wa.gen >= corun_ld_volatile32(&ctl->halt_gen)) {
+            const unsigned long long c =
+                wa.preset + atomicAdd((unsigned long long *)&ctl->next, 1ull);
+            if (c < wa.tasks) {
+                f = (uint32_t)c;
+            }
+        }
+        st.task = f;
+        corun__started(wa, id);
+        if (id == 0) {
+            st.t0 = corun_globaltimer();
+        }
+    }
+    __syncthreads();
+    const uint32_t f = st.task;
+    if (f < wa.tasks) {
+#ifdef CORUN_TASK_HITS
+        if (leader && wa.task_hits != 0) {
+            atomicAdd((uint32_t *)(uintptr_t)wa.task_hits + f, 1u);
+        }
+#endif
+        body(corun__task_idx(wa, f), dim3(wa.grid_x, wa.grid_y, wa.grid_z));
+    }
+    __syncthreads(); /* done counts a task only once every thread has run it */
+    if (leader) {
+        uint32_t ns = 0;
+        if (id == 0 && f < wa.tasks) {
+            const unsigned long long dt = corun_globaltimer() - st.t0;
+            ns = dt < 0xffffffffull ? (uint32_t)dt : 0xffffffffu;
+            ctl->task_ns_seed = ns;
+        }
+        corun__leave(wa, f < wa.tasks ? 1u : 0u, ns);
+    }
 }
 
 /*
@@ -768,8 +835,8 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
                                                               const uint3 blockIdx,          \
                                                               const dim3 gridDim)
 
-/* Defines the plain kernel NAME and the worker kernel NAME##__corun (and, for
- * CORUN_SHARED, NAME##__corun_ahead).
+/* Defines the plain kernel NAME, the worker kernel NAME##__corun (and, for
+ * CORUN_SHARED, NAME##__corun_ahead) and the grid form NAME##__corun_grid.
  * ARGS names the parameters in order; KIND is CORUN_PLAIN or CORUN_SHARED;
  * ATTRS are extra declaration attributes for the worker (for example
  * __launch_bounds__(256, 8) or __maxnreg__(32) to pin its occupancy). */
@@ -785,7 +852,14 @@ __device__ __forceinline__ void corun_worker_loop_ahead(const corun_worker_arg w
             NAME##__corun_body(CORUN__UNPAREN ARGS, corun_b, corun_g);                        \
         });                                                                                   \
     }                                                                                         \
-    CORUN__AHEAD(KIND, NAME, PARAMS, ARGS, ATTRS)
+    CORUN__AHEAD(KIND, NAME, PARAMS, ARGS, ATTRS)                                            \
+    extern "C" __global__ void ATTRS NAME##__corun_grid(const corun_worker_arg corun_wa,     \
+                                                        CORUN__UNPAREN PARAMS)                \
+    {                                                                                         \
+        corun_grid_block(corun_wa, [&](const uint3 corun_b, const dim3 corun_g) {            \
+            NAME##__corun_body(CORUN__UNPAREN ARGS, corun_b, corun_g);                        \
+        });                                                                                   \
+    }
 
 #define CORUN_KERNELS(NAME, PARAMS, ARGS, KIND) CORUN_KERNELS_EX(NAME, PARAMS, ARGS, KIND, )
 

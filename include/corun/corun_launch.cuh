@@ -7,12 +7,13 @@
  *
  *   k<<<g, b, smem, s>>>(x, y)
  *     -> k__corun_launch(::corun::config(g, b, smem, s), x, y)
- *     -> ::corun::launch<P...>(slot, cfg, "k", k, k__corun, k__corun_ahead, x, y)
+ *     -> ::corun::launch<P...>(slot, cfg, "k", k, k__corun, k__corun_ahead, k__corun_grid,
+ *                              x, y)
  *
  * ::corun::launch registers the kernel once with the process-wide context
  * (corun_default_ctx, corun_kernel_get with the CUfunctions of the plain
- * and the worker kernel, and of the ahead entry where the kernel has one:
- * nullptr otherwise, and the slot's flags: CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS
+ * and the worker kernel, of the ahead entry where the kernel has one
+ * (nullptr otherwise), of its grid form, and the slot's flags: CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS
  * where corun-cc left a worker unpinned because the pin made it spill,
  * `static ::corun::kernel_slot corun_slot(CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS)`),
  * passes pointers to the arguments, already of the
@@ -72,7 +73,8 @@ namespace detail {
 
 /* How many launches went through corun and how many the shim ran plain
  * itself, why the first of those did, and how many of corun's ran plain
- * (short kernels, corun_ctx_plain_launches): written at exit, as one JSON
+ * (short kernels, corun_ctx_plain_launches) and how many in the grid form
+ * (corun_ctx_grid_launches): written at exit, as one JSON
  * line appended to the file named by CORUN_LAUNCH_STATS, when that is set
  * (scripts/gpu-apps.sh uses it to show that a transformed program really
  * ran its workers). */
@@ -103,9 +105,10 @@ inline void write_stats()
     launch_stats &s = stats();
     corun_ctx *ctx = gpu_ctx();
     std::fprintf(f, "{\"through_corun\": %lu, \"plain\": %lu, \"corun_ran_plain\": %llu, "
-                    "\"first_plain_reason\": \"%s\"}\n",
+                    "\"corun_ran_grid\": %llu, \"first_plain_reason\": \"%s\"}\n",
                  s.corun.load(), s.plain.load(),
                  ctx != nullptr ? (unsigned long long)corun_ctx_plain_launches(ctx) : 0ull,
+                 ctx != nullptr ? (unsigned long long)corun_ctx_grid_launches(ctx) : 0ull,
                  s.have_reason.load() == 2 ? s.reason : "");
     std::fclose(f);
 }
@@ -162,14 +165,15 @@ inline void forget_error(cudaError_t before)
 }
 
 inline corun_kernel *registered(kernel_slot &slot, corun_ctx *ctx, const char *name,
-                                const void *plain, const void *worker, const void *ahead)
+                                const void *plain, const void *worker, const void *ahead,
+                                const void *grid)
 {
     corun_kernel *k = slot.k.load(std::memory_order_acquire);
     if (k != nullptr || slot.plain_only.load(std::memory_order_relaxed)) {
         return k;
     }
     const cudaError_t before = cudaPeekAtLastError();
-    cudaFunction_t fp = nullptr, fw = nullptr, fa = nullptr;
+    cudaFunction_t fp = nullptr, fw = nullptr, fa = nullptr, fg = nullptr;
     if (cudaGetFuncBySymbol(&fp, plain) != cudaSuccess ||
         cudaGetFuncBySymbol(&fw, worker) != cudaSuccess) {
         forget_error(before);
@@ -180,12 +184,17 @@ inline corun_kernel *registered(kernel_slot &slot, corun_ctx *ctx, const char *n
         forget_error(before); /* runs without it */
         fa = nullptr;
     }
+    if (grid != nullptr && cudaGetFuncBySymbol(&fg, grid) != cudaSuccess) {
+        forget_error(before); /* runs without it */
+        fg = nullptr;
+    }
     corun_kernel_desc d;
     std::memset(&d, 0, sizeof(d));
     d.name = name;
     d.plain = (void *)fp;
     d.worker = (void *)fw;
     d.ahead = (void *)fa;
+    d.grid = (void *)fg;
     d.flags = slot.flags;
     if (corun_kernel_get(ctx, &d, &k) != CORUN_OK || k == nullptr) {
         slot.plain_only.store(1, std::memory_order_relaxed);
@@ -202,12 +211,12 @@ inline corun_kernel *registered(kernel_slot &slot, corun_ctx *ctx, const char *n
  * (cudaSuccess once corun accepted it). */
 inline cudaError_t launch_ptrs(kernel_slot &slot, const config &cfg, const char *name,
                                const void *plain, const void *worker, const void *ahead,
-                               void **args)
+                               const void *grid, void **args)
 {
     corun_ctx *ctx = detail::gpu_ctx();
     const char *why = "no usable GPU backend (corun_default_ctx)";
     if (ctx != nullptr) {
-        corun_kernel *k = detail::registered(slot, ctx, name, plain, worker, ahead);
+        corun_kernel *k = detail::registered(slot, ctx, name, plain, worker, ahead, grid);
         why = corun_last_error()[0] != '\0' ? corun_last_error()
                                              : "kernel not registered (corun_kernel_get)";
         if (k != nullptr) {
@@ -253,11 +262,12 @@ inline cudaError_t launch(kernel_slot &slot, const config &cfg, const char *name
                           typename detail::same<void (*)(detail::param_t<P>...)>::type plain,
                           typename detail::same<void (*)(corun_worker_arg, detail::param_t<P>...)>::type worker,
                           typename detail::same<void (*)(corun_worker_arg, detail::param_t<P>...)>::type ahead,
+                          typename detail::same<void (*)(corun_worker_arg, detail::param_t<P>...)>::type grid,
                           typename detail::same<P>::type... args)
 {
     void *ptrs[sizeof...(P) + 1] = {(void *)&args..., nullptr};
     return launch_ptrs(slot, cfg, name, (const void *)plain, (const void *)worker,
-                       (const void *)ahead, ptrs);
+                       (const void *)ahead, (const void *)grid, ptrs);
 }
 
 /* cudaLaunchKernel(k, grid, block, args, smem, stream) for a kernel of the
@@ -270,7 +280,7 @@ inline cudaError_t launch_kernel(const char *name, uint32_t flags, const void *w
 {
     kernel_slot slot(flags); /* corun_kernel_get finds an earlier registration */
     return launch_ptrs(slot, config(grid, block, smem, stream), name, plain, worker, nullptr,
-                       args);
+                       nullptr, args);
 }
 
 template <typename F>

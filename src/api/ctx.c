@@ -52,6 +52,7 @@ struct corun_ctx {
     struct corun_kernel *kernels; /* registered, freed with the context */
     packed_allot allot[2];      /* per class, published by the scheduler's side */
     _Atomic uint64_t plain;     /* direct launches run plain */
+    _Atomic uint64_t grid;      /* direct launches run in the grid form */
     _Atomic uint64_t urgent_ns; /* 1 + the backend's clock at the last LS-class
                                    or priority > 0 launch; 0 = none yet */
     pthread_mutex_t q_mu;       /* direct launches not yet adopted */
@@ -211,12 +212,22 @@ static void job_done(corun__sched *s, corun__job *k, void *user)
     corun_kernel *kern = j->kern;
 
     if (k->state == CORUN_JS_DONE && !k->plain) {
+        uint32_t task_ns = k->task_ns;
         pthread_mutex_lock(&kern->mu);
-        corun__entry_learn(&kern->memo, k->task_ns, k->ran_ahead, corun__budget_ns(&j->ctx->set));
-        corun__entry_measured(&kern->memo, k->ran_ahead, k->dev_run_ns, k->tasks);
-        if (k->task_ns != 0 && j->direct) {
+        if (j->info.grid && k->dev_run_ns != 0 && k->tasks != 0) {
+            /* A grid-form run alone: its mean task, as each of its first
+             * wave's slots ran tasks one after another (the report's is block
+             * 0's, one task among many); not the entries' measure. */
+            const uint64_t ns = (uint64_t)k->dev_run_ns * j->workers / k->tasks;
+            task_ns = ns < UINT32_MAX ? (uint32_t)ns : UINT32_MAX;
+        } else if (!j->info.grid) {
+            corun__entry_learn(&kern->memo, k->task_ns, k->ran_ahead,
+                               corun__budget_ns(&j->ctx->set));
+            corun__entry_measured(&kern->memo, k->ran_ahead, k->dev_run_ns, k->tasks);
+        }
+        if (task_ns != 0 && j->direct) {
             kern->last_tasks = k->tasks;
-            kern->last_task_ns = k->task_ns;
+            kern->last_task_ns = task_ns;
             kern->last_workers = j->workers;
             kern->last_run_ns = k->dev_run_ns;
         }
@@ -468,10 +479,16 @@ CORUN_API uint64_t corun_ctx_plain_launches(corun_ctx *c)
     return atomic_load_explicit(&c->plain, memory_order_relaxed);
 }
 
+CORUN_API uint64_t corun_ctx_grid_launches(corun_ctx *c)
+{
+    return atomic_load_explicit(&c->grid, memory_order_relaxed);
+}
+
 CORUN_API void corun_ctx_describe(corun_ctx *c, char *buf, size_t len)
 {
     unsigned queued = 0, n[6] = {0, 0, 0, 0, 0, 0};
     char be[200] = "";
+    uint64_t degrids = 0;
     corun_job *j;
 
     pthread_mutex_lock(&c->q_mu);
@@ -484,6 +501,7 @@ CORUN_API void corun_ctx_describe(corun_ctx *c, char *buf, size_t len)
         for (k = corun__sched_first(c->s); k != NULL; k = k->next) {
             n[k->state]++;
         }
+        degrids = corun__sched_degrids(c->s);
         pthread_mutex_unlock(&c->mu);
     }
     if (c->be->ops->describe != NULL) {
@@ -507,10 +525,13 @@ CORUN_API void corun_ctx_describe(corun_ctx *c, char *buf, size_t len)
     buf += at;
     len -= at;
     snprintf(buf, len, "jobs: %u waiting, %u running, %u stopping, %u paused, %u done (not yet "
-             "released); %u launches not yet taken in; plain so far %llu; %s",
+             "released); %u launches not yet taken in; plain so far %llu; grid form so far "
+             "%llu, made workers %llu; %s",
              n[CORUN_JS_WAITING], n[CORUN_JS_RUNNING], n[CORUN_JS_STOPPING], n[CORUN_JS_PAUSED],
              n[CORUN_JS_DONE] + n[CORUN_JS_FAILED], queued,
-             (unsigned long long)atomic_load_explicit(&c->plain, memory_order_relaxed), be);
+             (unsigned long long)atomic_load_explicit(&c->plain, memory_order_relaxed),
+             (unsigned long long)atomic_load_explicit(&c->grid, memory_order_relaxed),
+             (unsigned long long)degrids, be);
 }
 
 /* ---- kernels -------------------------------------------------------------- */
@@ -712,6 +733,26 @@ static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks, bo
     return plain;
 }
 
+/* The task time of kern's last measured launch (0: none yet). */
+static uint32_t last_task_ns(corun_kernel *kern)
+{
+    uint32_t ns;
+
+    pthread_mutex_lock(&kern->mu);
+    ns = kern->last_task_ns;
+    pthread_mutex_unlock(&kern->mu);
+    return ns;
+}
+
+/* Whether a launch may take the grid form (corun_ctl.h; the backend checks
+ * its shape): its kernel's last measured task, ns, took at least
+ * CORUN_GRID_TASK_US. A kernel's first launches run as workers, which
+ * measure it. */
+static bool grid_predicted(const corun_ctx *c, uint32_t ns)
+{
+    return c->set.grid != 0 && ns != 0 && ns >= c->set.grid_task_us * 1e3;
+}
+
 /* corun_launch: the scheduler's policy decides when and where. */
 static int launch_scheduled(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
                             const corun_launch_attr *a, corun_job **out)
@@ -754,7 +795,7 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     corun__allotment al;
     corun__direct_req req;
     corun_job *j;
-    uint32_t per_sm = 0;
+    corun__direct_got got = {0};
     char why[256] = "";
     int rc;
 
@@ -770,9 +811,20 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     /* Batch work alone: a launch that fits in one wave gains nothing from
      * workers (corun__direct_one_wave). Beside LS work, and for an LS,
      * priority or QoS launch, the policy keeps seeing it as workers. */
-    const bool ls = out == NULL && ls_urgent(c);
+    const bool urgent = ls_urgent(c), ls = out == NULL && urgent;
+    const uint32_t measured_ns = last_task_ns(kern);
     req.one_wave_plain = c->set.plain_one_wave != 0 && out == NULL && !ls &&
                          !corun__attr_ls(a) && !(a->qos > 0);
+    /* A batch launch of more than one wave on the whole GPU may run a block
+     * per task instead (grid_predicted): preemptible at block starts, so a
+     * job handle may have it, and halted and resumed as workers before any
+     * eviction or narrowing (degrid in sched.c). Not beside LS work, not
+     * for an LS or QoS launch (the policies size and meter those as
+     * workers), not on a GPU corund coordinates (its narrowing writes the
+     * control block directly). */
+    req.grid = !urgent && !corun__attr_ls(a) && !(a->qos > 0) &&
+               (c->remote == NULL || !corun__remote_coordinated(c->remote)) &&
+               grid_predicted(c, measured_ns);
     if (al.plain || (out == NULL && plain_predicted(c, kern, tasks, ls))) {
         req.capsm = 0;
     }
@@ -795,12 +847,10 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     if (vt) {
         pthread_mutex_lock(&c->mu);
     }
-    rc = c->be->ops->direct_launch(c->be, spec, &req, &j->ex, &per_sm, &j->info.ahead, why,
-                                   sizeof(why));
+    rc = c->be->ops->direct_launch(c->be, spec, &req, &j->ex, &got, why, sizeof(why));
     if (rc == CORUN_EBUSY && out == NULL) {
         req.capsm = 0; /* no control block free: run it plain rather than wait */
-        rc = c->be->ops->direct_launch(c->be, spec, &req, &j->ex, &per_sm, &j->info.ahead, why,
-                                       sizeof(why));
+        rc = c->be->ops->direct_launch(c->be, spec, &req, &j->ex, &got, why, sizeof(why));
     }
     if (rc != CORUN_OK) {
         if (vt) {
@@ -811,15 +861,19 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     }
     if (j->ex == NULL) {
         atomic_fetch_add_explicit(&c->plain, 1, memory_order_relaxed);
+    } else if (got.grid) {
+        atomic_fetch_add_explicit(&c->grid, 1, memory_order_relaxed);
     }
     j->spec = *spec;
     j->spec.args = NULL;
-    j->info.per_sm = per_sm;
+    j->info.per_sm = got.per_sm;
+    j->info.ahead = got.ahead;
+    j->info.grid = got.grid;
     j->info.capsm = j->ex != NULL ? req.capsm : 0;
     j->info.sm_lo = req.sm_lo;
     j->info.sm_hi = req.sm_hi;
     j->info.t_launch = c->be->ops->now_ns(c->be);
-    j->workers = corun__direct_workers(j->info.capsm, per_sm, req.sm_lo, req.sm_hi,
+    j->workers = corun__direct_workers(j->info.capsm, got.per_sm, req.sm_lo, req.sm_hi,
                                        c->be->desc.sm_count, tasks);
     if (out != NULL) {
         *out = j;
@@ -837,6 +891,11 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
         pthread_mutex_unlock(&c->mu);
     } else if (a->cls == CORUN_CLASS_LS) {
         wake(c); /* the policy may have to make room for it now */
+    } else if (measured_ns == 0 && j->ex != NULL) {
+        /* taken in now, so that its measure reaches the kernel's next
+         * launches one report poll after its end (the grid form, the
+         * plain line and the entry wait for one) */
+        wake(c);
     }
     return CORUN_OK;
 }

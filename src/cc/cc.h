@@ -360,7 +360,9 @@ typedef struct corun__cc_decl {
     int wrap_body;       /* the body declares its own blockIdx/gridDim */
     int refused;
     /* filled by pins.c */
-    unsigned maxnreg[2]; /* pins of the worker and of its ahead entry; 0: none */
+    unsigned maxnreg[3]; /* pins of the worker, its ahead entry and its grid form
+                            (the worker's occupancy pin, not its step below: a
+                            grid block runs the plain kernel's body alone); 0: none */
     int occupancy_loss;  /* its worker lost its pin (it spilled): registered with
                             CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS; set on the
                             definition and on the first declaration */

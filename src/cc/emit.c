@@ -18,6 +18,9 @@
  *     same worker once more as k__corun_ahead, around the loop that claims a
  *     task ahead (corun_worker_loop_ahead), which the runtime picks per
  *     launch;
+ *   - the grid form k__corun_grid(const corun_worker_arg, float *a, int n),
+ *     a block per task (corun_grid_block), which the runtime may launch as
+ *     a kernel's first grid;
  *   - at the kernel's first declaration, the host launcher
  *     k__corun_launch(const ::corun::config &, float *a, int n) that
  *     launches.c sends every <<<...>>> to.
@@ -163,20 +166,32 @@ static void line_directive(corun__cc_buf *b, unsigned line, const char *file)
     corun__cc_buf_adds(b, "\n");
 }
 
-/* The head of the worker k__corun, or of its ahead entry k__corun_ahead
- * (ahead set), up to and excluding its body or ";". */
+/* A kernel's entries besides the plain one: the worker k__corun, its ahead
+ * entry k__corun_ahead (CORUN_SHARED kernels only) and the grid form
+ * k__corun_grid (pins.c sets k->maxnreg in this order; the runtime uses the
+ * grid form only where its occupancy is the plain kernel's). */
+enum { ENTRY_WORKER, ENTRY_AHEAD, ENTRY_GRID, ENTRY_KINDS };
+static const char *const entry_suffix[ENTRY_KINDS] = {"", "_ahead", "_grid"};
+
+static int entry_emitted(const corun__cc_decl *k, int kind)
+{
+    return kind != ENTRY_AHEAD || k->shared;
+}
+
+/* The head of entry `kind` of k, up to and excluding its body or ";". */
 static void worker_head(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_decl *k,
-                        int ahead)
+                        int kind)
 {
     unsigned pre = k->is_template ? k->tmpl_end : k->start;
+    unsigned pin = k->maxnreg[kind];
     if (k->is_template) {
         render(b, s, k, k->start, k->tmpl_end, 1);
     }
     render(b, s, k, pre, k->name_off, 1);
-    if (k->maxnreg[ahead != 0] > 0) {
-        corun__cc_buf_printf(b, "__maxnreg__(%u) ", k->maxnreg[ahead != 0]);
+    if (pin > 0) {
+        corun__cc_buf_printf(b, "__maxnreg__(%u) ", pin);
     }
-    corun__cc_buf_printf(b, "%s__corun%s", k->name, ahead ? "_ahead" : "");
+    corun__cc_buf_printf(b, "%s__corun%s", k->name, entry_suffix[kind]);
     render(b, s, k, k->name_end, k->lparen, 1);
     corun__cc_buf_adds(b, "(const corun_worker_arg corun_wa");
     if (k->nparams > 0) {
@@ -217,6 +232,8 @@ static void launcher(corun__cc_buf *b, const corun__cc_src *s, const corun__cc_d
     } else {
         corun__cc_buf_adds(b, ", nullptr");
     }
+    corun__cc_buf_printf(b, ", %s__corun_grid", k->name);
+    targs(b, k);
     if (k->nparams > 0) {
         corun__cc_buf_adds(b, ", ");
         args(b, k);
@@ -275,11 +292,16 @@ static int emit_definition(const corun__cc_src *s, corun__cc_decl *k, const char
     corun__cc_buf_adds(&after, "(");
     args(&after, k);
     corun__cc_buf_adds(&after, k->nparams ? ", blockIdx, gridDim);\n}\n" : "blockIdx, gridDim);\n}\n");
-    for (int ahead = 0; ahead <= k->shared; ahead++) {
+    for (int kind = 0; kind < ENTRY_KINDS; kind++) {
+        if (!entry_emitted(k, kind)) {
+            continue;
+        }
         line_directive(&after, kline, file);
-        worker_head(&after, s, k, ahead);
-        if (ahead) {
+        worker_head(&after, s, k, kind);
+        if (kind == ENTRY_AHEAD) {
             corun__cc_buf_adds(&after, "{\n    corun_worker_loop_ahead(corun_wa, ");
+        } else if (kind == ENTRY_GRID) {
+            corun__cc_buf_adds(&after, "{\n    corun_grid_block(corun_wa, ");
         } else {
             corun__cc_buf_printf(&after, "{\n    corun_worker_loop<%s>(corun_wa, ",
                                  k->shared ? "CORUN_SHARED" : "CORUN_PLAIN");
@@ -321,9 +343,12 @@ static int emit_declaration(const corun__cc_src *s, corun__cc_decl *k, const cha
     unsigned kline = corun__cc_src_line(s, k->start);
 
     corun__cc_buf_adds(&after, "\n");
-    for (int ahead = 0; ahead <= k->shared; ahead++) {
+    for (int kind = 0; kind < ENTRY_KINDS; kind++) {
+        if (!entry_emitted(k, kind)) {
+            continue;
+        }
         line_directive(&after, kline, file);
-        worker_head(&after, s, k, ahead);
+        worker_head(&after, s, k, kind);
         corun__cc_buf_adds(&after, ";\n");
     }
     line_directive(&after, kline, file);
@@ -376,9 +401,13 @@ static int emit_instantiations(const corun__cc_src *s, corun__cc_decls *ks, cons
         unsigned from = s->tok[start].off;
         unsigned name_end = s->tok[name].off + s->tok[name].len;
         corun__cc_buf_adds(&b, "\n");
-        for (int ahead = 0; ahead <= k->shared; ahead++) {
+        for (int kind = 0; kind < ENTRY_KINDS; kind++) {
+            if (!entry_emitted(k, kind)) {
+                continue;
+            }
             corun__cc_buf_add(&b, s->text + from, name_end - from);
-            corun__cc_buf_adds(&b, ahead ? "__corun_ahead" : "__corun");
+            corun__cc_buf_adds(&b, "__corun");
+            corun__cc_buf_adds(&b, entry_suffix[kind]);
             corun__cc_buf_add(&b, s->text + name_end, s->tok[lp].off + 1 - name_end);
             corun__cc_buf_adds(&b, "const corun_worker_arg");
             if (none) {

@@ -498,6 +498,7 @@ int corun__cc_pins_from_report(const char *path, const char *pinned_path, int li
             for (int kind = WORKER; kind < NKINDS; kind++) {
                 k->maxnreg[kind] = sp[kind][0] + sp[kind][1] > 0 ? 0 : n.pin;
             }
+            k->maxnreg[2] = k->maxnreg[WORKER]; /* the grid form (emit.c) */
             if (k->maxnreg[WORKER] == 0) {
                 /* the launcher is at the first declaration */
                 corun__cc_decl *first = k->usr ? corun__cc_decl_first(ks, k->usr) : NULL;

@@ -194,7 +194,17 @@ typedef struct corun__direct_req {
     bool hold;              /* as corun__launch_req.hold */
     bool one_wave_plain;    /* the plain kernel where every task would be
                                preset (corun__direct_one_wave) */
+    bool grid;              /* the grid form where it applies
+                               (corun__direct_grid; corun_ctl.h) */
 } corun__direct_req;
+
+/* What a direct launch got (direct_launch). */
+typedef struct corun__direct_got {
+    uint32_t per_sm;        /* the shape's worker occupancy (also for plain) */
+    bool ahead;             /* its workers run the ahead entry (spec->ahead
+                               where it may) */
+    bool grid;              /* its primary grid is the grid form */
+} corun__direct_got;
 
 typedef enum corun__bev_kind {
     CORUN_BEV_LAUNCH,       /* every block of a launch has left the GPU */
@@ -242,13 +252,12 @@ typedef struct corun__backend_ops {
                          char *why, size_t why_len);
     /* CORUN_BE_DIRECT: opens spec's kernel and launches its primary grid in
      * req->stream (or, capsm = 0, the plain kernel). Thread-safe; takes
-     * no lock the scheduler holds. *per_sm: the worker occupancy; *ahead:
-     * whether its workers run the ahead entry (spec->ahead where it may). Returns
+     * no lock the scheduler holds. *got: what it got (corun__direct_got). Returns
      * CORUN_EBUSY when no control block is free (the caller may launch the
      * plain kernel instead), CORUN_ENOTSUP while the stream is capturing. */
     int (*direct_launch)(corun__backend *be, const corun__kspec *spec,
-                         const corun__direct_req *req, corun__exec **out, uint32_t *per_sm,
-                         bool *ahead, char *why, size_t why_len);
+                         const corun__direct_req *req, corun__exec **out,
+                         corun__direct_got *got, char *why, size_t why_len);
     /* CORUN_BE_DIRECT: the cookie poll reports k's direct events with. */
     void (*bind)(corun__backend *be, corun__exec *k, uint64_t cookie);
     int (*launch_workers)(corun__backend *be, corun__exec *k, const corun__launch_req *req);

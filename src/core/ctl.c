@@ -285,6 +285,13 @@ bool corun__direct_one_wave(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_
            tasks <= corun__workers_for(n, per_sm, sm_lo, sm_hi, sm_count);
 }
 
+bool corun__direct_grid(uint32_t n, uint32_t w, uint32_t sm_lo, uint32_t sm_hi,
+                        uint32_t sm_count, uint64_t tasks, bool hold)
+{
+    return n >= sm_count && sm_lo == 0 && sm_hi + 1 >= sm_count && !hold && w > 0 &&
+           tasks > w && tasks <= INT32_MAX;
+}
+
 uint32_t corun__workers_for(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
                             uint32_t sm_count)
 {

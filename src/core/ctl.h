@@ -123,6 +123,12 @@ uint32_t corun__direct_workers(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint
  * narrowing can take a task from it, and the plain kernel does the same. */
 bool corun__direct_one_wave(uint32_t n, uint32_t per_sm, uint32_t sm_lo, uint32_t sm_hi,
                             uint32_t sm_count, uint64_t tasks);
+/* Whether a direct kernel's primary grid may take the grid form (corun_ctl.h):
+ * n CapSMs, as many as the GPU has SMs, and all its SMs (its blocks go
+ * wherever a slot frees); no hold; more tasks than its w workers (so not one
+ * wave) and no more than a grid of one dimension holds. */
+bool corun__direct_grid(uint32_t n, uint32_t w, uint32_t sm_lo, uint32_t sm_hi,
+                        uint32_t sm_count, uint64_t tasks, bool hold);
 
 /* The relay (corun_ctl.h): stores the writes among w[0..n) that are signal
  * words (halt_gen, evict_below, sm_lo, sm_hi_inv: the block's first

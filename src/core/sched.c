@@ -37,6 +37,7 @@ struct corun__sched {
     uint64_t t_share_clock;         /* when share_clock was last brought up to date */
     uint64_t timer;                 /* policy timer, UINT64_MAX = none */
     uint64_t direct_plain;          /* direct launches that ran plain */
+    uint64_t degrids;               /* grid-form kernels made workers (degrid) */
     corun__job *free_list;       /* released records, reused */
     corun__bevent ev[CORUN_SCHED_EVBUF];
 };
@@ -90,6 +91,11 @@ unsigned corun__sched_caps(const corun__sched *s)
 uint64_t corun__sched_direct_plain(const corun__sched *s)
 {
     return s->direct_plain;
+}
+
+uint64_t corun__sched_degrids(const corun__sched *s)
+{
+    return s->degrids;
 }
 
 /* The SMs a kernel asking for [lo, hi] runs on: the window while there is
@@ -489,6 +495,7 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
     k->ex = ex;
     setup_record(s, k, spec, attr, info->per_sm, on_done, user);
     k->direct = true;
+    k->grid = info->grid && info->capsm != 0;
     k->ran_ahead = info->ahead;
     k->launches = 1;
     k->t_submit = k->t_start = info->t_launch;
@@ -611,6 +618,8 @@ static int launch_workers(corun__sched *s, corun__job *k, uint32_t first, uint32
     }
     return CORUN_OK;
 }
+
+static int degrid(corun__sched *s, corun__job *k);
 
 /* A launch failed: if nothing of k is on the GPU any more, k has failed. */
 static int launch_failed(corun__sched *s, corun__job *k, int rc)
@@ -839,6 +848,9 @@ int corun__sched_shrink(corun__sched *s, corun__job *k, uint32_t n)
     if (n == 0) {
         return CORUN_OK;
     }
+    if ((rc = degrid(s, k)) != CORUN_OK) {
+        return rc;
+    }
     if (k->sm_top - k->sm_lo + 1 < s->be->desc.sm_count && n <= k->sm_hi - k->sm_lo) {
         /* Bound: whole SMs, the top n of its range. */
         rc = set_range(s, k, k->sm_lo, k->sm_hi - n);
@@ -874,6 +886,9 @@ int corun__sched_move(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t s
     }
     if (sm_lo > sm_hi || sm_hi >= s->be->desc.sm_count) {
         return CORUN_ERANGE;
+    }
+    if ((rc = degrid(s, k)) != CORUN_OK) {
+        return rc;
     }
     leaving = sms_outside(old_lo, old_hi, sm_lo, sm_hi);
     entering = sms_outside(sm_lo, sm_hi, old_lo, old_hi);
@@ -939,9 +954,31 @@ int corun__sched_stop(corun__sched *s, corun__job *k)
     }
     drop_capsm(s, k);
     k->preemptions++;
+    k->grid = false; /* its blocks claim no more; it resumes as workers */
     k->state = CORUN_JS_STOPPING;
     observed(s, k, CORUN_JC_STOP);
     return CORUN_OK;
+}
+
+/* A kernel whose primary grid is the grid form becomes workers: halted, and
+ * at once resumed on as many CapSMs through the gate grid its halt enqueued
+ * (corun_ctl.h: a grid block obeys a halt only). Its blocks running go on
+ * to their tasks' ends, like evicted workers; then an eviction or a
+ * narrowing acts on workers. A no-op for any other kernel. */
+static int degrid(corun__sched *s, corun__job *k)
+{
+    const uint32_t n = corun__job_capsm(k);
+    int rc;
+
+    if (!k->grid || k->state != CORUN_JS_RUNNING) {
+        return CORUN_OK;
+    }
+    rc = corun__sched_stop(s, k);
+    if (rc == CORUN_OK) {
+        rc = resume_direct(s, k, n);
+        s->degrids++;
+    }
+    return rc;
 }
 
 int corun__sched_bind(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t sm_hi)
@@ -954,7 +991,10 @@ int corun__sched_bind(corun__sched *s, corun__job *k, uint32_t sm_lo, uint32_t s
     if (sm_lo > sm_hi || sm_hi >= s->be->desc.sm_count) {
         return CORUN_ERANGE;
     }
-    rc = set_range(s, k, sm_lo, sm_hi);
+    rc = degrid(s, k);
+    if (rc == CORUN_OK) {
+        rc = set_range(s, k, sm_lo, sm_hi);
+    }
     if (rc == CORUN_OK) {
         k->sm_top = sm_hi;
     }
@@ -976,7 +1016,10 @@ int corun__sched_window(corun__sched *s, uint32_t lo, uint32_t hi)
     s->win_hi = hi;
     for (k = s->head; k != NULL && rc == CORUN_OK; k = k->next) {
         if (!k->plain && (k->state == CORUN_JS_RUNNING || k->state == CORUN_JS_STOPPING)) {
-            rc = set_range(s, k, k->sm_lo, k->sm_hi);
+            rc = degrid(s, k);
+            if (rc == CORUN_OK) {
+                rc = set_range(s, k, k->sm_lo, k->sm_hi);
+            }
         }
     }
     return rc;

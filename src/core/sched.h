@@ -93,6 +93,9 @@ struct corun__job {
     /* direct kernels (corun__sched_adopt): launched by the program's thread
      * in its stream; their device side holds the stream while halted */
     bool direct;
+    bool grid;                 /* its primary grid is the grid form and runs yet
+                                  (corun_ctl.h): halted and resumed as workers
+                                  before an eviction or narrowing (degrid) */
     uint32_t gates;            /* resume gates enqueued (their grids wait for them) */
     uint32_t gates_open;       /* gates opened (CORUN_SIG_RESUME) */
     uint32_t gate_base;        /* CapSM id of the last gated grid's first workers */
@@ -146,6 +149,7 @@ typedef struct corun__direct_info {
     uint32_t sm_lo, sm_hi;     /* its SMs */
     uint64_t t_launch;         /* backend clock at the launch */
     bool ahead;                /* its workers run the ahead entry */
+    bool grid;                 /* its primary grid is the grid form */
 } corun__direct_info;
 
 /* Takes in a kernel the program's thread launched itself (spec as given to
@@ -157,6 +161,9 @@ int corun__sched_adopt(corun__sched *s, const corun__kspec *spec, const corun_la
                        corun__job_done_fn on_done, void *user, corun__job **out);
 /* Direct launches that ran as plain kernels. */
 uint64_t corun__sched_direct_plain(const corun__sched *s);
+/* Kernels in the grid form halted and resumed as workers before an eviction
+ * or a narrowing (corun_ctl.h). */
+uint64_t corun__sched_degrids(const corun__sched *s);
 /* The policy's allotment of class cls now (policy.h). */
 struct corun__allotment;
 void corun__sched_allot(corun__sched *s, corun_class cls, struct corun__allotment *out);

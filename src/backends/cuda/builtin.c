@@ -232,7 +232,7 @@ int corun__cuda_builtin_bind(cuda_backend *b, corun__kspec *spec, builtin_args *
     }
     if (rc == CORUN_OK && b->builtin_code[id] == NULL) {
         corun_kernel_desc desc = {def->name, d->builtin_fn[id][0], d->builtin_fn[id][1], 0,
-                                  d->builtin_fn[id][2]};
+                                  d->builtin_fn[id][2], NULL};
         rc = corun__cuda_code_register(b, &desc, &b->builtin_code[id], why, why_len);
     }
     memcpy(a->p, d->builtin_buf[id], sizeof(a->p));

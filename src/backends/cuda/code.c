@@ -28,6 +28,7 @@ int corun__cuda_code_register(cuda_backend *b, const corun_kernel_desc *d, const
     c->plain = (CUfunction)d->plain;
     c->worker = (CUfunction)d->worker;
     c->ahead = (CUfunction)d->ahead;
+    c->grid = (CUfunction)d->grid;
     c->allow_occupancy_loss = (d->flags & CORUN_KERNEL_ALLOW_OCCUPANCY_LOSS) != 0;
     pthread_mutex_init(&c->mu, NULL);
     pthread_mutex_lock(&b->codes_mu);
@@ -69,7 +70,7 @@ static int shape_occupancy(cuda_backend *b, const cuda_code *c, code_shape *sh, 
     const corun__cu *cu = b->d->cu;
     const corun_gpu_desc *g = &b->d->desc;
     const uint32_t threads = sh->bx * sh->by * sh->bz;
-    int occ_plain = 0, occ_worker = 0, occ_ahead = 0;
+    int occ_plain = 0, occ_worker = 0, occ_ahead = 0, occ_grid = 0;
 
     if (sh->smem > g->smem_per_block) {
         if (sh->smem > g->smem_per_block_optin) {
@@ -84,6 +85,10 @@ static int shape_occupancy(cuda_backend *b, const cuda_code *c, code_shape *sh, 
                                      (int)sh->smem);
         if (c->ahead != NULL) {
             (void)cu->cuFuncSetAttribute(c->ahead, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                         (int)sh->smem);
+        }
+        if (c->grid != NULL) {
+            (void)cu->cuFuncSetAttribute(c->grid, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                          (int)sh->smem);
         }
     }
@@ -120,11 +125,19 @@ static int shape_occupancy(cuda_backend *b, const cuda_code *c, code_shape *sh, 
                                                                    (int)threads, sh->smem) ==
                        CUDA_SUCCESS &&
                    occ_ahead == occ_worker;
+    /* The grid form only where it keeps the plain kernel's: it stands in
+     * for the plain kernel's grid, block for block. */
+    sh->grid_ok = c->grid != NULL &&
+                  cu->cuOccupancyMaxActiveBlocksPerMultiprocessor(&occ_grid, c->grid,
+                                                                  (int)threads, sh->smem) ==
+                      CUDA_SUCCESS &&
+                  occ_grid == occ_plain;
     return CORUN_OK;
 }
 
 int corun__cuda_code_shape(cuda_backend *b, cuda_code *c, corun_dim3 block, uint32_t smem,
-                           uint32_t *per_sm, bool *ahead_ok, char *why, size_t why_len)
+                           uint32_t *per_sm, bool *ahead_ok, bool *grid_ok, char *why,
+                           size_t why_len)
 {
     code_shape *sh = NULL;
     unsigned i, n;
@@ -151,6 +164,9 @@ int corun__cuda_code_shape(cuda_backend *b, cuda_code *c, corun_dim3 block, uint
     if (rc == CORUN_OK) {
         *per_sm = sh->per_sm;
         *ahead_ok = sh->ahead_ok;
+        if (grid_ok != NULL) {
+            *grid_ok = sh->grid_ok;
+        }
     } else {
         snprintf(why, why_len, "%s", sh->why);
     }

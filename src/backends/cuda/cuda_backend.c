@@ -103,7 +103,7 @@ static int open_user(cuda_backend *b, corun__exec *k, char *why, size_t why_len)
     k->plain = c->plain;
     k->worker = c->worker;
     rc = corun__cuda_code_shape(b, c, k->spec.block, k->spec.smem_dynamic, &k->per_sm, &ahead_ok,
-                                why, why_len);
+                                NULL, why, why_len);
     if (rc == CORUN_OK) {
         rc = corun__cuda_code_layout(b, c, why, why_len);
     }
@@ -617,14 +617,12 @@ static int cuda_code_register(corun__backend *be, const corun_kernel_desc *d, co
 }
 
 static int cuda_direct(corun__backend *be, const corun__kspec *spec, const corun__direct_req *req,
-                       corun__exec **out, uint32_t *per_sm, bool *ahead, char *why,
-                       size_t why_len)
+                       corun__exec **out, corun__direct_got *got, char *why, size_t why_len)
 {
     int rc = check_grid(&cb(be)->d->desc, spec, why, why_len);
 
-    return rc == CORUN_OK
-               ? corun__cuda_direct_launch(be, spec, req, out, per_sm, ahead, why, why_len)
-               : rc;
+    return rc == CORUN_OK ? corun__cuda_direct_launch(be, spec, req, out, got, why, why_len)
+                          : rc;
 }
 
 static void cuda_destroy(corun__backend *be)

@@ -153,13 +153,15 @@ typedef struct code_shape {
     int rc;                     /* CORUN_OK, or why it cannot run as workers */
     uint32_t per_sm;            /* worker blocks per SM */
     bool ahead_ok;              /* the ahead entry keeps that occupancy */
+    bool grid_ok;               /* the grid form fits as many blocks per SM
+                                   as the plain kernel */
     char why[320];
 } code_shape;
 
 /* A kernel a program registered (code_register). */
 typedef struct cuda_code {
     char name[64];
-    CUfunction plain, worker, ahead;
+    CUfunction plain, worker, ahead, grid; /* ahead, grid: NULL where none */
     bool allow_occupancy_loss;
     pthread_mutex_t mu;         /* the caches below */
     bool layout_ok;             /* parameter layout read */
@@ -175,9 +177,11 @@ int corun__cuda_code_register(struct cuda_backend *b, const corun_kernel_desc *d
                               const void **out, char *why, size_t why_len);
 void corun__cuda_code_free_all(struct cuda_backend *b);
 /* The shape's occupancy (cached): CORUN_ERANGE with why when a block does
- * not fit or the worker would lose occupancy. */
+ * not fit or the worker would lose occupancy. *grid_ok (grid_ok may be
+ * NULL): whether the kernel has a grid form of the plain kernel's. */
 int corun__cuda_code_shape(struct cuda_backend *b, cuda_code *c, corun_dim3 block, uint32_t smem,
-                           uint32_t *per_sm, bool *ahead_ok, char *why, size_t why_len);
+                           uint32_t *per_sm, bool *ahead_ok, bool *grid_ok, char *why,
+                           size_t why_len);
 /* The parameter layout (cached), or CORUN_EINVAL when it cannot be read. */
 int corun__cuda_code_layout(struct cuda_backend *b, cuda_code *c, char *why, size_t why_len);
 /* Packs the values of k->spec.args into k (the layout of code c). */
@@ -372,7 +376,7 @@ int corun__cuda_rates(corun__backend *be, const corun__kspec *spec, corun__rates
 
 int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
                               const corun__direct_req *req, struct corun__exec **out,
-                              uint32_t *per_sm, bool *ahead, char *why, size_t why_len);
+                              corun__direct_got *got, char *why, size_t why_len);
 void corun__cuda_bind(corun__backend *be, struct corun__exec *k, uint64_t cookie);
 
 /* ---- launcher.c --------------------------------------------------------- */

@@ -4,7 +4,8 @@
  * event and no host-to-device write on the way: a zeroed control block from
  * the pool, the launch's constants in its parameters (corun_ctl.h), the
  * shape's occupancy and the parameter layout from caches, and one
- * cuLaunchKernel, of the workers and, where one fits, a relay block. The
+ * cuLaunchKernel, of the workers and, where one fits, a relay block, or of
+ * the grid form (a block per task, corun_ctl.h) where the caller asks. The
  * stream passes the kernel when its grid ends, which its last worker delays
  * while tasks remain (the anchor); the host hears of it from the kernel's
  * report (completion.c). See cuda_int.h.
@@ -33,7 +34,7 @@ static int launch_plain_direct(cuda_backend *b, const corun__kspec *spec, const 
 
 int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
                               const corun__direct_req *req, corun__exec **out,
-                              uint32_t *per_sm, bool *ahead, char *why, size_t why_len)
+                              corun__direct_got *got, char *why, size_t why_len)
 {
     cuda_backend *b = cb(be);
     const corun__cu *cu = b->d->cu;
@@ -44,13 +45,16 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     CUdevice dev;
     corun__exec *k;
     corun__launch_req lr;
-    bool ahead_ok = false;
-    uint32_t nworkers;
+    uint32_t *const per_sm = &got->per_sm;
+    const uint64_t tasks = (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z;
+    bool ahead_ok = false, grid_ok = false, grid;
+    uint32_t nworkers, nblocks;
     size_t i;
     int rc;
 
     *out = NULL;
-    *ahead = false;
+    got->ahead = false;
+    got->grid = false;
     if (c == NULL || spec->code != CORUN_CODE_USER) {
         return CORUN_EINVAL;
     }
@@ -68,24 +72,25 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
                  "captured (every replay would reuse one control block)", c->name);
         return CORUN_ENOTSUP;
     }
-    rc = corun__cuda_code_shape(b, c, spec->block, spec->smem_dynamic, per_sm, &ahead_ok, why,
-                                why_len);
+    rc = corun__cuda_code_shape(b, c, spec->block, spec->smem_dynamic, per_sm, &ahead_ok,
+                                &grid_ok, why, why_len);
     if (rc != CORUN_OK) {
         return rc;
     }
     if (req->capsm == 0 ||
         (req->one_wave_plain &&
          corun__direct_one_wave(req->capsm, *per_sm, req->sm_lo, req->sm_hi,
-                                b->d->desc.sm_count,
-                                (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z))) {
+                                b->d->desc.sm_count, tasks))) {
         return launch_plain_direct(b, spec, c, s, why, why_len);
     }
     nworkers = corun__direct_workers(req->capsm, *per_sm, req->sm_lo, req->sm_hi,
-                                     b->d->desc.sm_count,
-                                     (uint64_t)spec->grid.x * spec->grid.y * spec->grid.z);
+                                     b->d->desc.sm_count, tasks);
     if (nworkers == 0) {
         return CORUN_ERANGE;
     }
+    grid = req->grid && grid_ok &&
+           corun__direct_grid(req->capsm, nworkers, req->sm_lo, req->sm_hi, b->d->desc.sm_count,
+                              tasks, req->hold);
     rc = corun__cuda_code_layout(b, c, why, why_len);
     if (rc != CORUN_OK) {
         return rc;
@@ -122,8 +127,14 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
         return rc;
     }
     /* planned before the launch's words: a relay that takes a worker's slot
-     * takes its preset task too */
-    nworkers = corun__cuda_relay_plan(b, k, nworkers, req->sm_lo, req->sm_hi);
+     * takes its preset task too. The grid form has none (each block reads
+     * halt_gen as it starts), but its mirror still tells the relays of later
+     * grids that the kernel is over. */
+    if (grid) {
+        (void)corun__cuda_relay_plan(b, k, 0, req->sm_lo, req->sm_hi);
+    } else {
+        nworkers = corun__cuda_relay_plan(b, k, nworkers, req->sm_lo, req->sm_hi);
+    }
     const uint64_t relay = k->wa.relay;
     const uint32_t relay_block = k->wa.relay_block;
     memset(&lr, 0, sizeof(lr));
@@ -134,7 +145,9 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     k->wa.relay_block = relay_block;
     k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
     k->wa.report = (corun_report *)(uintptr_t)(b->reports_dev + k->slot * sizeof(corun_report));
-    k->wa.primary = nworkers;
+    nblocks = grid ? (uint32_t)tasks : nworkers;
+    k->wa.primary = nblocks;
+    k->wa.grid = grid;
     k->wa.seq = k->seq;
     k->wa.task_hits = spec->task_hits;
     /* the caller's argument pointers: no copy needed for this launch */
@@ -142,7 +155,8 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     for (i = 0; i < k->nparams; i++) {
         k->params[i + 1] = ((void **)spec->args)[i];
     }
-    if (!CU_OK(cu, cu->cuLaunchKernel(k->entry, nworkers + k->wa.relay_block, 1, 1, spec->block.x,
+    if (!CU_OK(cu, cu->cuLaunchKernel(grid ? c->grid : k->entry, nblocks + k->wa.relay_block,
+                                      1, 1, spec->block.x,
                                       spec->block.y, spec->block.z, spec->smem_dynamic, s,
                                       k->params, NULL),
                why, why_len)) {
@@ -155,8 +169,11 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     for (i = 0; i < k->nparams; i++) {
         k->params[i + 1] = (char *)k->args + k->offset[i];
     }
+    /* later grids are workers */
+    k->wa.grid = 0;
     corun__cuda_direct_watch(b, k);
-    *ahead = k->spec.ahead;
+    got->ahead = k->spec.ahead;
+    got->grid = grid;
     *out = k;
     return CORUN_OK;
 }

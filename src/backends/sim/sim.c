@@ -769,7 +769,7 @@ static int sim_launch_plain_part(corun__backend *be, corun__exec *k, int32_t pri
  * kernel) in the program's stream, behind the kernel launched there before. */
 static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
                              const corun__direct_req *req, corun__exec **out,
-                             uint32_t *per_sm, bool *ahead, char *why, size_t why_len)
+                             corun__direct_got *got, char *why, size_t why_len)
 {
     corun__sim *s = sim_of(be);
     corun__sim_launch *l = NULL;
@@ -777,10 +777,12 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
     corun__launch_req lr;
     corun_worker_arg wa;
     uint32_t nworkers = 0;
-    int rc = sim_exec_open(be, spec, &k, per_sm, why, why_len);
+    bool grid = false;
+    int rc = sim_exec_open(be, spec, &k, &got->per_sm, why, why_len);
 
     *out = NULL;
-    *ahead = false;
+    got->ahead = false;
+    got->grid = false;
     if (rc != CORUN_OK) {
         return rc;
     }
@@ -795,8 +797,15 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
     } else {
         nworkers = corun__direct_workers(req->capsm, k->per_sm, req->sm_lo, req->sm_hi, s->nsm,
                                          k->tasks);
-        /* a relay that takes a worker's slot takes its preset task too */
-        nworkers = relay_plan(s, k, nworkers, req->sm_lo, req->sm_hi, &wa);
+        grid = req->grid && corun__direct_grid(req->capsm, nworkers, req->sm_lo, req->sm_hi, s->nsm,
+                                               k->tasks, req->hold);
+        /* a relay that takes a worker's slot takes its preset task too (the
+         * grid form has none) */
+        if (grid) {
+            (void)relay_plan(s, k, 0, req->sm_lo, req->sm_hi, &wa);
+        } else {
+            nworkers = relay_plan(s, k, nworkers, req->sm_lo, req->sm_hi, &wa);
+        }
         const uint64_t relay = wa.relay;
         const uint32_t relay_block = wa.relay_block;
         memset(&lr, 0, sizeof(lr));
@@ -805,9 +814,10 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
         corun__ctl_launch(&k->ch, &lr, req->sm_lo, req->sm_hi, &wa);
         wa.relay = relay;
         wa.relay_block = relay_block;
-        wa.primary = nworkers;
+        wa.primary = grid ? (uint32_t)k->tasks : nworkers;
+        wa.grid = grid;
         rc = nworkers == 0 ? CORUN_ERANGE
-                           : launch(s, k, nworkers, true, &wa, req->priority, 0, 0, 0, &l);
+                           : launch(s, k, wa.primary, true, &wa, req->priority, 0, 0, 0, &l);
         if (rc == CORUN_OK) {
             k->worker_calls++;
         }
@@ -819,7 +829,8 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
     stream_enqueue(s, k, l);
     if (!k->owned) {
         *out = k;
-        *ahead = k->ahead;
+        got->ahead = k->ahead;
+        got->grid = grid;
     }
     return s->broken;
 }

@@ -42,6 +42,9 @@
  * limit, so the worker leaves after the task it claimed before. `done` and the task time every four
  * tasks. Workers with id < the launch's preset run task id first, unclaimed;
  * the others make one claim (claim_ns) before their first task.
+ * A kernel's primary grid in the grid form (wa.grid) is one block per task:
+ * a block below the preset runs its own task, any other one claims a task
+ * (claim_ns) unless its launch is halted; it runs that task and leaves.
  * One simplification: a worker told to leave by a signal leaves at once,
  * without the final barrier.
  */
@@ -371,6 +374,9 @@ static void worker_leave(corun__sim *s, uint32_t b)
         return;
     }
     k->rep_task_ns = blk->mean_ns;
+    if (blk->l->wa.grid && k->rep_task_ns == 0) {
+        k->rep_task_ns = ctl->task_ns_seed; /* block 0's (corun__leave) */
+    }
     if (done_of(k) >= k->tasks) {
         k->rep_run_ns = (uint32_t)(s->now - k->t_primary); /* the grid ran every task alone */
         corun__sim_report(s, k, CORUN_BEV_FINISHED, 0);
@@ -633,12 +639,65 @@ static void ahead_worker_start(corun__sim *s, uint32_t b)
     corun__sim_push(s, s->now + s->claim_ns, CORUN_SIM_EV_CLAIM, b, 0, NULL);
 }
 
+/* --- the grid form ------------------------------------------------------- */
+
+/* A block of the grid form starts (corun__grid_block): its own task, or one
+ * claim (claim_ns) unless its launch is halted, or none. */
+static void grid_block_start(corun__sim *s, uint32_t b)
+{
+    corun__sim_block *blk = &s->blocks[b];
+    corun__exec *k = blk->l->k;
+    const corun_worker_arg *wa = &blk->l->wa;
+
+    blk->mean_ns = 0;
+    blk->count = 0;
+    blk->cur = 0;
+    blk->t_chunk = s->now;
+    if (blk->worker < wa->preset) {
+        blk->first = blk->worker; /* its own task */
+        blk->count = 1;
+        task_start(s, b);
+        return;
+    }
+    if (wa->gen < k->ctl.halt_gen) {
+        s->stats.workers_exited_signal++;
+        worker_leave(s, b);
+        return;
+    }
+    blk->claim_first = wa->preset + k->ctl.next++;
+    blk->claim_count = blk->claim_first < wa->tasks ? 1 : 0;
+    report_claim(s, k, blk->worker, 1, blk->claim_first, blk->claim_count);
+    corun__sim_push(s, s->now + s->claim_ns, CORUN_SIM_EV_CLAIM, b, 0, NULL);
+}
+
+/* Its task ended: counted, block 0's timed, and the block leaves. */
+static void grid_task_end(corun__sim *s, uint32_t b)
+{
+    corun__sim_block *blk = &s->blocks[b];
+
+    if (blk->worker == 0) {
+        blk->mean_ns = (uint32_t)(s->now - blk->t_chunk);
+    }
+    count_done(s, blk->l->k, 1);
+    worker_leave(s, b);
+}
+
 void corun__sim_on_claim_event(corun__sim *s, uint32_t b)
 {
     corun__sim_block *blk = &s->blocks[b];
     corun__exec *k = blk->l->k;
 
     s->stats.events++;
+    if (blk->l->wa.grid) {
+        if (blk->claim_count == 0) {
+            worker_leave(s, b);
+            return;
+        }
+        blk->first = blk->claim_first;
+        blk->count = 1;
+        task_start(s, b);
+        return;
+    }
     if (k->ahead) { /* the ahead entry's first claim */
         if (blk->claim_count == 0) {
             worker_out(s, b);
@@ -685,6 +744,10 @@ void corun__sim_block_start(corun__sim *s, uint32_t b)
     blk->holding = false;
     blk->ran = false;
     blk->next_hint = blk->l->wa.preset;
+    if (blk->l->wa.grid) {
+        grid_block_start(s, b);
+        return;
+    }
     if (k->ahead) {
         ahead_worker_start(s, b);
         return;
@@ -731,6 +794,8 @@ void corun__sim_on_task_event(corun__sim *s, corun__exec *k, uint64_t version)
     k->hits[blk->first + blk->cur]++;
     if (!blk->l->workers) {
         block_leave(s, t.block);
+    } else if (blk->l->wa.grid) {
+        grid_task_end(s, t.block);
     } else if (k->ahead) {
         ahead_task_end(s, t.block);
     } else if (++blk->cur < blk->count) {
