@@ -96,7 +96,8 @@
 #                peaks). Profiles go to $OUT/profiles.txt.
 #                GPU_CHECK_POLICIES_BACKEND=sim dry-runs the step without a GPU.
 #   sanitize     compute-sanitizer memcheck and racecheck on the worker loop,
-#                then again with the ahead entries (CORUN_AHEAD=2); a case whose
+#                then again with the ahead entries (CORUN_AHEAD=2), each case
+#                also in the grid form (CORUN_GRID_TASK_US=0); a case whose
 #                call has not returned after SANITIZE_STALL_S seconds (60) fails
 #                the step with the job's state and every thread's backtrace
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or
@@ -248,7 +249,7 @@ if has sanitize; then
     # CUDA_ERROR_INVALID_VALUE by design; device-side errors still count.
     for tool in memcheck racecheck; do
       run_step $tool 240 bash -c "for a in 1 2; do echo \"== CORUN_AHEAD=\$a\"; \
-          CORUN_AHEAD=\$a compute-sanitizer --tool $tool --report-api-errors no \
+          CORUN_AHEAD=\$a CORUN_GRID_TASK_US=0 compute-sanitizer --tool $tool --report-api-errors no \
           --error-exitcode 3 '$GC' sanitize || exit \$?; done"
     done
   else

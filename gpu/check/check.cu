@@ -2174,14 +2174,18 @@ static int mode_sanitize(std::vector<Case *> &cases)
     for (Case *c : cases) {
         corun_kernel *k = register_case(ctx, c);
         std::vector<uint8_t> ref = run_plain(c, s);
-        /* through the scheduler, then stream-ordered (the direct path) */
-        for (int path = 0; path < 2; path++) {
-            const std::string at = std::string(c->name) + (path ? " stream: " : " scheduler: ");
+        /* through the scheduler, then stream-ordered (the direct path), then
+         * stream-ordered on the whole GPU: in the grid form where
+         * CORUN_GRID_TASK_US lets it, the stream-ordered launch before it
+         * having measured the kernel */
+        static const char *const path_name[3] = {"scheduler", "stream", "grid"};
+        for (int path = 0; path < 3; path++) {
+            const std::string at = std::string(c->name) + " " + path_name[path] + ": ";
             corun_launch_attr a;
             corun_job *j = nullptr;
             double rel;
             memset(&a, 0, sizeof(a));
-            a.capsm = 4;
+            a.capsm = path == 2 ? 0 : 4;
             c->poison(s);
             CK(cudaStreamSynchronize(s));
             const corun_dim3 g = {c->grid.x, c->grid.y, c->grid.z};
@@ -2209,11 +2213,12 @@ static int mode_sanitize(std::vector<Case *> &cases)
             CK(cudaStreamSynchronize(s));
             w.at("", nullptr);
             size_t bad = c->compare(c->fetch(), ref, 1e-6, &rel);
-            printf("%-13s %-9s %s\n", c->name, path ? "stream" : "scheduler", bad ? "FAIL" : "ok");
+            printf("%-13s %-9s %s\n", c->name, path_name[path], bad ? "FAIL" : "ok");
             failures += bad != 0;
         }
     }
-    printf("sanitize: all cases ran; closing the context\n");
+    printf("sanitize: all cases ran, %llu launches of them in the grid form; closing the context\n",
+           (unsigned long long)corun_ctx_grid_launches(ctx));
     w.at("closing the context", nullptr);
     corun_ctx_destroy(ctx);
     {
