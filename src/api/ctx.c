@@ -449,7 +449,22 @@ CORUN_API void corun_ctx_destroy(corun_ctx *c)
     adopt_pending(c);
     corun__remote_unshare_ctl(c->remote, c->be);
     corun__remote_close(c->remote);
+    /* Jobs nobody waits for (fire and forget, or released) still in the
+     * scheduler: theirs is freed here, job_done never ran for them. */
+    corun_job *orphans = NULL;
+    for (corun__job *k = corun__sched_first(c->s); k != NULL; k = k->next) {
+        corun_job *j = k->user;
+        if (k->on_done == job_done && j != NULL && j->released && !j->done) {
+            j->qnext = orphans;
+            orphans = j;
+        }
+    }
     corun__sched_destroy(c->s);
+    while (orphans != NULL) {
+        corun_job *j = orphans;
+        orphans = j->qnext;
+        free(j);
+    }
     c->be->ops->destroy(c->be);
     while (c->kernels != NULL) {
         corun_kernel *k = c->kernels;
