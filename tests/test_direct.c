@@ -74,9 +74,11 @@ static void on_claim(void *ctx, corun__exec *k, const corun__sim_claim *c)
 }
 
 /* A direct launch on SMs [0, sm_hi], its workers holding their slots
- * through its tail if hold. */
-static corun__exec *direct_on(corun__backend *be, const corun__kspec *s, void *stream,
-                              uint32_t capsm, uint64_t cookie, uint32_t sm_hi, bool hold)
+ * through its tail if hold; in the grid form where grid is set (corun_ctl.h:
+ * capsm and sm_hi the whole GPU), which it must then take. */
+static corun__exec *direct_req(corun__backend *be, const corun__kspec *s, void *stream,
+                               uint32_t capsm, uint64_t cookie, uint32_t sm_hi, bool hold,
+                               bool grid)
 {
     corun__direct_req r;
     corun__exec *k = NULL;
@@ -88,11 +90,19 @@ static corun__exec *direct_on(corun__backend *be, const corun__kspec *s, void *s
     r.capsm = capsm;
     r.sm_hi = sm_hi;
     r.hold = hold;
+    r.grid = grid;
     if (be->ops->direct_launch(be, s, &r, &k, &got, why, sizeof(why)) != CORUN_OK) {
         fail_msg("direct_launch: %s", why);
     }
+    assert_true(got.grid == grid);
     be->ops->bind(be, k, cookie);
     return k;
+}
+
+static corun__exec *direct_on(corun__backend *be, const corun__kspec *s, void *stream,
+                              uint32_t capsm, uint64_t cookie, uint32_t sm_hi, bool hold)
+{
+    return direct_req(be, s, stream, capsm, cookie, sm_hi, hold, false);
 }
 
 static corun__exec *direct(corun__backend *be, const corun__kspec *s, void *stream,
@@ -101,26 +111,12 @@ static corun__exec *direct(corun__backend *be, const corun__kspec *s, void *stre
     return direct_on(be, s, stream, capsm, cookie, be->desc.sm_count - 1, false);
 }
 
-/* A direct launch on the whole GPU in the grid form (corun_ctl.h). */
+/* A direct launch on the whole GPU in the grid form. */
 static corun__exec *direct_grid(corun__backend *be, const corun__kspec *s, void *stream,
                                 uint64_t cookie)
 {
-    corun__direct_req r;
-    corun__exec *k = NULL;
-    corun__direct_got got;
-    char why[256] = "";
-
-    memset(&r, 0, sizeof(r));
-    r.stream = stream;
-    r.capsm = be->desc.sm_count;
-    r.sm_hi = be->desc.sm_count - 1;
-    r.grid = true;
-    if (be->ops->direct_launch(be, s, &r, &k, &got, why, sizeof(why)) != CORUN_OK) {
-        fail_msg("direct_launch: %s", why);
-    }
-    assert_true(got.grid);
-    be->ops->bind(be, k, cookie);
-    return k;
+    return direct_req(be, s, stream, be->desc.sm_count, cookie, be->desc.sm_count - 1, false,
+                      true);
 }
 
 /* Polls until an event of kind for cookie (taken from what was polled
@@ -272,6 +268,20 @@ static void launch_gated_resume(corun__backend *be, corun__exec *k)
     assert_int_equal(be->ops->launch_workers(be, k, &gated), CORUN_OK);
 }
 
+/* Halts k (bound to cookie) behind its gated resume grid and polls until
+ * it holds its stream with no worker running (*held: that report). */
+static void halt_held(corun__backend *be, corun__exec *k, uint64_t cookie, corun__bevent *held)
+{
+    launch_gated_resume(be, k);
+    assert_int_equal(be->ops->signal(be, k, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
+    for (;;) {
+        until_event(be, cookie, CORUN_BEV_HELD, held);
+        if (held->live == 0) {
+            break;
+        }
+    }
+}
+
 static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
 {
     corun__backend *be = new_sim(NULL);
@@ -295,14 +305,7 @@ static void a_halted_kernel_holds_its_stream_until_resumed(void **state)
         assert_int_equal(be->ops->poll(be, 200 * US, ev, 4, &n), CORUN_OK);
         assert_int_equal(n, 0);
     }
-    launch_gated_resume(be, a);
-    assert_int_equal(be->ops->signal(be, a, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
-    for (;;) {
-        until_event(be, 1, CORUN_BEV_HELD, &held);
-        if (held.live == 0) {
-            break;
-        }
-    }
+    halt_held(be, a, 1, &held);
     assert_true(held.done > 0 && held.done < 20000);
     /* a long while later, b has still not started */
     t = be->ops->now_ns(be);
@@ -363,14 +366,7 @@ static void the_grid_form_runs_each_task_once_and_resumes_as_workers(void **stat
         const uint64_t t = be->ops->now_ns(be);
         assert_int_equal(be->ops->poll(be, t + 100 * US, e, 4, &n), CORUN_OK);
     }
-    launch_gated_resume(be, c);
-    assert_int_equal(be->ops->signal(be, c, CORUN_SIG_HALT_GEN, 1), CORUN_OK);
-    for (;;) {
-        until_event(be, 3, CORUN_BEV_HELD, &held);
-        if (held.live == 0) {
-            break;
-        }
-    }
+    halt_held(be, c, 3, &held);
     assert_true(held.done > 0 && held.done < 20000);
     assert_int_equal(be->ops->signal(be, c, CORUN_SIG_RESUME, 1), CORUN_OK);
     until_event(be, 3, CORUN_BEV_FINISHED, &ev);
@@ -641,6 +637,24 @@ static void launch_n(corun_ctx *ctx, corun_kernel *k, uint32_t n, int times)
     }
 }
 
+/* With setting `var` 0, none of three launches of `tasks` tasks of task_us
+ * (and one waited for) is counted by count. */
+static void none_with_setting_off(const char *var, double task_us, uint32_t tasks,
+                                  uint64_t (*count)(corun_ctx *))
+{
+    corun_kernel *k;
+    corun_ctx *ctx;
+
+    setenv(var, "0", 1);
+    ctx = sim_ctx("smguard", "off", task_us, &k);
+    launch_n(ctx, k, tasks, 3);
+    launch_1056(ctx, k, NULL, &stream_a, true);
+    assert_int_equal(count(ctx), 0);
+    corun_ctx_destroy(ctx);
+    unsetenv(var);
+    unsetenv("CORUN_PROFILE_PATH");
+}
+
 /* Batch work alone: a fire-and-forget launch whose every block fits at once
  * on the whole GPU (1,056 blocks, 8 on each SM of the simulated H100) runs
  * plain however long its tasks (as workers each would run its own preset
@@ -675,14 +689,7 @@ static void a_one_wave_batch_launch_runs_plain(void **state)
     assert_int_equal(corun_ctx_plain_launches(ctx), 3);
     corun_ctx_destroy(ctx);
 
-    setenv("CORUN_PLAIN_ONE_WAVE", "0", 1);
-    ctx = sim_ctx("smguard", "wave", 500, &k);
-    launch_n(ctx, k, 1056, 3);
-    launch_1056(ctx, k, NULL, &stream_a, true);
-    assert_int_equal(corun_ctx_plain_launches(ctx), 0);
-    corun_ctx_destroy(ctx);
-    unsetenv("CORUN_PLAIN_ONE_WAVE");
-    unsetenv("CORUN_PROFILE_PATH");
+    none_with_setting_off("CORUN_PLAIN_ONE_WAVE", 500, 1056, corun_ctx_plain_launches);
 }
 
 /* Through the host API: a batch launch of more than one wave on the whole
@@ -753,14 +760,7 @@ static void long_tasks_of_several_waves_run_in_the_grid_form(void **state)
     assert_int_equal(corun_ctx_grid_launches(ctx), 4);
     corun_ctx_destroy(ctx);
 
-    setenv("CORUN_GRID", "0", 1);
-    ctx = sim_ctx("smguard", "long", 300, &k);
-    launch_n(ctx, k, 3000, 3);
-    launch_1056(ctx, k, NULL, &stream_a, true);
-    assert_int_equal(corun_ctx_grid_launches(ctx), 0);
-    corun_ctx_destroy(ctx);
-    unsetenv("CORUN_GRID");
-    unsetenv("CORUN_PROFILE_PATH");
+    none_with_setting_off("CORUN_GRID", 300, 3000, corun_ctx_grid_launches);
 }
 
 int main(void)

@@ -145,6 +145,7 @@ int corun__cuda_direct_launch(corun__backend *be, const corun__kspec *spec,
     k->wa.relay_block = relay_block;
     k->wa.ctl = (corun_ctl *)(uintptr_t)k->ctl;
     k->wa.report = (corun_report *)(uintptr_t)(b->reports_dev + k->slot * sizeof(corun_report));
+    grid = grid && k->wa.own; /* its first blocks run their own tasks */
     nblocks = grid ? (uint32_t)tasks : nworkers;
     k->wa.primary = nblocks;
     k->wa.grid = grid;

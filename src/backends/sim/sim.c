@@ -814,6 +814,7 @@ static int sim_direct_launch(corun__backend *be, const corun__kspec *spec,
         corun__ctl_launch(&k->ch, &lr, req->sm_lo, req->sm_hi, &wa);
         wa.relay = relay;
         wa.relay_block = relay_block;
+        grid = grid && wa.own; /* its first blocks run their own tasks */
         wa.primary = grid ? (uint32_t)k->tasks : nworkers;
         wa.grid = grid;
         rc = nworkers == 0 ? CORUN_ERANGE
