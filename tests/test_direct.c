@@ -696,7 +696,8 @@ static void a_one_wave_batch_launch_runs_plain(void **state)
  * GPU runs in the grid form once a launch of its kernel has measured tasks
  * of at least CORUN_GRID_TASK_US (default 100 us), with a job handle too:
  * not its first, not a kernel of shorter tasks, not on fewer CapSMs, not
- * with a QoS goal or beside LS work, and never with CORUN_GRID=0. Under smguard an LS launch arriving beside a
+ * with a QoS goal or beside LS work, and never with CORUN_GRID=0. A direct
+ * kernel evicted of every CapSM resumes on new workers. Under smguard an LS launch arriving beside a
  * grid-form kernel makes room by halting it and resuming it as workers
  * (corun__sched_degrid): both finish. */
 static void long_tasks_of_several_waves_run_in_the_grid_form(void **state)
@@ -755,8 +756,12 @@ static void long_tasks_of_several_waves_run_in_the_grid_form(void **state)
         corun_ctx_describe(ctx, line, sizeof(line));
         assert_non_null(strstr(line, "grid form so far 4, made workers 1;"));
     }
-    /* beside LS work: workers (the choice is made as it launches) */
+    /* beside LS work: workers (the choice is made as it launches). smguard
+     * evicts every CapSM of the kernel before them for the LS kernel: it
+     * pauses with no gate grid waiting, and resumes on new workers (before,
+     * it held its stream for good and this wait failed) */
     launch_n(ctx, k, 3000, 1);
+    launch_1056(ctx, k, NULL, &stream_a, true);
     assert_int_equal(corun_ctx_grid_launches(ctx), 4);
     corun_ctx_destroy(ctx);
 

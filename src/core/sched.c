@@ -620,6 +620,7 @@ static int launch_workers(corun__sched *s, corun__job *k, uint32_t first, uint32
 }
 
 static int degrid(corun__sched *s, corun__job *k);
+static int add_capsm(corun__sched *s, corun__job *k, uint32_t n);
 
 /* A launch failed: if nothing of k is on the GPU any more, k has failed. */
 static int launch_failed(corun__sched *s, corun__job *k, int rc)
@@ -634,7 +635,10 @@ static int launch_failed(corun__sched *s, corun__job *k, int rc)
 /* A paused direct kernel resumes by opening the gate of the grid its halt
  * enqueued (corun__sched_stop): that grid carries a worker for every slot of
  * the GPU, CapSM ids [gate_base, gate_base + sm_count); the lowest are
- * evicted before the gate opens so that n CapSMs' worth run. */
+ * evicted before the gate opens so that n CapSMs' worth run. One paused by
+ * an eviction of every CapSM it held has no gate grid waiting: it gets new
+ * workers, as a growth does (launched off the scheduler's thread by the
+ * backend: the launch may wait for a copy behind the held stream). */
 static int resume_direct(corun__sched *s, corun__job *k, uint32_t n)
 {
     const uint32_t nsm = s->be->desc.sm_count;
@@ -642,7 +646,18 @@ static int resume_direct(corun__sched *s, corun__job *k, uint32_t n)
     int rc;
 
     if (k->gates_open == k->gates) {
-        return CORUN_ESTATE; /* paused without a halt of ours */
+        if (corun__job_capsm(k) != 0) {
+            return CORUN_ESTATE;
+        }
+        rc = add_capsm(s, k, n < nsm ? n : nsm);
+        if (rc != CORUN_OK) {
+            return rc;
+        }
+        k->state = CORUN_JS_RUNNING;
+        k->t_run_since = corun__sched_now(s);
+        ext(k)->clock_on = true;
+        observed(s, k, CORUN_JC_RUN);
+        return CORUN_OK;
     }
     if (n > nsm) {
         n = nsm;
