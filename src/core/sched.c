@@ -991,6 +991,8 @@ static int degrid(corun__sched *s, corun__job *k)
     rc = corun__sched_stop(s, k);
     if (rc == CORUN_OK) {
         rc = resume_direct(s, k, n);
+    }
+    if (rc == CORUN_OK) {
         s->degrids++;
     }
     return rc;
