@@ -97,7 +97,8 @@
 #                GPU_CHECK_POLICIES_BACKEND=sim dry-runs the step without a GPU.
 #   sanitize     compute-sanitizer memcheck and racecheck on the worker loop,
 #                then again with the ahead entries (CORUN_AHEAD=2), each case
-#                also in the grid form (CORUN_GRID_TASK_US=0); a case whose
+#                also stream-ordered on the whole GPU and its grid form launched
+#                by the step itself, run through and halted; a case whose
 #                call has not returned after SANITIZE_STALL_S seconds (60) fails
 #                the step with the job's state and every thread's backtrace
 # Needs: an NVIDIA GPU, nvcc, cmake, and jansson (Debian libjansson-dev, or

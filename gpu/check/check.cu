@@ -2144,6 +2144,65 @@ static void sanitize_stuck(SanitizeWatch &w, double limit_s)
     _exit(4);
 }
 
+/* The grid form of case c (NAME__corun_grid) launched as libcorun's direct
+ * path launches it (direct.c), on a control block and a report of its own,
+ * for the sanitizers: under them libcorun has not chosen that form. halted:
+ * halt_gen and release set before the launch, so its blocks past the
+ * preset leave unclaimed and its last one, the anchor, lets go at once
+ * (RELEASED); else it runs every task (FINISHED). Returns the report's
+ * state, CORUN_REPORT_NONE where the state or its count of tasks is wrong. */
+static uint32_t sanitize_grid(Case *c, cudaStream_t s, bool halted)
+{
+    const uint32_t nsm = (uint32_t)sm_count(), tasks = (uint32_t)c->tasks();
+    const uint32_t per_sm = (uint32_t)per_sm_of(c->worker, c->threads(), c->smem);
+    corun_ctl *ctl = nullptr;
+    corun_report *rep = nullptr, *rep_dev = nullptr;
+    corun__ctl_host ch;
+    corun__kspec spec;
+    corun__launch_req req;
+    corun_worker_arg wa;
+    corun_gpu_desc g;
+
+    CK(cudaMalloc(&ctl, sizeof(corun_ctl)));
+    CK(cudaMemset(ctl, 0, sizeof(corun_ctl)));
+    CK(cudaHostAlloc(&rep, sizeof(corun_report), cudaHostAllocMapped));
+    memset(rep, 0, sizeof(*rep));
+    CK(cudaHostGetDevicePointer((void **)&rep_dev, rep, 0));
+    if (halted) {
+        const uint32_t one = 1;
+        CK(cudaMemcpy(&ctl->halt_gen, &one, 4, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(&ctl->release, &one, 4, cudaMemcpyHostToDevice));
+    }
+    memset(&spec, 0, sizeof(spec));
+    spec.grid = {c->grid.x, c->grid.y, c->grid.z};
+    corun_gpu_desc_h100(&g);
+    g.sm_count = nsm;
+    corun__ctl_init(&ch, &spec, per_sm, &g, 10000, g_chunk_max, true);
+    memset(&req, 0, sizeof(req));
+    req.nworkers = std::min(per_sm * nsm, tasks);
+    corun__ctl_launch(&ch, &req, 0, nsm - 1, &wa);
+    wa.ctl = ctl;
+    wa.report = rep_dev;
+    wa.primary = tasks;
+    wa.grid = 1;
+    wa.seq = 1;
+    std::vector<void *> args(c->argv.size() + 1);
+    args[0] = &wa;
+    for (size_t i = 0; i < c->argv.size(); i++) {
+        args[i + 1] = c->argv[i];
+    }
+    CK(cudaLaunchKernel(c->grid_form, dim3(tasks), c->block, args.data(), c->smem, s));
+    CK(cudaStreamSynchronize(s));
+    const uint32_t state = CORUN_REPORT_STATE(rep->tag);
+    /* halted with every task preset (one wave), it runs them all */
+    const bool ok = halted && wa.preset < tasks
+                        ? state == CORUN_REPORT_RELEASED && rep->done == wa.preset
+                        : state == CORUN_REPORT_FINISHED && rep->done == tasks;
+    CK(cudaFreeHost(rep));
+    CK(cudaFree(ctl));
+    return ok ? state : CORUN_REPORT_NONE;
+}
+
 static int mode_sanitize(std::vector<Case *> &cases)
 {
     corun_ctx_opts o = {"cuda", "manual"};
@@ -2215,6 +2274,18 @@ static int mode_sanitize(std::vector<Case *> &cases)
             size_t bad = c->compare(c->fetch(), ref, 1e-6, &rel);
             printf("%-13s %-9s %s\n", c->name, path_name[path], bad ? "FAIL" : "ok");
             failures += bad != 0;
+        }
+        if (c->grid_form != nullptr) {
+            double rel;
+            w.at(std::string(c->name) + " grid form, launched here", nullptr);
+            c->poison(s);
+            const bool ran = sanitize_grid(c, s, false) == CORUN_REPORT_FINISHED;
+            const size_t bad = c->compare(c->fetch(), ref, 1e-6, &rel);
+            const bool held = sanitize_grid(c, s, true) != CORUN_REPORT_NONE;
+            w.at("", nullptr);
+            printf("%-13s %-9s %s\n", c->name, "gridform",
+                   ran && bad == 0 && held ? "ok" : "FAIL");
+            failures += !(ran && bad == 0 && held);
         }
     }
     printf("sanitize: all cases ran, %llu launches of them in the grid form; closing the context\n",
