@@ -76,12 +76,12 @@
       "allotment on the whole GPU runs as the plain kernel: as workers each would run its own " \
       "task whatever a halt says, so it gains nothing (docs/decisions/0048); 0 never")          \
     X(GRID_TASK_US, grid_task_us, DBL, "100", 0, 1e6, "",                                      \
-      "a stream-ordered launch that PLAIN_ONE_WAVE's conditions allow but that takes more than "  \
-      "one wave runs in the grid form, a block per task that claims its task as it starts "     \
-      "(preemptible, at block starts), where the kernel's last measured block-task took at "    \
-      "least this many microseconds: the hardware then schedules its blocks, and no worker "    \
-      "waits on a claim between tasks (docs/decisions/0049); 0 = every such launch once one "  \
-      "has measured its task time")                                                              \
+      "a stream-ordered batch launch (no QoS goal, no LS work near, a job handle or not) of "   \
+      "more than one wave on the whole GPU runs in the grid form, a block per task that "       \
+      "claims its task as it starts (preemptible at block starts), where the kernel's last "    \
+      "measured block-task took at least this many microseconds: the hardware then schedules "  \
+      "its blocks, and no worker waits on a claim between tasks (docs/decisions/0049); 0 = "   \
+      "every such launch once one has measured its task time")                                  \
     X(GRID, grid, UINT, "1", 0, 1, "",                                                           \
       "1: the grid form where GRID_TASK_US allows it; 0 never")                                 \
     X(REPORT_POLL_US, report_poll_us, DBL, "200", 10, 1e6, "",                                   \
