@@ -723,7 +723,8 @@ static bool ls_urgent(corun_ctx *c)
 /* Whether a launch of `tasks` should run plain: its last measured run,
  * scaled to these tasks, ended within the line, CORUN_PLAIN_BELOW_US while
  * latency-sensitive work runs (ls) and CORUN_PLAIN_BATCH_BELOW_US otherwise
- * (corun.h, docs/decisions/0019), predicted by corun__entry_predict_ns. */
+ * (corun.h, docs/decisions/0019), predicted by corun__entry_predict_ns.
+ * Under kern->mu. */
 #define PLAIN_REMEASURE 32
 static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks, bool ls)
 {
@@ -732,31 +733,18 @@ static bool plain_predicted(corun_ctx *c, corun_kernel *kern, uint64_t tasks, bo
     if (!(below > 0)) {
         return false;
     }
-    bool plain;
-
-    pthread_mutex_lock(&kern->mu);
     ns = corun__entry_predict_ns(kern->last_run_ns, kern->last_task_ns, kern->last_tasks,
                                  kern->last_workers, tasks);
-    plain = ns > 0 && ns < below;
+    if (!(ns > 0 && ns < below)) {
+        return false;
+    }
     /* every PLAIN_REMEASURE-th launch still runs as workers and measures:
      * a plain launch measures nothing, and the kernel's work may grow */
-    if (plain && ++kern->plain_run >= PLAIN_REMEASURE) {
+    if (++kern->plain_run >= PLAIN_REMEASURE) {
         kern->plain_run = 0;
-        plain = false;
+        return false;
     }
-    pthread_mutex_unlock(&kern->mu);
-    return plain;
-}
-
-/* The task time of kern's last measured launch (0: none yet). */
-static uint32_t last_task_ns(corun_kernel *kern)
-{
-    uint32_t ns;
-
-    pthread_mutex_lock(&kern->mu);
-    ns = kern->last_task_ns;
-    pthread_mutex_unlock(&kern->mu);
-    return ns;
+    return true;
 }
 
 /* Whether a launch may take the grid form (corun_ctl.h; the backend checks
@@ -823,11 +811,22 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     req.sm_hi = al.sm_hi;
     req.hold = al.hold;
     req.priority = corun__attr_ls(a) ? 1 : 0;
+    const bool urgent = ls_urgent(c), ls = out == NULL && urgent;
+    /* what the kernel's launches measured, read under one lock: the plain
+     * line, the entry, and (below) the grid form's task time */
+    pthread_mutex_lock(&kern->mu);
+    const uint32_t measured_ns = kern->last_task_ns;
+    if (al.plain || (out == NULL && plain_predicted(c, kern, tasks, ls))) {
+        req.capsm = 0;
+    }
+    if (req.capsm != 0) {
+        spec->ahead = corun__entry_decide(&kern->memo, (unsigned)c->set.ahead, kern->has_ahead,
+                                          tasks, corun__budget_ns(&c->set));
+    }
+    pthread_mutex_unlock(&kern->mu);
     /* Batch work alone: a launch that fits in one wave gains nothing from
      * workers (corun__direct_one_wave). Beside LS work, and for an LS,
      * priority or QoS launch, the policy keeps seeing it as workers. */
-    const bool urgent = ls_urgent(c), ls = out == NULL && urgent;
-    const uint32_t measured_ns = last_task_ns(kern);
     req.one_wave_plain = c->set.plain_one_wave != 0 && out == NULL && !ls &&
                          !corun__attr_ls(a) && !(a->qos > 0);
     /* A batch launch of more than one wave on the whole GPU may run a block
@@ -840,15 +839,6 @@ static int launch_direct(corun_ctx *c, corun_kernel *kern, corun__kspec *spec,
     req.grid = !urgent && !corun__attr_ls(a) && !(a->qos > 0) &&
                (c->remote == NULL || !corun__remote_coordinated(c->remote)) &&
                grid_predicted(c, measured_ns);
-    if (al.plain || (out == NULL && plain_predicted(c, kern, tasks, ls))) {
-        req.capsm = 0;
-    }
-    if (req.capsm != 0) {
-        pthread_mutex_lock(&kern->mu);
-        spec->ahead = corun__entry_decide(&kern->memo, (unsigned)c->set.ahead, kern->has_ahead,
-                                          tasks, corun__budget_ns(&c->set));
-        pthread_mutex_unlock(&kern->mu);
-    }
     j = calloc(1, sizeof(*j));
     if (j == NULL) {
         return fail(CORUN_ENOMEM, "out of memory");

@@ -641,7 +641,7 @@ static void ahead_worker_start(corun__sim *s, uint32_t b)
 
 /* --- the grid form ------------------------------------------------------- */
 
-/* A block of the grid form starts (corun__grid_block): its own task, or one
+/* A block of the grid form starts (corun_grid_block): its own task, or one
  * claim (claim_ns) unless its launch is halted, or none. */
 static void grid_block_start(corun__sim *s, uint32_t b)
 {
